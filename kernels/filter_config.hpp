@@ -1,0 +1,29 @@
+// Ramp-filter settings shared by the CPU (FFTW) and CUDA (cuFFT) filters.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace slicestream {
+
+enum class FilterWindow { kRamLak, kSheppLogan, kCosine, kHamming, kHann };
+
+const char* to_string(FilterWindow window);
+std::optional<FilterWindow> parse_filter_window(const std::string& name);  // "ram-lak", "hann", ...
+
+struct FilterConfig {
+  FilterWindow window = FilterWindow::kRamLak;
+  // Frequencies above cutoff * Nyquist are zeroed; the window is stretched over [0, cutoff].
+  float cutoff = 1.0f;
+};
+
+// Zero-padded row length: at least 2 * cols, rounded up to the next 2^a 3^b 5^c 7^d.
+int padded_filter_width(int cols);
+
+// Real gains for the padded_width / 2 + 1 frequency bins of an R2C transform, in pixel units
+// (Kak & Slaney's spatial Ram-Lak kernel, transformed, times the window), already divided by
+// padded_width so that an unnormalised forward + inverse FFT pair returns filtered values.
+std::vector<float> ramp_filter_response(int padded_width, const FilterConfig& config);
+
+}  // namespace slicestream

@@ -1,0 +1,117 @@
+// The compute backend: one interface, chosen once at start-up (CpuBackend or CudaBackend).
+//
+// Stages never know which backend runs. Data stays where the backend computes: a projection
+// travels as a backend-owned ProjectionBuffer from preprocess to filter to the store, and
+// reconstructed values live in backend-owned ReconTargets until read_target copies them out.
+// Threading contract: preprocess() is called from the preprocess stage thread, filter() from the
+// filter stage thread, everything else from the reconstruct stage thread; begin_scan/end_scan and
+// set_* only while the stages are idle between scans or from the reconstruct thread as noted.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/filter_config.hpp"
+#include "kernels/frame_view.hpp"
+#include "kernels/geometry.hpp"
+#include "kernels/grid_spec.hpp"
+#include "kernels/preprocess_params.hpp"
+#include "kernels/projection_map.hpp"
+
+namespace slicestream {
+
+// A failure of the backend (out of memory, CUDA error, a scan that does not fit). Stages catch it
+// at their boundary, log, count and report it; the server keeps running.
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ScanSetup {
+  ScanGeometry geometry;  // geometry.vectors: one per window slot (their count is the window)
+  PixelType pixel_type = PixelType::kUint16;
+  PreprocessParams preprocess;
+  FilterConfig filter;
+};
+
+struct BackendInfo {
+  std::string name;    // "cpu" or "cuda"
+  std::string device;  // CPU model / GPU name
+  int threads = 1;     // CPU worker threads
+  std::size_t memory_total_bytes = 0;
+  std::size_t memory_used_by_scan_bytes = 0;  // store + buffers + targets, computed up front
+};
+
+// One projection on its way through preprocess and filter.
+class ProjectionBuffer {
+ public:
+  virtual ~ProjectionBuffer() = default;
+};
+
+// Reconstructed values on a GridSpec (a slice, or the preview volume).
+class ReconTarget {
+ public:
+  explicit ReconTarget(const GridSpec& grid) : grid_(grid) {}
+  virtual ~ReconTarget() = default;
+  const GridSpec& grid() const { return grid_; }
+
+ private:
+  GridSpec grid_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendInfo info() const = 0;
+
+  // Allocates the projection store (one slot per geometry vector, all empty) and buffers.
+  // Throws BackendError with a clear message when the scan does not fit.
+  virtual void begin_scan(const ScanSetup& setup) = 0;
+  virtual void end_scan() = 0;
+  // Averaged darks and flats (rows x cols); an empty vector means "none were taken".
+  virtual void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) = 0;
+  // New filter settings apply to projections filtered from now on (reconstruct thread).
+  virtual void set_filter(const FilterConfig& config) = 0;
+
+  // Preprocess stage: raw frame to corrected, linearised, FDK-weighted projection. `vector` is
+  // where it was taken (the cosine weights depend on it).
+  virtual std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                                       const ProjectionVector& vector,
+                                                       PreprocessCounters* counters) = 0;
+  // Filter stage: ramp filter in place.
+  virtual void filter(ProjectionBuffer& projection) = 0;
+
+  // --- reconstruct stage ---
+  virtual std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) = 0;
+
+  // Stores `projection` in `slot` (taken with `map`) and updates the targets in one go:
+  //   every t in live:       t += scale * (BP_map(new) - BP_old_map(old))   (old = 0 if empty)
+  //   every t in accumulate: t += scale * BP_map(new)
+  // When map equals the slot's previous map the backend may backproject (new - old) once.
+  virtual void replace_projection(int slot, const ProjectionMap& map,
+                                  std::unique_ptr<ProjectionBuffer> projection,
+                                  const std::vector<ReconTarget*>& live,
+                                  const std::vector<ReconTarget*>& accumulate, float scale) = 0;
+
+  // Planes [plane_begin, plane_end) of target: (accumulate ? target : 0) + scale * sum over the
+  // given slots of BP(stored projection). Empty slots contribute nothing.
+  virtual void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
+                                 bool accumulate, int plane_begin, int plane_end) = 0;
+
+  virtual void clear_target(ReconTarget& target) = 0;
+  virtual void copy_target(const ReconTarget& from, ReconTarget& to) = 0;
+  // Blocks until the values are in `host` (grid().points() floats).
+  virtual void read_target(const ReconTarget& target, float* host) = 0;
+};
+
+enum class BackendKind { kCpu, kCuda, kAuto };
+// Creates the backend once at start-up. kAuto takes CUDA when a usable GPU exists.
+// Throws BackendError when kCuda is requested and not available (with the reason).
+std::unique_ptr<Backend> make_backend(BackendKind kind, int cpu_threads);
+// Empty when a CUDA backend can run here, else why not (not built, no device, driver error).
+std::string cuda_unavailable_reason();
+
+}  // namespace slicestream

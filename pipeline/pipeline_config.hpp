@@ -1,0 +1,21 @@
+// Settings of the pipeline (server/ fills them from flags and the config file).
+#pragma once
+
+#include <cstddef>
+
+#include "pipeline/command.hpp"
+
+namespace slicestream {
+
+struct PipelineConfig {
+  Parameters parameters;  // initial run-time parameters (SetParameters changes them)
+  int queue_depth = 64;   // per stage queue; a full queue blocks the stage before it
+  int preview_size = 128;  // preview volume edge in voxels (0 disables the preview)
+  // Sliding window: rebuild every slice from scratch once every this many rotations (bounds float
+  // drift of the +new - old updates); the rebuild is spread over one rotation's frames.
+  int refresh_rotations = 4;
+  int max_slices = 64;
+  int max_slice_side = 8192;  // width and height limit for SetSlice / GetSlice
+};
+
+}  // namespace slicestream
