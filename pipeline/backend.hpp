@@ -101,6 +101,10 @@ class Backend {
   virtual void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                                  bool accumulate, int plane_begin, int plane_end) = 0;
 
+  // Replaces the maps of every stored slot (centre-of-rotation change): the stored filtered data
+  // stays, later backprojections use the new maps. `maps` has one entry per slot.
+  virtual void set_slot_maps(const std::vector<ProjectionMap>& maps) = 0;
+
   virtual void clear_target(ReconTarget& target) = 0;
   virtual void copy_target(const ReconTarget& from, ReconTarget& to) = 0;
   // Blocks until the values are in `host` (grid().points() floats).

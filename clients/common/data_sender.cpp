@@ -1,0 +1,47 @@
+#include "clients/common/data_sender.hpp"
+
+#include <cstring>
+
+namespace slicestream::client {
+
+DataSender::DataSender(const std::string& endpoint, int send_hwm)
+    : context_(1), socket_(context_, zmq::socket_type::push) {
+  socket_.set(zmq::sockopt::sndhwm, send_hwm);
+  socket_.connect(endpoint);
+}
+
+void DataSender::send_header(const v1::DataHeader& header, bool more) {
+  const std::string bytes = header.SerializeAsString();
+  socket_.send(zmq::buffer(bytes), more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+}
+
+void DataSender::send_scan_begin(const v1::ScanBegin& scan_begin) {
+  v1::DataHeader header;
+  header.set_protocol_version(1);
+  *header.mutable_scan_begin() = scan_begin;
+  send_header(header, false);
+}
+
+void DataSender::send_frame(const v1::Frame& frame, const void* pixels, std::size_t bytes) {
+  v1::DataHeader header;
+  header.set_protocol_version(1);
+  *header.mutable_frame() = frame;
+  send_header(header, true);
+  zmq::message_t payload(bytes);
+  if (bytes > 0) std::memcpy(payload.data(), pixels, bytes);
+  socket_.send(payload, zmq::send_flags::none);
+}
+
+void DataSender::send_scan_end(const v1::ScanEnd& scan_end) {
+  v1::DataHeader header;
+  header.set_protocol_version(1);
+  *header.mutable_scan_end() = scan_end;
+  send_header(header, false);
+}
+
+void DataSender::close(int timeout_ms) {
+  socket_.set(zmq::sockopt::linger, timeout_ms);
+  socket_.close();
+}
+
+}  // namespace slicestream::client

@@ -1,0 +1,33 @@
+// Sends a scan to the server's data endpoint: [DataHeader][payload] over a ZeroMQ PUSH socket.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "slicestream.pb.h"
+
+namespace slicestream::client {
+
+class DataSender {
+ public:
+  // send_hwm: messages queued before send() blocks (the server's back-pressure reaches us here).
+  explicit DataSender(const std::string& endpoint, int send_hwm = 256);
+
+  void send_scan_begin(const v1::ScanBegin& scan_begin);
+  // The payload is copied once into the outgoing ZeroMQ message (never into a protobuf).
+  void send_frame(const v1::Frame& frame, const void* pixels, std::size_t bytes);
+  void send_scan_end(const v1::ScanEnd& scan_end);
+
+  // Waits up to `timeout_ms` for queued messages to leave (ZMQ_LINGER on close).
+  void close(int timeout_ms = 10000);
+
+ private:
+  void send_header(const v1::DataHeader& header, bool more);
+
+  zmq::context_t context_;
+  zmq::socket_t socket_;
+};
+
+}  // namespace slicestream::client
