@@ -100,40 +100,41 @@ int padded_filter_width(int cols) {
 }
 
 std::vector<float> ramp_filter_response(int padded_width, const FilterConfig& config) {
-  if (padded_width < 2 || padded_width % 2 != 0) {
-    throw std::invalid_argument("ramp filter needs an even padded width >= 2, got " +
+  if (padded_width < 2) {
+    throw std::invalid_argument("ramp filter needs a padded width >= 2, got " +
                                 std::to_string(padded_width));
   }
   if (!(config.cutoff > 0.0f) || !std::isfinite(config.cutoff)) {
     throw std::invalid_argument("ramp filter cutoff must be a positive finite number");
   }
   const std::int64_t p = padded_width;
-  const std::int64_t half = p / 2;
+  const std::int64_t bins = p / 2 + 1;
   // cos(2 pi m / P) for m in [0, P): the DFT below then needs no trigonometry per term.
   std::vector<double> cosine(static_cast<std::size_t>(p));
   for (std::int64_t m = 0; m < p; ++m) {
     cosine[static_cast<std::size_t>(m)] =
         std::cos(2.0 * kPi * static_cast<double>(m) / static_cast<double>(p));
   }
-  // The kernel wrapped onto the circle of length P is real and even, so its DFT is the real
-  //   H[k] = h(0) + 2 sum_{n=1}^{P/2-1} h(n) cos(2 pi k n / P) + h(P/2) cos(pi k),
+  // The kernel wrapped onto the circle of length P is real and even, so its DFT is real:
+  //   H[k] = h(0) + 2 sum_{n=1}^{ceil(P/2)-1} h(n) cos(2 pi k n / P) [+ h(P/2) cos(pi k), P even],
   // evaluated in double (only odd n contribute). Transforming the spatial kernel rather than
   // sampling |f| gives the correct DC gain (Kak & Slaney §3.3.3).
+  const std::int64_t paired_end = (p + 1) / 2;  // n < paired_end appear as +n and -n
   const double d = config.cutoff;
-  std::vector<float> response(static_cast<std::size_t>(half + 1));
-  for (std::int64_t k = 0; k <= half; ++k) {
+  std::vector<float> response(static_cast<std::size_t>(bins));
+  for (std::int64_t k = 0; k < bins; ++k) {
     double h = ram_lak_kernel(0);
     const std::int64_t step = (2 * k) % p;  // (k * n) mod P advances by 2k as n advances by 2
     std::int64_t phase = k % p;             // (k * 1) mod P
-    for (std::int64_t n = 1; n < half; n += 2) {
+    for (std::int64_t n = 1; n < paired_end; n += 2) {
       h += 2.0 * ram_lak_kernel(n) * cosine[static_cast<std::size_t>(phase)];
       phase += step;
       if (phase >= p) phase -= p;
     }
-    if (half % 2 == 1) h += ram_lak_kernel(half) * (k % 2 == 0 ? 1.0 : -1.0);
+    if (p % 2 == 0) h += ram_lak_kernel(p / 2) * (k % 2 == 0 ? 1.0 : -1.0);
     const double w = 2.0 * kPi * static_cast<double>(k) / static_cast<double>(p);
-    // Compared in integers scaled by the cutoff, so that Nyquist survives a cutoff of 1 exactly.
-    const bool above_cutoff = static_cast<double>(k) > d * static_cast<double>(half);
+    // Compared as 2k > cutoff * P so that Nyquist survives a cutoff of 1 exactly.
+    const bool above_cutoff = 2.0 * static_cast<double>(k) > d * static_cast<double>(p);
     const double gain = above_cutoff ? 0.0 : h * window_gain(config.window, w, d);
     response[static_cast<std::size_t>(k)] = static_cast<float>(gain / static_cast<double>(p));
   }
