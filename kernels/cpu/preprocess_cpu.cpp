@@ -57,8 +57,16 @@ void preprocess_typed(const Pixel* raw, const PreprocessTables& tables,
       return attenuation;
     }
   }();
-  // A non-finite input, or a result that overflowed, becomes 0 and is counted.
-  const auto non_finite = !is_finite(value) || !is_finite(weighted);
+  // A non-finite input, or a result that overflowed, becomes 0 and is counted. The result is
+  // finite exactly when the input and the transmission are (min_t <= max(t, min_t) <= FLT_MAX
+  // and 0 < cosine <= 1), so the test need not evaluate the logarithm a second time.
+  const auto non_finite = [&] {
+    if constexpr (kLinear) {
+      return !is_finite(value);
+    } else {
+      return !is_finite(value) || !is_finite(transmission);
+    }
+  }();
   const auto result = select(dead || non_finite, 0.0f, weighted);
   const auto clamped_low = [&] {
     if constexpr (kLinear) {
