@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -41,42 +44,110 @@ struct Measurement {
   std::string kernel;
   std::string unit;  // what `per_second` counts
   int threads = 1;
-  double seconds_per_call = 0;
-  double per_second = 0;
+  double seconds_per_call = 0;      // wall clock, median
+  double cpu_seconds_per_call = 0;  // CPU time of all threads, median
+  double per_second = 0;            // items per wall-clock second
 };
 
-// Runs `body(worker, begin, end)` over [0, count) split into `threads` contiguous parts.
-void parallel_rows(int threads, int count, const std::function<void(int, int, int)>& body) {
-  if (threads == 1) {
-    body(0, 0, count);
-    return;
+// Persistent workers, as in the server's backend: `run(threads, count, body)` calls
+// body(worker, begin, end) on `threads` contiguous parts of [0, count), the calling thread doing
+// part 0, and returns when all parts are done. No thread is created per call.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads) {
+    for (int t = 1; t < threads; ++t)
+      workers_.emplace_back([this, t] { work(t); });
   }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    const int begin = static_cast<int>(static_cast<long long>(count) * t / threads);
-    const int end = static_cast<int>(static_cast<long long>(count) * (t + 1) / threads);
-    pool.emplace_back([&body, t, begin, end] { body(t, begin, end); });
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& w : workers_)
+      w.join();
   }
-  for (std::thread& thread : pool)
-    thread.join();
-}
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
 
-// Median time per call of `call`, repeated for at least `min_seconds` (and 5 calls).
-double time_per_call(double min_seconds, const std::function<void()>& call) {
-  call();  // warm-up: caches, page faults, FFTW wisdom
-  std::vector<double> samples;
-  const auto start = std::chrono::steady_clock::now();
-  while (samples.size() < 5 ||
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-             min_seconds) {
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  void run(int threads, int count, const std::function<void(int, int, int)>& body) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      body_ = &body;
+      threads_ = threads;
+      count_ = count;
+      pending_ = threads - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    body(0, 0, part_end(0));
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
   }
+
+ private:
+  int part_end(int part) const {
+    return static_cast<int>(static_cast<long long>(count_) * (part + 1) / threads_);
+  }
+
+  void work(int id) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (id >= threads_) continue;  // this call uses fewer threads
+      const auto* body = body_;
+      const int begin = part_end(id - 1);
+      const int end = part_end(id);
+      lock.unlock();
+      (*body)(id, begin, end);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int, int, int)>* body_ = nullptr;
+  int threads_ = 1;
+  int count_ = 0;
+  int pending_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+struct CallTime {
+  double wall_seconds;  // median wall-clock time per call
+  double cpu_seconds;   // median CPU time of the whole process per call (all threads)
+};
+
+double median(std::vector<double> samples) {
   std::nth_element(samples.begin(),
                    samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
                    samples.end());
   return samples[samples.size() / 2];
+}
+
+// Repeats `call` for at least `min_seconds` (and 5 calls). CPU time is reported next to wall time
+// because on a shared machine the wall time also counts waiting for a core.
+CallTime time_per_call(double min_seconds, const std::function<void()>& call) {
+  call();  // warm-up: caches, page faults, FFTW wisdom
+  std::vector<double> wall, cpu;
+  const auto start = std::chrono::steady_clock::now();
+  while (wall.size() < 5 ||
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+             min_seconds) {
+    const std::clock_t c0 = std::clock();
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
+  }
+  return {median(wall), median(cpu)};
 }
 
 std::vector<float> random_floats(std::mt19937& rng, std::size_t count, float lo, float hi) {
@@ -110,7 +181,8 @@ VolumeBox flexray_box() {
 
 class Bench {
  public:
-  Bench(int threads, double seconds) : threads_(threads), seconds_(seconds), rng_(12345) {}
+  Bench(int threads, double seconds)
+      : threads_(threads), seconds_(seconds), rng_(12345), pool_(threads) {}
 
   void run() {
     preprocess();
@@ -121,10 +193,12 @@ class Bench {
   }
 
   void print() const {
-    std::printf("\n%-42s %7s %12s %14s\n", "kernel", "threads", "ms per call", "throughput");
+    std::printf("\n%-42s %7s %10s %10s %14s\n", "kernel", "threads", "wall ms", "cpu ms",
+                "throughput (wall)");
     for (const Measurement& m : results_) {
-      std::printf("%-42s %7d %12.3f %14.4g %s/s\n", m.kernel.c_str(), m.threads,
-                  1e3 * m.seconds_per_call, m.per_second, m.unit.c_str());
+      std::printf("%-42s %7d %10.3f %10.3f %14.4g %s/s\n", m.kernel.c_str(), m.threads,
+                  1e3 * m.seconds_per_call, 1e3 * m.cpu_seconds_per_call, m.per_second,
+                  m.unit.c_str());
     }
     std::printf(
         "\nFleX-ray sliding window, work per frame (preprocess + filter + 3 slices x 1 "
@@ -148,6 +222,7 @@ class Bench {
       const Measurement& m = results_[i];
       out << "    {\"kernel\": \"" << m.kernel << "\", \"threads\": " << m.threads
           << ", \"seconds_per_call\": " << m.seconds_per_call
+          << ", \"cpu_seconds_per_call\": " << m.cpu_seconds_per_call
           << ", \"per_second\": " << m.per_second << ", \"unit\": \"" << m.unit << "\"}"
           << (i + 1 < results_.size() ? ",\n" : "\n");
     }
@@ -157,10 +232,12 @@ class Bench {
   }
 
  private:
-  void record(const std::string& kernel, const std::string& unit, int threads, double seconds,
+  void record(const std::string& kernel, const std::string& unit, int threads, CallTime time,
               double items) {
-    results_.push_back({kernel, unit, threads, seconds, items / seconds});
-    std::printf("  %-38s %2d threads %10.3f ms\n", kernel.c_str(), threads, 1e3 * seconds);
+    results_.push_back(
+        {kernel, unit, threads, time.wall_seconds, time.cpu_seconds, items / time.wall_seconds});
+    std::printf("  %-42s %2d threads %10.3f ms\n", kernel.c_str(), threads,
+                1e3 * time.wall_seconds);
     std::fflush(stdout);
   }
 
@@ -191,8 +268,8 @@ class Bench {
     std::vector<float> out(pixels);
     const FrameView frame{raw.data(), PixelType::kUint16, kDetector};
     for (int threads : thread_counts()) {
-      const double s = time_per_call(seconds_, [&] {
-        parallel_rows(threads, kDetector.rows, [&](int, int begin, int end) {
+      const CallTime s = time_per_call(seconds_, [&] {
+        pool_.run(threads, kDetector.rows, [&](int, int begin, int end) {
           PreprocessCounters counters;
           cpu::preprocess_rows(frame, tables, PreprocessParams{}, cosine, out.data(), begin, end,
                                &counters);
@@ -203,11 +280,18 @@ class Bench {
   }
 
   void filter() {
-    std::vector<float> projection = random_floats(rng_, kDetector.pixels(), 0, 3);
+    const std::vector<float> input = random_floats(rng_, kDetector.pixels(), 0, 3);
+    std::vector<float> projection(input.size());
+    const std::size_t row_floats = static_cast<std::size_t>(kDetector.cols);
     for (int threads : thread_counts()) {
       cpu::RampFilter ramp(kDetector, FilterConfig{}, threads);
-      const double s = time_per_call(seconds_, [&] {
-        parallel_rows(threads, kDetector.rows, [&](int worker, int begin, int end) {
+      const CallTime s = time_per_call(seconds_, [&] {
+        pool_.run(threads, kDetector.rows, [&](int worker, int begin, int end) {
+          // Fresh input every call: filtering the same buffer again and again would drive its
+          // values into denormals and time those instead.
+          std::copy(input.begin() + static_cast<std::ptrdiff_t>(row_floats * begin),
+                    input.begin() + static_cast<std::ptrdiff_t>(row_floats * end),
+                    projection.begin() + static_cast<std::ptrdiff_t>(row_floats * begin));
           ramp.filter_rows(projection.data(), begin, end, worker);
         });
       });
@@ -231,10 +315,10 @@ class Bench {
         std::string("backproject ") + to_string(beam) + ": 3 slices x 150 proj";
     std::vector<float> target(static_cast<std::size_t>(kSliceSide) * kSliceSide);
     for (int threads : thread_counts()) {
-      const double s = time_per_call(seconds_, [&] {
+      const CallTime s = time_per_call(seconds_, [&] {
         for (const SliceOrientation& slice : slices) {
           const GridSpec grid = slice_grid(slice, kSliceSide, kSliceSide);
-          parallel_rows(threads, kSliceSide, [&](int, int begin, int end) {
+          pool_.run(threads, kSliceSide, [&](int, int begin, int end) {
             cpu::backproject_rows(grid, kDetector, refs.data(), kProjections, 1.0f, target.data(),
                                   0, begin, end);
           });
@@ -253,10 +337,10 @@ class Bench {
     const auto slices = default_slices(flexray_box());
     std::vector<float> target(static_cast<std::size_t>(kSliceSide) * kSliceSide);
     for (int threads : thread_counts()) {
-      const double s = time_per_call(seconds_, [&] {
+      const CallTime s = time_per_call(seconds_, [&] {
         for (const SliceOrientation& slice : slices) {
           const GridSpec grid = slice_grid(slice, kSliceSide, kSliceSide);
-          parallel_rows(threads, kSliceSide, [&](int, int begin, int end) {
+          pool_.run(threads, kSliceSide, [&](int, int begin, int end) {
             cpu::backproject_rows(grid, kDetector, &ref, 1, 1.0f, target.data(), 0, begin, end);
           });
         }
@@ -273,6 +357,7 @@ class Bench {
   int threads_;
   double seconds_;
   std::mt19937 rng_;
+  WorkerPool pool_;
   std::vector<Measurement> results_;
 };
 
