@@ -185,18 +185,10 @@ void Reconstructor::on_calibration(CalibrationItem& item) {
 void Reconstructor::on_scan_end(const ScanEndItem& item) {
   if (!scan_running_ || item.scan_id != scan_.scan_id) return;
   const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
-  bool partial_rotation = false;
-  for (const auto& [id, slice] : slices_) {
-    if (slice.shadow_active &&
-        std::find(slice.covered.begin(), slice.covered.end(), true) != slice.covered.end()) {
-      partial_rotation = true;
-    }
-  }
-  if (per_rotation && partial_rotation) {
-    complete_rotation();  // publish the last, partial rotation (completed from the store)
-  } else {
-    for (auto& [id, slice] : slices_)
-      slice.shadow_active = false;
+  for (auto& [id, slice] : slices_) {
+    // Per-rotation: the last, partial rotation is published (completed from the store).
+    if (per_rotation && slice.shadow_active && slice.covered_count > 0) complete_shadow(id, slice);
+    slice.shadow_active = false;
   }
   publish_due(Clock::now(), /*force=*/true);
   scan_running_ = false;
@@ -239,6 +231,7 @@ void Reconstructor::on_projection(ProjectionItem& item) {
     } else {
       accumulate.push_back(slice.shadow.get());
       covered = true;
+      ++slice.covered_count;
     }
   }
   try {
@@ -273,6 +266,18 @@ void Reconstructor::on_projection(ProjectionItem& item) {
   if (!slices_.empty()) {
     (sliding ? unpublished_arrivals_ : rotation_arrivals_).push_back(item.meta.arrival_ns);
   }
+  // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
+  // the next rotation's first frame).
+  for (auto& [id, slice] : slices_) {
+    if (!slice.shadow_active || slice.covered_count < static_cast<std::size_t>(window_)) continue;
+    complete_shadow(id, slice);
+    if (sliding) continue;
+    try {
+      start_shadow(slice);
+    } catch (const std::exception& e) {
+      backend_error("slice " + std::to_string(id) + ": no shadow target", e, 0);
+    }
+  }
 }
 
 void Reconstructor::mark_live_current(SliceState& slice) {
@@ -285,44 +290,41 @@ void Reconstructor::advance_rotation(std::uint64_t rotation) {
   if (!any_projection_) {
     any_projection_ = true;
     rotation_ = rotation;
+    for (auto& [id, slice] : slices_)
+      slice.rebuilt_rotation = rotation;
     return;
   }
   if (rotation <= rotation_) return;  // a late frame of an earlier rotation joins the current one
-  for (auto& [id, slice] : slices_)
-    slice.rotations_since_rebuild += rotation - rotation_;
-  complete_rotation();
+  // Shadows the ended rotation did not fill completely (missed frames, slice added mid-rotation).
+  for (auto& [id, slice] : slices_) {
+    if (slice.shadow_active && slice.covered_count > 0) complete_shadow(id, slice);
+  }
   rotation_ = rotation;
   start_shadows();
 }
 
-void Reconstructor::complete_rotation() {
-  const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
-  for (auto& [id, slice] : slices_) {
-    if (!slice.shadow_active) continue;
-    slice.shadow_active = false;
-    // Slots this rotation did not deliver (missed frames, slice added mid-rotation) come from
-    // the store, so the shadow equals a full recompute of the window.
-    std::vector<int> missing;
-    for (int s = 0; s < window_; ++s) {
-      if (!slice.covered[static_cast<std::size_t>(s)]) missing.push_back(s);
-    }
-    try {
-      if (!missing.empty()) {
-        backend_.backproject_store(missing, *slice.shadow, scale_, /*accumulate=*/true, 0,
-                                   slice.shadow->grid().depth);
-      }
-    } catch (const std::exception& e) {
-      backend_error("slice " + std::to_string(id) + ": rotation not completed", e, 0);
-      continue;
-    }
-    std::swap(slice.live, slice.shadow);
-    slice.rotations_since_rebuild = 0;
-    if (per_rotation) {
-      mark_live_current(slice);
-      slice.dirty = true;
-    }
+void Reconstructor::complete_shadow(std::uint32_t id, SliceState& slice) {
+  slice.shadow_active = false;
+  // Slots this rotation did not deliver come from the store, so the shadow equals a full
+  // recompute of the window.
+  std::vector<int> missing;
+  for (int s = 0; s < window_; ++s) {
+    if (!slice.covered[static_cast<std::size_t>(s)]) missing.push_back(s);
   }
-  if (per_rotation) {
+  try {
+    if (!missing.empty()) {
+      backend_.backproject_store(missing, *slice.shadow, scale_, /*accumulate=*/true, 0,
+                                 slice.shadow->grid().depth);
+    }
+  } catch (const std::exception& e) {
+    backend_error("slice " + std::to_string(id) + ": rotation not completed", e, 0);
+    return;
+  }
+  std::swap(slice.live, slice.shadow);
+  slice.rebuilt_rotation = rotation_;
+  if (params_.window_mode == WindowMode::kPerRotation) {
+    mark_live_current(slice);
+    slice.dirty = true;
     unpublished_arrivals_.insert(unpublished_arrivals_.end(), rotation_arrivals_.begin(),
                                  rotation_arrivals_.end());
     rotation_arrivals_.clear();
@@ -333,8 +335,8 @@ void Reconstructor::start_shadows() {
   const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
   const auto refresh = static_cast<std::uint64_t>(std::max(0, config_.refresh_rotations));
   for (auto& [id, slice] : slices_) {
-    if (!slice.live) continue;
-    const bool refresh_due = refresh > 0 && slice.rotations_since_rebuild + 1 >= refresh;
+    if (!slice.live || slice.shadow_active) continue;
+    const bool refresh_due = refresh > 0 && rotation_ - slice.rebuilt_rotation >= refresh;
     if (!per_rotation && !refresh_due) continue;
     try {
       start_shadow(slice);
@@ -348,13 +350,14 @@ void Reconstructor::start_shadow(SliceState& slice) {
   if (!slice.shadow) slice.shadow = backend_.create_target(slice.live->grid());
   backend_.clear_target(*slice.shadow);
   slice.covered.assign(static_cast<std::size_t>(window_), false);
+  slice.covered_count = 0;
   slice.shadow_active = true;
 }
 
 void Reconstructor::recompute(SliceState& slice) {
   backend_.backproject_store(all_slots_, *slice.live, scale_, /*accumulate=*/false, 0,
                              slice.live->grid().depth);
-  slice.rotations_since_rebuild = 0;
+  slice.rebuilt_rotation = rotation_;
   mark_live_current(slice);
 }
 

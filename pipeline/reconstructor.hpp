@@ -59,7 +59,8 @@ class Reconstructor {
     std::unique_ptr<ReconTarget> shadow;  // kept between rotations for reuse
     bool shadow_active = false;
     std::vector<bool> covered;  // slots the shadow received this rotation
-    std::uint64_t rotations_since_rebuild = 0;
+    std::size_t covered_count = 0;
+    std::uint64_t rebuilt_rotation = 0;  // the live target was last rebuilt in this rotation
     bool dirty = false;
     Clock::time_point last_publish{};
     std::uint64_t sequence = 0;
@@ -78,7 +79,8 @@ class Reconstructor {
   void place_default_slices();
   ProjectionMap map_of(const ProjectionVector& vector) const;
   void advance_rotation(std::uint64_t rotation);
-  void complete_rotation();
+  // Adds the slots the shadow did not receive from the store and makes it the live target.
+  void complete_shadow(std::uint32_t id, SliceState& slice);
   void start_shadows();
   void start_shadow(SliceState& slice);
   void recompute(SliceState& slice);

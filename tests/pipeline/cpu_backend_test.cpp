@@ -24,7 +24,8 @@ struct Fixture {
 
   explicit Fixture(std::size_t memory_limit = 0) {
     CircularParallelParams params;
-    for (int i = 0; i < slots; ++i) params.angles_rad.push_back(M_PI * i / slots);
+    for (int i = 0; i < slots; ++i)
+      params.angles_rad.push_back(M_PI * i / slots);
     setup.geometry = make_parallel_geometry(detector, params);
     setup.pixel_type = PixelType::kFloat32;
     setup.preprocess.already_linear = true;
@@ -35,7 +36,8 @@ struct Fixture {
   std::vector<float> random_values() {
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     std::vector<float> v(detector.pixels());
-    for (float& x : v) x = uniform(rng);
+    for (float& x : v)
+      x = uniform(rng);
     return v;
   }
 
@@ -47,8 +49,8 @@ struct Fixture {
   }
 
   ProjectionMap map(int slot, double offset_px = 0) const {
-    return make_projection_maps(with_rotation_axis_offset(setup.geometry, offset_px))
-        [static_cast<std::size_t>(slot)];
+    return make_projection_maps(
+        with_rotation_axis_offset(setup.geometry, offset_px))[static_cast<std::size_t>(slot)];
   }
 
   std::vector<float> read(const ReconTarget& target) {
@@ -97,8 +99,7 @@ TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithChangingMaps) {
   for (int rotation = 0; rotation < 3; ++rotation) {
     for (int slot = 0; slot < f.slots; ++slot) {
       f.backend->replace_projection(slot, f.map(slot, 0.7 * rotation),
-                                    f.projection(f.random_values(), slot), {live.get()}, {},
-                                    scale);
+                                    f.projection(f.random_values(), slot), {live.get()}, {}, scale);
     }
   }
   auto full = f.backend->create_target(f.slice());
@@ -134,7 +135,8 @@ TEST(CpuBackend, SetSlotMapsChangesLaterBackprojections) {
                                   scale);
   }
   std::vector<ProjectionMap> shifted;
-  for (int slot = 0; slot < f.slots; ++slot) shifted.push_back(f.map(slot, 1.5));
+  for (int slot = 0; slot < f.slots; ++slot)
+    shifted.push_back(f.map(slot, 1.5));
   f.backend->set_slot_maps(shifted);
   auto after = f.backend->create_target(f.slice());
   f.backend->backproject_store(f.all_slots(), *after, scale, false, 0, 1);
@@ -207,7 +209,8 @@ TEST(CpuBackend, RejectsMisuseWithBackendErrors) {
   const FrameView view{values.data(), PixelType::kFloat32, f.detector};
   EXPECT_THROW(f.backend->preprocess(view, f.setup.geometry.vectors[0], nullptr), BackendError);
   f.backend->begin_scan(f.setup);
-  const FrameView wrong{values.data(), PixelType::kFloat32, DetectorShape{f.detector.cols, f.detector.rows}};
+  const FrameView wrong{values.data(), PixelType::kFloat32,
+                        DetectorShape{f.detector.cols, f.detector.rows}};
   EXPECT_THROW(f.backend->preprocess(wrong, f.setup.geometry.vectors[0], nullptr), BackendError);
   EXPECT_THROW(f.backend->replace_projection(f.slots, f.map(0), f.projection(values, 0), {}, {}, 1),
                BackendError);

@@ -112,7 +112,8 @@ namespace {
 
 std::vector<double> angles(int count, double range_rad) {
   std::vector<double> out;
-  for (int i = 0; i < count; ++i) out.push_back(range_rad * i / count);
+  for (int i = 0; i < count; ++i)
+    out.push_back(range_rad * i / count);
   return out;
 }
 
@@ -164,8 +165,8 @@ TestScan make_cone_scan(std::uint64_t scan_id, DetectorShape detector, int proje
   const double half_height = 0.5 * detector.rows / magnification;
   s.volume = {{-half_width, -half_width, -half_height}, {half_width, half_width, half_height}};
   const double r = 0.8 * half_width;
-  t.phantom = phantom::shepp_logan_3d({{-r, -r, -0.8 * half_height}, {r, r, 0.8 * half_height}},
-                                      0.02);
+  t.phantom =
+      phantom::shepp_logan_3d({{-r, -r, -0.8 * half_height}, {r, r, 0.8 * half_height}}, 0.02);
   return t;
 }
 
@@ -223,9 +224,10 @@ RawFrame make_phantom_frame(const TestScan& scan, std::uint32_t index,
   phantom::project(scan.phantom, s.geometry.beam, vector, s.geometry.detector, integrals.data(), 2);
   std::vector<double> values(integrals.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = s.already_linear ? integrals[i]
-                                 : scan.dark_value + (scan.flat_value - scan.dark_value) *
-                                                         std::exp(-static_cast<double>(integrals[i]));
+    values[i] = s.already_linear
+                    ? integrals[i]
+                    : scan.dark_value + (scan.flat_value - scan.dark_value) *
+                                            std::exp(-static_cast<double>(integrals[i]));
   }
   const std::vector<std::byte> bytes = encode(values, s.pixel_type);
   return make_frame(s, FrameKind::kProjection, index, bytes.data(), bytes.size());
@@ -234,7 +236,8 @@ RawFrame make_phantom_frame(const TestScan& scan, std::uint32_t index,
 RawFrame make_random_frame(const ScanDescription& scan, std::uint32_t index, std::mt19937& rng) {
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   std::vector<float> values(scan.geometry.detector.pixels());
-  for (float& v : values) v = uniform(rng);
+  for (float& v : values)
+    v = uniform(rng);
   return make_frame(scan, FrameKind::kProjection, index, values.data(),
                     values.size() * sizeof(float));
 }
@@ -255,7 +258,8 @@ void feed_phantom(Pipeline& pipeline, const TestScan& scan, std::uint32_t first,
                   std::uint32_t count) {
   const auto n = static_cast<std::uint32_t>(scan.description.projections_per_rotation());
   for (std::uint32_t i = first; i < first + count; ++i) {
-    ASSERT_TRUE(pipeline.submit(make_phantom_frame(scan, i, scan.description.geometry.vectors[i % n])));
+    ASSERT_TRUE(
+        pipeline.submit(make_phantom_frame(scan, i, scan.description.geometry.vectors[i % n])));
   }
 }
 
@@ -299,7 +303,8 @@ double relative_error(const std::vector<float>& values, const std::vector<float>
 
 double max_abs(const std::vector<float>& values) {
   double m = 0;
-  for (float v : values) m = std::max(m, std::abs(static_cast<double>(v)));
+  for (float v : values)
+    m = std::max(m, std::abs(static_cast<double>(v)));
   return m;
 }
 
