@@ -130,6 +130,7 @@ TEST_F(CommandsTest, SetSliceDuringAScanRecomputesAndPublishesAtOnce) {
   const SetSliceCommand oblique = test::oblique_slice(scan_.description, 4, 28);
   const CommandReply set = call(*pipeline_, oblique);
   ASSERT_TRUE(set.status.ok()) << set.status.message;
+  pipeline_->wait_idle();  // the reply comes before the publish stage has handed it to the sink
   ASSERT_EQ(sink_.slices_of(4).size(), 1u);
   const CommandReply full = call(*pipeline_, GetSliceCommand{oblique.orientation, 28, 28});
   ASSERT_TRUE(full.slice.has_value());
