@@ -64,10 +64,21 @@ struct Pipeline::Impl {
                  return publish_queue.push(PublishItem(std::move(event)));
                }),
         ingest(metrics, events,
-               [this](StageItem&& item) { return preprocess_queue.push(std::move(item)); }),
+               [this](StageItem&& item) {
+                 // Back-pressure waits are not ingest's service time.
+                 const Clock::time_point begin = Clock::now();
+                 const bool pushed = preprocess_queue.push(std::move(item));
+                 metrics.stage(Stage::kIngest).exclude_wait(Clock::now() - begin);
+                 return pushed;
+               }),
         reconstructor(std::make_unique<Reconstructor>(
             config, *backend, metrics, events,
-            [this](PublishItem&& item) { return publish_queue.push(std::move(item)); },
+            [this](PublishItem&& item) {
+              const Clock::time_point begin = Clock::now();
+              const bool pushed = publish_queue.push(std::move(item));
+              metrics.stage(Stage::kReconstruct).exclude_wait(Clock::now() - begin);
+              return pushed;
+            },
             [this] { return snapshot(); })) {}
 
   // Declaration order is destruction order in reverse: queues (holding backend buffers) and the
