@@ -452,6 +452,10 @@ void Pipeline::report_rejected(const std::string& reason, const std::string& mes
 
 void Pipeline::wait_idle() {
   Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.lifecycle);
+    if (!m.started || m.stopped) return;  // nothing would ever process the marker
+  }
   auto promise = std::make_shared<std::promise<void>>();
   std::future<void> done = promise->get_future();
   // Only the marker holds the promise: if a shutdown destroys it, the wait ends.

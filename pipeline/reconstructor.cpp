@@ -12,6 +12,8 @@ namespace {
 
 // While frames are queued the preview may take at most this share of the reconstruct thread.
 constexpr double kPreviewShareUnderLoad = 0.25;
+// Latency bookkeeping bound (frames integrated but not yet in a publication).
+constexpr std::size_t kMaxPendingArrivals = std::size_t{1} << 16;
 // The loop wakes at least this often even when nothing is due.
 constexpr auto kMaxIdleWait = std::chrono::milliseconds(250);
 
@@ -263,8 +265,9 @@ void Reconstructor::on_projection(ProjectionItem& item) {
       slice.dirty = true;
     }
   }
-  if (!slices_.empty()) {
-    (sliding ? unpublished_arrivals_ : rotation_arrivals_).push_back(item.meta.arrival_ns);
+  std::vector<std::uint64_t>& arrivals = sliding ? unpublished_arrivals_ : rotation_arrivals_;
+  if (!slices_.empty() && arrivals.size() < kMaxPendingArrivals) {
+    arrivals.push_back(item.meta.arrival_ns);
   }
   // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
   // the next rotation's first frame).
