@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -141,6 +142,17 @@ RawFrame frame(const Scan& scan, FrameKind kind, std::uint32_t index) {
   return f;
 }
 
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+double load_average() {
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
 struct CaseResult {
   std::string name;
   double target_hz = 0;  // 0: as fast as possible
@@ -151,8 +163,10 @@ struct CaseResult {
   std::uint64_t integrated = 0;
   std::uint64_t discarded = 0;
   int previews = 0;
-  LatencySummary latency;   // measured frames only
-  MetricsSnapshot metrics;  // taken at the end of the measured phase
+  double cpu_ms_per_frame = 0;  // process CPU time (all threads) per measured frame
+  double load_average = 0;      // of the machine, at the end of the case
+  LatencySummary latency;       // measured frames only
+  MetricsSnapshot metrics;      // taken at the end of the measured phase
 };
 
 // One pipeline per case: a warm-up rotation fills the window, then `rotations` are measured.
@@ -181,6 +195,7 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   r.frames = static_cast<std::uint64_t>(rotations) * kProjections;
   const std::uint64_t integrated_before = pipeline.metrics().projections_integrated;
   sink.measure_from(index);
+  const double cpu_begin = process_cpu_ms();
   const Clock::time_point begin = Clock::now();
   const auto period =
       rate_hz > 0 ? std::chrono::duration<double>(1.0 / rate_hz) : std::chrono::duration<double>(0);
@@ -194,6 +209,8 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   r.metrics = pipeline.metrics();  // busy fractions over the last two seconds of feeding
   pipeline.wait_idle();
   r.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  r.cpu_ms_per_frame = (process_cpu_ms() - cpu_begin) / static_cast<double>(r.frames);
+  r.load_average = load_average();
   const MetricsSnapshot end = pipeline.metrics();
   r.integrated = end.projections_integrated - integrated_before;
   for (const auto& [reason, count] : end.discards)
@@ -214,12 +231,6 @@ struct KernelCost {
   double refresh_ms = 0;  // the same with the three refresh shadows accumulating
   double total_ms() const { return preprocess_ms + filter_ms + update_ms; }
 };
-
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
-}
 
 KernelCost measure_kernel_cost(const Scan& scan, int threads, int frames) {
   CpuBackend backend(CpuBackendOptions{threads, 0});
@@ -282,25 +293,31 @@ void print_table(const std::vector<CaseResult>& results, const BackendInfo& info
       " sliding window\nbackend %s, %s, %d threads\n\n",
       kRows, kCols, kProjections, kSliceSize, kSliceSize, info.name.c_str(), info.device.c_str(),
       info.threads);
-  std::printf("%-22s %8s %8s %14s %6s %10s %10s %10s %8s\n", "case", "target", "frames/s",
-              "integrated", "lost", "lat p50 ms", "lat p99 ms", "lat max ms", "previews");
+  std::printf("%-20s %6s %8s %14s %5s %10s %10s %10s %8s %10s %5s\n", "case", "target", "frames/s",
+              "integrated", "lost", "lat p50 ms", "lat p99 ms", "lat max ms", "previews",
+              "cpu ms/frm", "load");
   for (const CaseResult& r : results) {
     const LatencySummary& l = r.latency;
-    std::printf(
-        "%-22s %8s %8.1f %9llu/%-4llu %6llu %10.1f %10.1f %10.1f %8d\n", r.name.c_str(),
-        r.target_hz > 0 ? (std::to_string(static_cast<int>(r.target_hz)) + " Hz").c_str() : "max",
-        r.frames_per_s, static_cast<unsigned long long>(r.integrated),
-        static_cast<unsigned long long>(r.frames), static_cast<unsigned long long>(r.discarded),
-        l.p50_us / 1000, l.p99_us / 1000, l.max_us / 1000, r.previews);
+    const std::string target =
+        r.target_hz > 0 ? std::to_string(static_cast<int>(r.target_hz)) + " Hz" : "max";
+    std::printf("%-20s %6s %8.1f %9llu/%-4llu %5llu %10.1f %10.1f %10.1f %8d %10.2f %5.1f\n",
+                r.name.c_str(), target.c_str(), r.frames_per_s,
+                static_cast<unsigned long long>(r.integrated),
+                static_cast<unsigned long long>(r.frames),
+                static_cast<unsigned long long>(r.discarded), l.p50_us / 1000, l.p99_us / 1000,
+                l.max_us / 1000, r.previews, r.cpu_ms_per_frame, r.load_average);
   }
   std::printf(
-      "\nper stage: busy fraction over the last 2 s of feeding, service time p50 / p99 (ms)\n");
-  std::printf("%-22s", "case");
+      "cpu ms/frm: process CPU time per frame, all threads (two otherwise idle cores "
+      "sustain 2000 / cpu ms/frm frames/s); load: 1-minute load average of the machine\n");
+  std::printf(
+      "\nper stage: busy fraction over the last 2 s of feeding, service time p50/p99 (ms)\n");
+  std::printf("%-20s", "case");
   for (const StageMetrics& s : results.front().metrics.stages)
     std::printf(" %18s", s.name.c_str());
   std::printf("\n");
   for (const CaseResult& r : results) {
-    std::printf("%-22s", r.name.c_str());
+    std::printf("%-20s", r.name.c_str());
     for (const StageMetrics& s : r.metrics.stages) {
       std::printf("   %4.0f%% %5.2f/%5.2f", 100 * s.busy_fraction, s.service_us.p50_us / 1000,
                   s.service_us.p99_us / 1000);
@@ -326,7 +343,8 @@ void write_json(const std::string& path, const std::vector<CaseResult>& results,
     out << "    {\"name\": \"" << r.name << "\", \"target_hz\": " << r.target_hz
         << ", \"preview_size\": " << r.preview_size << ", \"frames\": " << r.frames
         << ", \"integrated\": " << r.integrated << ", \"discarded\": " << r.discarded
-        << ", \"previews\": " << r.previews << ", \"seconds\": " << r.seconds
+        << ", \"previews\": " << r.previews << ", \"cpu_ms_per_frame\": " << r.cpu_ms_per_frame
+        << ", \"load_average\": " << r.load_average << ", \"seconds\": " << r.seconds
         << ", \"frames_per_s\": " << r.frames_per_s << ", \"latency_us\": {\"p50\": " << l.p50_us
         << ", \"p99\": " << l.p99_us << ", \"max\": " << l.max_us << "}, \"stages\": [";
     for (std::size_t s = 0; s < r.metrics.stages.size(); ++s) {
