@@ -1,9 +1,12 @@
 // The FleX-ray case of the KernelKit paper's Table 1, in-process on the CPU backend: a 400 x 600
 // uint16 cone-beam detector, 150 projections per rotation, three 400 x 400 slices, sliding
-// window. Measures (a) the maximum sustained frame rate with every frame integrated and (b) a
-// detector feeding at 83 Hz: loss, frame -> slice latency and per-stage busy fractions.
+// window. Measures (a) the maximum sustained frame rate with every frame integrated, (b) a
+// detector feeding at 83 Hz: loss, frame -> slice latency and per-stage busy fractions, (c) the
+// same with the 128^3 preview volume, and the CPU time per frame of each backend step (robust
+// to other load on the machine). Prints a table; --json FILE writes the results.
 //
-//   slicestream-bench-pipeline [--rotations N] [--rate HZ] [--threads N] [--json FILE]
+//   pipeline_flexray_bench [--rotations N] [--rate HZ] [--threads N] [--json FILE] [--no-preview]
+//                          [--cost-only]
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
