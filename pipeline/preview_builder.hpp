@@ -13,8 +13,9 @@ namespace slicestream {
 
 class PreviewBuilder {
  public:
-  // Work per unit (voxels x projections): a few milliseconds on a CPU core.
-  static constexpr std::size_t kSamplesPerUnit = std::size_t{1} << 21;
+  // Work per unit (voxels x projections): a few milliseconds on the CPU backend, so that a frame
+  // arriving during a unit waits little.
+  static constexpr std::size_t kSamplesPerUnit = std::size_t{1} << 20;
 
   PreviewBuilder(Backend& backend, int size) : backend_(backend), size_(size) {}
 

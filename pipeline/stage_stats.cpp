@@ -43,6 +43,12 @@ void StageStats::end_item(Clock::time_point now) {
   service_.add(static_cast<double>(end_ns - begin_ns) / 1000.0);
 }
 
+void StageStats::exclude_wait(Clock::duration wait) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (in_item_)
+    item_begin_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+}
+
 StageMetrics StageStats::snapshot(Clock::time_point now) const {
   const std::int64_t now_ns = ns(now);
   std::lock_guard<std::mutex> lock(mutex_);

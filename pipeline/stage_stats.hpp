@@ -22,6 +22,8 @@ class StageStats {
   // Marks the start and end of one item's service (end counts it).
   void begin_item(Clock::time_point now);
   void end_item(Clock::time_point now);
+  // Time the current item spent blocked on a full queue downstream: not service time.
+  void exclude_wait(Clock::duration wait);
 
   // Everything but the queue fields, which the pipeline fills in.
   StageMetrics snapshot(Clock::time_point now) const;

@@ -1,0 +1,105 @@
+// Pipeline's internals, shared by pipeline.cpp (construction, lifecycle, shutdown accounting,
+// the public API) and pipeline_stages.cpp (the five stage loops). Private to pipeline/.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pipeline/bounded_queue.hpp"
+#include "pipeline/event_reporter.hpp"
+#include "pipeline/metrics_registry.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/reconstructor.hpp"
+#include "pipeline/scan_ingest.hpp"
+#include "pipeline/stage_items.hpp"
+
+namespace slicestream {
+
+// Commands overtake queued frames through the reconstruct queue's priority lane.
+constexpr std::size_t kCommandQueueCapacity = 64;
+
+// The clock of RawFrame::arrival_ns and of the latency metrics.
+inline std::uint64_t steady_now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+struct Pipeline::Impl {
+  Impl(const PipelineConfig& config_, std::unique_ptr<Backend> backend_, PublishSink& sink_)
+      : config(config_),
+        backend(std::move(backend_)),
+        sink(sink_),
+        ingest_queue(static_cast<std::size_t>(config.queue_depth)),
+        preprocess_queue(static_cast<std::size_t>(config.queue_depth)),
+        filter_queue(static_cast<std::size_t>(config.queue_depth)),
+        reconstruct_queue(static_cast<std::size_t>(config.queue_depth), kCommandQueueCapacity),
+        publish_queue(static_cast<std::size_t>(config.queue_depth)),
+        events(metrics,
+               [this](ServerEvent&& event) {
+                 return publish_queue.push(PublishItem(std::move(event)));
+               }),
+        ingest(
+            metrics, events,
+            [this](StageItem&& item) {
+              // Back-pressure waits are not ingest's service time.
+              const auto begin = std::chrono::steady_clock::now();
+              const bool pushed = preprocess_queue.push(std::move(item));
+              metrics.stage(Stage::kIngest).exclude_wait(std::chrono::steady_clock::now() - begin);
+              return pushed;
+            }),
+        reconstructor(std::make_unique<Reconstructor>(
+            config, *backend, metrics, events,
+            [this](PublishItem&& item) {
+              const auto begin = std::chrono::steady_clock::now();
+              const bool pushed = publish_queue.push(std::move(item));
+              metrics.stage(Stage::kReconstruct)
+                  .exclude_wait(std::chrono::steady_clock::now() - begin);
+              return pushed;
+            },
+            [this] { return snapshot(); })) {}
+
+  // Declaration order is destruction order in reverse: queues (holding backend buffers) and the
+  // reconstructor (holding targets) go before the backend.
+  const PipelineConfig config;
+  std::unique_ptr<Backend> backend;
+  PublishSink& sink;
+  MetricsRegistry metrics;
+  BoundedQueue<IngestItem> ingest_queue;
+  BoundedQueue<StageItem> preprocess_queue;
+  BoundedQueue<StageItem> filter_queue;
+  BoundedQueue<StageItem> reconstruct_queue;
+  BoundedQueue<PublishItem> publish_queue;
+  EventReporter events;
+  ScanIngest ingest;
+  std::unique_ptr<Reconstructor> reconstructor;
+
+  std::mutex lifecycle;
+  bool started = false;
+  bool stopped = false;
+  std::atomic<bool> accepting{true};
+  std::atomic<bool> aborting{false};
+  std::vector<std::thread> threads;
+
+  MetricsSnapshot snapshot() const;
+  void ingest_loop();
+  void preprocess_loop();
+  void filter_loop();
+  void reconstruct_loop();
+  void publish_loop();
+  void publish(PublishItem& item);
+  void internal_error(const char* stage, const std::exception& e);
+
+  // Shutdown accounting of what a stop without drain leaves behind.
+  void count_left(IngestItem& item);
+  void count_left(StageItem& item);
+  void count_left(PublishItem& item);
+  void drain_all();
+};
+
+}  // namespace slicestream

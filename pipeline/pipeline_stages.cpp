@@ -1,0 +1,209 @@
+// The five stage threads of the pipeline: each pops its queue, does its work, pushes on.
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include "pipeline/overloaded.hpp"
+#include "pipeline/pipeline_impl.hpp"
+
+namespace slicestream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often the publish stage looks for suppressed-event summaries when idle.
+constexpr auto kPublishIdleWait = std::chrono::milliseconds(200);
+
+void name_thread(const char* name) {
+  pthread_setname_np(pthread_self(), name);
+}
+
+}  // namespace
+
+void Pipeline::Impl::ingest_loop() {
+  name_thread("ss-ingest");
+  StageStats& stats = metrics.stage(Stage::kIngest);
+  while (std::optional<IngestItem> item = ingest_queue.pop()) {
+    if (aborting) {
+      count_left(*item);
+      break;
+    }
+    stats.begin_item(Clock::now());
+    try {
+      std::visit(Overloaded{
+                     [&](ScanBegin& m) { ingest.handle(std::move(m)); },
+                     [&](RawFrame& m) { ingest.handle(std::move(m)); },
+                     [&](ScanEnd& m) { ingest.handle(std::move(m)); },
+                     [&](FlushMarker& m) { preprocess_queue.push(StageItem(std::move(m))); },
+                 },
+                 *item);
+    } catch (const std::exception& e) {
+      internal_error("ingest", e);
+    }
+    stats.end_item(Clock::now());
+  }
+  preprocess_queue.close();
+}
+
+void Pipeline::Impl::preprocess_loop() {
+  name_thread("ss-preprocess");
+  StageStats& stats = metrics.stage(Stage::kPreprocess);
+  while (std::optional<StageItem> item = preprocess_queue.pop()) {
+    if (aborting) {
+      count_left(*item);
+      break;
+    }
+    if (auto* projection = std::get_if<ProjectionItem>(&*item)) {
+      stats.begin_item(Clock::now());
+      PreprocessCounters counters;
+      try {
+        projection->buffer =
+            backend->preprocess(projection->raw.view(), projection->placement.vector, &counters);
+      } catch (const std::exception& e) {
+        metrics.add_discard("backend_error");
+        events.error("backend_error",
+                     "projection " + std::to_string(projection->meta.index) +
+                         " not preprocessed: " + e.what(),
+                     projection->meta.scan_id);
+        stats.end_item(Clock::now());
+        continue;
+      }
+      projection->raw = RawFrame{};  // the transport buffer can go
+      metrics.counters().pixels_clamped += counters.clamped_low;
+      metrics.counters().pixels_non_finite += counters.non_finite;
+      if (counters.non_finite > 0) {
+        events.discard("non_finite_pixels",
+                       "projection " + std::to_string(projection->meta.index) + " of scan " +
+                           std::to_string(projection->meta.scan_id) + ": " +
+                           std::to_string(counters.non_finite) +
+                           " non-finite pixels zeroed, the rest integrated",
+                       projection->meta.scan_id, counters.non_finite, EventKind::kWarning);
+      }
+      stats.end_item(Clock::now());
+    }
+    if (!filter_queue.push(std::move(*item))) count_left(*item);
+  }
+  filter_queue.close();
+}
+
+void Pipeline::Impl::filter_loop() {
+  name_thread("ss-filter");
+  StageStats& stats = metrics.stage(Stage::kFilter);
+  while (std::optional<StageItem> item = filter_queue.pop()) {
+    if (aborting) {
+      count_left(*item);
+      break;
+    }
+    if (auto* projection = std::get_if<ProjectionItem>(&*item)) {
+      stats.begin_item(Clock::now());
+      try {
+        backend->filter(*projection->buffer);
+      } catch (const std::exception& e) {
+        metrics.add_discard("backend_error");
+        events.error(
+            "backend_error",
+            "projection " + std::to_string(projection->meta.index) + " not filtered: " + e.what(),
+            projection->meta.scan_id);
+        stats.end_item(Clock::now());
+        continue;
+      }
+      stats.end_item(Clock::now());
+    }
+    if (!reconstruct_queue.push(std::move(*item))) count_left(*item);
+  }
+  reconstruct_queue.close();
+}
+
+void Pipeline::Impl::reconstruct_loop() {
+  name_thread("ss-reconstruct");
+  StageStats& stats = metrics.stage(Stage::kReconstruct);
+  while (!aborting) {
+    std::optional<StageItem> item =
+        reconstruct_queue.pop_until(reconstructor->next_deadline(Clock::now()));
+    if (item) {
+      if (aborting) {
+        count_left(*item);
+        break;
+      }
+      stats.begin_item(Clock::now());
+      try {
+        reconstructor->handle(std::move(*item));
+      } catch (const std::exception& e) {
+        internal_error("reconstruct", e);
+      }
+      stats.end_item(Clock::now());
+    } else if (reconstruct_queue.exhausted()) {
+      break;
+    }
+    if (aborting) break;
+    try {
+      reconstructor->on_tick(Clock::now(), !reconstruct_queue.empty());
+    } catch (const std::exception& e) {
+      internal_error("reconstruct", e);
+    }
+  }
+  if (!aborting) {
+    try {
+      reconstructor->finish();
+    } catch (const std::exception& e) {
+      internal_error("reconstruct", e);
+    }
+  }
+  publish_queue.close();
+}
+
+void Pipeline::Impl::publish(PublishItem& item) {
+  std::visit(
+      Overloaded{
+          [&](SlicePublication& p) {
+            sink.publish_slice(p.image);
+            ++metrics.counters().slices_published;
+            const std::uint64_t now_ns = steady_now_ns();
+            for (std::uint64_t arrival_ns : p.arrivals_ns) {
+              if (arrival_ns == 0 || arrival_ns > now_ns) continue;
+              metrics.add_frame_to_slice_latency(static_cast<double>(now_ns - arrival_ns) / 1000.0);
+            }
+          },
+          [&](PreviewVolume& p) {
+            sink.publish_preview(p);
+            ++metrics.counters().previews_published;
+          },
+          [&](ServerEvent& e) { sink.publish_event(e); },
+          [&](FlushMarker& m) { m.done->set_value(); },
+      },
+      item);
+}
+
+void Pipeline::Impl::publish_loop() {
+  name_thread("ss-publish");
+  StageStats& stats = metrics.stage(Stage::kPublish);
+  while (true) {
+    std::optional<PublishItem> item = publish_queue.pop_until(Clock::now() + kPublishIdleWait);
+    if (item && aborting) {
+      count_left(*item);
+      break;
+    }
+    // Summaries of rate-limited events go straight to the sink (never into our own queue).
+    for (ServerEvent& summary : events.take_summaries(Clock::now())) {
+      try {
+        sink.publish_event(summary);
+      } catch (const std::exception& e) {
+        ++metrics.counters().errors;
+        spdlog::error("publish stage: the sink failed: {}", e.what());
+      }
+    }
+    if (!item) {
+      if (publish_queue.exhausted()) break;
+      continue;
+    }
+    stats.begin_item(Clock::now());
+    try {
+      publish(*item);
+    } catch (const std::exception& e) {
+      ++metrics.counters().errors;
+      spdlog::error("publish stage: the sink failed: {}", e.what());
+    }
+    stats.end_item(Clock::now());
+  }
+}
+
+}  // namespace slicestream
