@@ -2,9 +2,12 @@
 // preview's central planes) on disk, printing per-slice rates and latencies once a second.
 //
 // Messages that queued up while files were written are coalesced (only the newest per slice is
-// written), so the watcher never falls behind the server.
+// written), so the watcher never falls behind the server. PUB/SUB may drop publications for a
+// subscriber that falls behind, so when a scan ends the final image of every slice seen is
+// fetched once more with GetSlice (unless --no-final): the files always end at the final state.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,6 +17,7 @@
 #include <memory>
 
 #include "clients/common/image_file.hpp"
+#include "clients/common/request_client.hpp"
 #include "clients/common/slice_subscriber.hpp"
 #include "clients/common/volume_planes.hpp"
 #include "clients/ctl/ctl_commands.hpp"
@@ -34,6 +38,7 @@ struct WatchOptions {
   double timeout_s = 0;     // stop after this long without any publication (0: never)
   std::vector<std::string> formats{"tiff", "png"};
   bool preview = true;
+  bool final_fetch = true;
 };
 
 struct SliceStats {
@@ -48,7 +53,7 @@ struct SliceStats {
 class Watcher {
  public:
   Watcher(const CtlContext& context, const WatchOptions& options)
-      : options_(options), subscriber_(context.slices) {}
+      : context_(context), options_(options), subscriber_(context.slices) {}
 
   int run();
 
@@ -59,12 +64,15 @@ class Watcher {
   void write_latest();
   void write(const std::string& stem, int width, int height, const std::vector<float>& values);
   void print_period(double seconds);
+  void fetch_final_slices(std::uint64_t scan_id);
 
+  const CtlContext& context_;
   WatchOptions options_;
   client::SliceSubscriber subscriber_;
   std::map<std::uint32_t, client::Publication> latest_slices_;
   std::optional<client::Publication> latest_preview_;
   std::map<std::uint32_t, SliceStats> stats_;
+  std::map<std::uint32_t, v1::SliceHeader> seen_;  // the latest header of every slice id
   std::uint64_t slices_received_ = 0;
   std::uint64_t files_written_ = 0;
   bool write_failed_ = false;
@@ -86,6 +94,7 @@ void Watcher::handle(client::Publication publication) {
       stats.projections = header.projections_integrated();
       stats.scan_id = header.scan_id();
       ++slices_received_;
+      seen_[header.slice_id()] = header;
       latest_slices_[header.slice_id()] = std::move(publication);
       break;
     }
@@ -98,8 +107,33 @@ void Watcher::handle(client::Publication publication) {
       std::cout << fmt::format("event {} scan {}{}: {}\n", kind, event.scan_id(),
                                event.reason().empty() ? "" : " [" + event.reason() + "]",
                                event.message());
+      if (event.kind() == v1::EVENT_KIND_SCAN_ENDED && options_.final_fetch) {
+        fetch_final_slices(event.scan_id());
+      }
       break;
     }
+  }
+}
+
+void Watcher::fetch_final_slices(std::uint64_t scan_id) {
+  try {
+    client::RequestClient requests(context_.requests, context_.timeout_ms());
+    for (const auto& [id, header] : seen_) {
+      if (header.scan_id() != scan_id || header.orientation().values_size() != 9) continue;
+      client::Orientation orientation{};
+      std::copy(header.orientation().values().begin(), header.orientation().values().end(),
+                orientation.begin());
+      client::Response response = requests.get_slice(orientation, header.width(), header.height());
+      if (!reply_ok(response, "watch (final slice)")) continue;
+      client::Publication final_slice;
+      final_slice.topic = client::Topic::kSlice;
+      *final_slice.header.mutable_slice() = response.reply.slice();
+      final_slice.header.mutable_slice()->set_slice_id(id);
+      final_slice.values = std::move(response.values);
+      latest_slices_[id] = std::move(final_slice);
+    }
+  } catch (const client::ClientError& error) {
+    std::cerr << "slicestream-ctl watch: cannot fetch the final slices: " << error.what() << "\n";
   }
 }
 
@@ -219,6 +253,8 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
       ->delimiter(',')
       ->check(CLI::IsMember({"tiff", "png"}));
   command->add_flag("!--no-preview", options->preview, "do not write the preview's planes");
+  command->add_flag("!--no-final", options->final_fetch,
+                    "do not fetch the final slices with GetSlice when a scan ends");
   command->callback([&context, options, status] {
     *status = guarded("watch", [&] { return Watcher(context, *options).run(); });
   });
