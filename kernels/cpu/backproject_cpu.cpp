@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace slicestream::cpu {
@@ -151,8 +152,11 @@ void accumulate_border(const RowLine& line, const float* data, DetectorShape det
 
 // Interior loops: no bounds checks, no branches. Indices are 32-bit (the detector size is limited
 // accordingly) so that the gathers use 32-bit lanes; the clamps only guard against rounding.
-void accumulate_interior_parallel(const RowLine& line, const float* data, DetectorShape detector,
-                                  float weight, ColumnRange range, float* acc) {
+// `data` and `acc` never overlap (acc is the row buffer of backproject_rows); saying so lets GCC
+// use gathers without run-time overlap checks it cannot do for gathers.
+void accumulate_interior_parallel(const RowLine& line, const float* __restrict data,
+                                  DetectorShape detector, float weight, ColumnRange range,
+                                  float* __restrict acc) {
   const float col0 = static_cast<float>(line.col0);
   const float col1 = static_cast<float>(line.col1);
   const float row0 = static_cast<float>(line.row0);
@@ -176,8 +180,9 @@ void accumulate_interior_parallel(const RowLine& line, const float* data, Detect
   }
 }
 
-void accumulate_interior_cone(const RowLine& line, const float* data, DetectorShape detector,
-                              float weight, ColumnRange range, float* acc) {
+void accumulate_interior_cone(const RowLine& line, const float* __restrict data,
+                              DetectorShape detector, float weight, ColumnRange range,
+                              float* __restrict acc) {
   const float col0 = static_cast<float>(line.col0);
   const float col1 = static_cast<float>(line.col1);
   const float row0 = static_cast<float>(line.row0);
@@ -227,6 +232,18 @@ void accumulate_projection(const ProjectionRef& projection, DetectorShape detect
   accumulate_border(line, projection.data, detector, map.weight, {interior.end, support.end}, acc);
 }
 
+// Geometry is validated where it enters, but a NaN here would make the interval arithmetic
+// meaningless, so the kernel refuses it too (13 numbers per projection).
+bool map_is_finite(const ProjectionMap& map) {
+  for (int i = 0; i < 4; ++i) {
+    if (!std::isfinite(map.col_coef[i]) || !std::isfinite(map.row_coef[i]) ||
+        !std::isfinite(map.den_coef[i])) {
+      return false;
+    }
+  }
+  return std::isfinite(map.weight);
+}
+
 void check_arguments(const GridSpec& grid, DetectorShape detector, const ProjectionRef* projections,
                      int count, const float* target, int plane, int row_begin, int row_end) {
   if (grid.width <= 0 || grid.height <= 0 || grid.depth <= 0) {
@@ -252,6 +269,10 @@ void check_arguments(const GridSpec& grid, DetectorShape detector, const Project
   for (int p = 0; p < count; ++p) {
     if (projections[p].data == nullptr) {
       throw std::invalid_argument("backprojection projection without data");
+    }
+    if (!map_is_finite(projections[p].map)) {
+      throw std::invalid_argument("backprojection map " + std::to_string(p) +
+                                  " has a non-finite coefficient");
     }
   }
 }
