@@ -29,7 +29,8 @@ RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& add
       pipeline_(pipeline),
       counters_(counters),
       replies_(std::make_shared<ReplyQueue>()),
-      filter_(initial_filter) {
+      filter_(initial_filter),
+      confirmed_filter_(initial_filter) {
   socket_.set(zmq::sockopt::linger, 0);
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
@@ -168,9 +169,10 @@ void RequestEndpoint::deliver_completed() {
 
 void RequestEndpoint::track_filter(const Pending& pending, const CommandReply& reply) {
   if (pending.sets_parameters) --set_parameters_in_flight_;
-  if (set_parameters_in_flight_ > 0) return;  // a newer filter is on its way: keep it
-  if (reply.parameters) filter_ = reply.parameters->filter;
-  if (reply.report) filter_ = reply.report->parameters.filter;
+  if (reply.status.ok() && reply.parameters) confirmed_filter_ = reply.parameters->filter;
+  if (reply.status.ok() && reply.report) confirmed_filter_ = reply.report->parameters.filter;
+  // With nothing in flight the pipeline's own value is the truth (also after a refusal).
+  if (set_parameters_in_flight_ == 0) filter_ = confirmed_filter_;
 }
 
 void RequestEndpoint::complete(Pending pending, CommandReply reply) {

@@ -71,8 +71,10 @@ class RequestEndpoint {
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
   // The filter that SetParameters completes partial updates with: the latest one submitted,
-  // re-synchronised from the pipeline's replies when no SetParameters is in flight.
+  // re-synchronised with the pipeline's (confirmed_filter_, from its replies) whenever no
+  // SetParameters is in flight.
   FilterConfig filter_;
+  FilterConfig confirmed_filter_;
   int set_parameters_in_flight_ = 0;
   LogThrottle log_throttle_;
   std::atomic<bool> stopping_{false};

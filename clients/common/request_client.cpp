@@ -1,5 +1,6 @@
 #include "clients/common/request_client.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -59,7 +60,14 @@ Response RequestClient::receive_reply(std::uint64_t request_id) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
-    if (left.count() > 0) zmq::poll(&item, 1, left);
+    if (left.count() > 0) {
+      try {
+        zmq::poll(&item, 1, left);
+      } catch (const zmq::error_t& error) {
+        if (error.num() == EINTR) continue;  // a signal: keep waiting until the deadline
+        throw ClientError("requests endpoint " + endpoint_ + ": " + error.what());
+      }
+    }
     if ((item.revents & ZMQ_POLLIN) == 0) {
       connect();  // drop the unanswered request (see the header)
       throw TimeoutError("no reply from " + endpoint_ + " within " + seconds(timeout_ms_) +

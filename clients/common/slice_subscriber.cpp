@@ -1,5 +1,6 @@
 #include "clients/common/slice_subscriber.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -51,7 +52,12 @@ SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<
 
 std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
   zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-  zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms));
+  try {
+    zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms));
+  } catch (const zmq::error_t& error) {
+    if (error.num() == EINTR) return std::nullopt;  // a signal: the caller decides what next
+    throw ClientError("slices endpoint " + endpoint_ + ": " + error.what());
+  }
   if ((item.revents & ZMQ_POLLIN) == 0) return std::nullopt;
   std::vector<zmq::message_t> parts;
   (void)zmq::recv_multipart(socket_, std::back_inserter(parts));

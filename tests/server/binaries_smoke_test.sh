@@ -80,9 +80,9 @@ if [[ -n $detector_bin ]]; then
   "${ctl[@]}" watch --out-dir "$work/watch" --timeout 20 --format png,tiff >"$work/watch.txt" 2>&1 &
   watch_pid=$!
   sleep 0.5
-  "$detector_bin" --data "$data" --fps 0 --quiet --scan-id 42 --projections-per-rotation 60 \
-    simulate --preset flexray --rows 48 --cols 64 --rotations 2 --darks 2 --flats 2 \
-    || fail "the detector failed"
+  "$detector_bin" simulate --data "$data" --fps 0 --quiet --scan-id 42 \
+    --projections-per-rotation 60 --preset flexray --rows 48 --cols 64 --rotations 2 \
+    --darks 2 --flats 2 || fail "the detector failed"
   for _ in $(seq 100); do
     "${ctl[@]}" status --json >"$work/status.json"
     grep -q '"scanState": "ended"' "$work/status.json" && break
