@@ -1,0 +1,62 @@
+// Talks to the server's requests endpoint (a DEALER socket): one request at a time, each with its
+// own request id, answered by one Reply (+ the float32 slice for GetSlice) or a TimeoutError.
+//
+// After a timeout the socket is replaced (ZeroMQ's "lazy pirate" pattern), so a request that was
+// never delivered is dropped instead of reaching the server later, and a late reply to it can
+// never be mistaken for the answer to the next request.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "clients/common/client_error.hpp"
+#include "slicestream.pb.h"
+
+namespace slicestream::client {
+
+struct Response {
+  v1::Reply reply;
+  std::vector<float> values;  // GetSlice: width * height, row 0 at the bottom, x fastest
+  bool ok() const { return reply.code() == v1::STATUS_CODE_OK; }
+};
+
+using Orientation = std::array<float, 9>;  // RECAST3D: x-axis, y-axis, base point (world mm)
+
+class RequestClient {
+ public:
+  explicit RequestClient(std::string endpoint, int timeout_ms = 5000);
+  ~RequestClient();
+  RequestClient(const RequestClient&) = delete;
+  RequestClient& operator=(const RequestClient&) = delete;
+
+  // Sets protocol_version and request_id, sends, waits for the matching reply. A non-OK code is
+  // a normal Response (check ok(), reply.message()); throws TimeoutError / ProtocolError.
+  Response call(v1::Request request);
+
+  Response set_slice(std::uint32_t slice_id, const Orientation& orientation, std::uint32_t width,
+                     std::uint32_t height);
+  Response remove_slice(std::uint32_t slice_id);
+  Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
+  Response get_status();
+  Response set_parameters(const v1::SetParameters& parameters);
+
+  const std::string& endpoint() const { return endpoint_; }
+  void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
+
+ private:
+  void connect();
+  Response receive_reply(std::uint64_t request_id);
+
+  std::string endpoint_;
+  int timeout_ms_;
+  zmq::context_t context_;
+  std::unique_ptr<zmq::socket_t> socket_;
+  std::uint64_t next_request_id_ = 1;
+};
+
+}  // namespace slicestream::client

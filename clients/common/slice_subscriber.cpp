@@ -1,0 +1,101 @@
+#include "clients/common/slice_subscriber.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <iterator>
+#include <zmq_addon.hpp>
+
+namespace slicestream::client {
+
+namespace {
+
+std::size_t expected_values(const v1::PublishHeader& header) {
+  if (header.has_slice()) {
+    return std::size_t{header.slice().width()} * std::size_t{header.slice().height()};
+  }
+  if (header.has_preview()) {
+    const auto& p = header.preview();
+    return std::size_t{p.size_x()} * std::size_t{p.size_y()} * std::size_t{p.size_z()};
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* topic_name(Topic topic) {
+  switch (topic) {
+    case Topic::kSlice:
+      return "slice";
+    case Topic::kPreview:
+      return "preview";
+    case Topic::kEvent:
+      return "event";
+  }
+  return "?";
+}
+
+SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<Topic>& topics,
+                                 int receive_hwm)
+    : endpoint_(endpoint), context_(1), socket_(context_, zmq::socket_type::sub) {
+  socket_.set(zmq::sockopt::rcvhwm, receive_hwm);
+  socket_.set(zmq::sockopt::linger, 0);
+  for (Topic topic : topics)
+    socket_.set(zmq::sockopt::subscribe, topic_name(topic));
+  try {
+    socket_.connect(endpoint);
+  } catch (const zmq::error_t& error) {
+    throw ClientError("cannot connect to the slices endpoint '" + endpoint + "': " + error.what());
+  }
+}
+
+std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
+  zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms));
+  } catch (const zmq::error_t& error) {
+    if (error.num() == EINTR) return std::nullopt;  // a signal: the caller decides what next
+    throw ClientError("slices endpoint " + endpoint_ + ": " + error.what());
+  }
+  if ((item.revents & ZMQ_POLLIN) == 0) return std::nullopt;
+  std::vector<zmq::message_t> parts;
+  (void)zmq::recv_multipart(socket_, std::back_inserter(parts));
+
+  const std::string where = " from " + endpoint_;
+  if (parts.size() < 2) throw ProtocolError("a publication" + where + " has fewer than 2 parts");
+  Publication publication;
+  const std::string topic = parts[0].to_string();
+  if (topic == "slice") {
+    publication.topic = Topic::kSlice;
+  } else if (topic == "preview") {
+    publication.topic = Topic::kPreview;
+  } else if (topic == "event") {
+    publication.topic = Topic::kEvent;
+  } else {
+    throw ProtocolError("unknown topic '" + topic + "'" + where);
+  }
+  if (!publication.header.ParseFromArray(parts[1].data(), static_cast<int>(parts[1].size()))) {
+    throw ProtocolError("a '" + topic + "' header" + where + " is not a PublishHeader");
+  }
+  const bool has_body =
+      (publication.topic == Topic::kSlice && publication.header.has_slice()) ||
+      (publication.topic == Topic::kPreview && publication.header.has_preview()) ||
+      (publication.topic == Topic::kEvent && publication.header.has_event());
+  if (!has_body) throw ProtocolError("a '" + topic + "' message" + where + " has another body");
+  const std::size_t values = expected_values(publication.header);
+  const std::size_t payload_parts = parts.size() - 2;
+  if (publication.topic == Topic::kEvent) {
+    if (payload_parts != 0) throw ProtocolError("an event" + where + " has a payload part");
+    return publication;
+  }
+  if (payload_parts != 1 || parts[2].size() != values * sizeof(float)) {
+    throw ProtocolError("a '" + topic + "' message" + where + " lacks its " +
+                        std::to_string(values) + "-value float32 payload");
+  }
+  publication.values.resize(values);
+  if (values > 0) std::memcpy(publication.values.data(), parts[2].data(), values * sizeof(float));
+  return publication;
+}
+
+}  // namespace slicestream::client

@@ -1,0 +1,28 @@
+// slicestream-ctl: control client of slicestream-server (docs/protocol.md, "Clients").
+//
+// Exit status: 0 success, 2 the server answered with an error (printed with its message),
+// 3 no answer (timeout, unreachable, malformed reply), 4 a file could not be written; CLI11's
+// own codes for bad arguments.
+#include <CLI/CLI.hpp>
+
+#include "clients/ctl/ctl_commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace slicestream::ctl;
+  CLI::App app{"slicestream-ctl: control client of slicestream-server"};
+  CtlContext context;
+  app.add_option("--requests", context.requests, "the server's requests endpoint")
+      ->capture_default_str();
+  app.add_option("--slices", context.slices, "the server's slices endpoint")->capture_default_str();
+  app.add_option("--timeout", context.timeout_s, "seconds to wait for a reply")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.require_subcommand(1);
+  int status = kExitOk;
+  add_slice_commands(app, context, &status);
+  add_status_command(app, context, &status);
+  add_params_command(app, context, &status);
+  add_watch_command(app, context, &status);
+  CLI11_PARSE(app, argc, argv);
+  return status;
+}

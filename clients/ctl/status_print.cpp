@@ -1,0 +1,71 @@
+#include "clients/ctl/status_print.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+
+#include "clients/ctl/ctl_support.hpp"
+
+namespace slicestream::ctl {
+
+namespace {
+
+std::string latency(const v1::Latency& l) {
+  if (l.count() == 0) return "n/a";
+  return fmt::format("p50 {:.2f} ms, p99 {:.2f} ms, max {:.2f} ms (n={})", l.p50_us() / 1000,
+                     l.p99_us() / 1000, l.max_us() / 1000, l.count());
+}
+
+std::string triple(const v1::SliceOrientation& o, int first) {
+  return fmt::format("({:g}, {:g}, {:g})", o.values(first), o.values(first + 1),
+                     o.values(first + 2));
+}
+
+}  // namespace
+
+void print_parameters(std::ostream& out, const v1::Parameters& p) {
+  out << fmt::format("  filter           {} (cutoff {:g} of Nyquist)\n", filter_name(p.filter()),
+                     p.filter_cutoff());
+  out << fmt::format("  mode             {}\n", mode_name(p.window_mode()));
+  out << fmt::format("  cor offset       {:g} px\n", p.rotation_axis_offset_px());
+  out << fmt::format("  publish rate     {}\n",
+                     p.publish_rate_hz() > 0 ? fmt::format("{:g} Hz per slice", p.publish_rate_hz())
+                                             : std::string("every update"));
+  out << fmt::format("  preview interval {:g} s\n", p.preview_interval_s());
+}
+
+void print_status(std::ostream& out, const v1::StatusReport& s) {
+  out << fmt::format("backend   {} ({})\n", s.backend(), s.backend_device());
+  out << fmt::format("scan      {} {}{}\n", s.scan_id(), s.scan_state(),
+                     s.scan_active() ? " (active)" : "");
+  out << fmt::format("uptime    {:.1f} s\n", s.uptime_s());
+  out << "parameters\n";
+  print_parameters(out, s.parameters());
+  out << "slices\n";
+  if (s.slices().empty()) out << "  (none)\n";
+  for (const v1::SetSlice& slice : s.slices()) {
+    if (slice.orientation().values_size() != 9) continue;
+    out << fmt::format("  {:>3}: {} x {}  x-axis {} y-axis {} base {}\n", slice.slice_id(),
+                       slice.width(), slice.height(), triple(slice.orientation(), 0),
+                       triple(slice.orientation(), 3), triple(slice.orientation(), 6));
+  }
+  out << "stages         rate/s   busy  service                                      queue\n";
+  for (const v1::StageStatus& stage : s.stages()) {
+    out << fmt::format("  {:<11} {:>8.1f} {:>5.1f}%  {:<44} {}/{}\n", stage.name(),
+                       stage.rate_per_s(), 100 * stage.busy_fraction(), latency(stage.service()),
+                       stage.queue_depth(), stage.queue_capacity());
+  }
+  out << "frame -> slice latency  " << latency(s.frame_to_slice()) << "\n";
+  out << "counters\n";
+  const std::map<std::string, std::uint64_t> counters(s.counters().begin(), s.counters().end());
+  for (const auto& [name, count] : counters)
+    out << fmt::format("  {:<24} {}\n", name, count);
+  out << "discards\n";
+  if (s.discards().empty()) out << "  (none)\n";
+  const std::map<std::string, std::uint64_t> discards(s.discards().begin(), s.discards().end());
+  for (const auto& [reason, count] : discards)
+    out << fmt::format("  {:<24} {}\n", reason, count);
+}
+
+}  // namespace slicestream::ctl

@@ -1,0 +1,263 @@
+// watch: subscribe to the slices endpoint and keep the latest image of every slice (and the
+// preview's central planes) on disk, printing per-slice rates and latencies once a second.
+//
+// Messages that queued up while files were written are coalesced (only the newest per slice is
+// written), so the watcher never falls behind the server. PUB/SUB may drop publications for a
+// subscriber that falls behind, so when a scan ends the final image of every slice seen is
+// fetched once more with GetSlice (unless --no-final): the files always end at the final state.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "clients/common/image_file.hpp"
+#include "clients/common/request_client.hpp"
+#include "clients/common/slice_subscriber.hpp"
+#include "clients/common/volume_planes.hpp"
+#include "clients/ctl/ctl_commands.hpp"
+#include "clients/ctl/ctl_support.hpp"
+
+namespace slicestream::ctl {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+void on_signal(int) {
+  g_interrupted = true;
+}
+
+struct WatchOptions {
+  std::string out_dir;
+  std::uint64_t count = 0;  // stop after this many slices (0: never)
+  double timeout_s = 0;     // stop after this long without any publication (0: never)
+  std::vector<std::string> formats{"tiff", "png"};
+  bool preview = true;
+  bool final_fetch = true;
+};
+
+struct SliceStats {
+  std::uint64_t received = 0;
+  std::uint64_t in_period = 0;
+  double latency_sum_ms = 0;
+  double latency_max_ms = 0;
+  std::uint64_t projections = 0;
+  std::uint64_t scan_id = 0;
+};
+
+class Watcher {
+ public:
+  Watcher(const CtlContext& context, const WatchOptions& options)
+      : context_(context), options_(options), subscriber_(context.slices) {}
+
+  int run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void handle(client::Publication publication);
+  void write_latest();
+  void write(const std::string& stem, int width, int height, const std::vector<float>& values);
+  void print_period(double seconds);
+  void fetch_final_slices(std::uint64_t scan_id);
+
+  const CtlContext& context_;
+  WatchOptions options_;
+  client::SliceSubscriber subscriber_;
+  std::map<std::uint32_t, client::Publication> latest_slices_;
+  std::optional<client::Publication> latest_preview_;
+  std::map<std::uint32_t, SliceStats> stats_;
+  std::map<std::uint32_t, v1::SliceHeader> seen_;  // the latest header of every slice id
+  std::uint64_t slices_received_ = 0;
+  std::uint64_t files_written_ = 0;
+  bool write_failed_ = false;
+};
+
+void Watcher::handle(client::Publication publication) {
+  switch (publication.topic) {
+    case client::Topic::kSlice: {
+      const v1::SliceHeader& header = publication.header.slice();
+      SliceStats& stats = stats_[header.slice_id()];
+      ++stats.received;
+      ++stats.in_period;
+      const double latency_ms =
+          header.published_ns() >= header.arrival_ns() && header.arrival_ns() > 0
+              ? static_cast<double>(header.published_ns() - header.arrival_ns()) / 1e6
+              : 0;
+      stats.latency_sum_ms += latency_ms;
+      stats.latency_max_ms = std::max(stats.latency_max_ms, latency_ms);
+      stats.projections = header.projections_integrated();
+      stats.scan_id = header.scan_id();
+      ++slices_received_;
+      seen_[header.slice_id()] = header;
+      latest_slices_[header.slice_id()] = std::move(publication);
+      break;
+    }
+    case client::Topic::kPreview:
+      if (options_.preview) latest_preview_ = std::move(publication);
+      break;
+    case client::Topic::kEvent: {
+      const v1::Event& event = publication.header.event();
+      std::string kind = v1::EventKind_Name(event.kind()).substr(std::string("EVENT_KIND_").size());
+      std::cout << fmt::format("event {} scan {}{}: {}\n", kind, event.scan_id(),
+                               event.reason().empty() ? "" : " [" + event.reason() + "]",
+                               event.message());
+      if (event.kind() == v1::EVENT_KIND_SCAN_ENDED && options_.final_fetch) {
+        fetch_final_slices(event.scan_id());
+      }
+      break;
+    }
+  }
+}
+
+void Watcher::fetch_final_slices(std::uint64_t scan_id) {
+  try {
+    client::RequestClient requests(context_.requests, context_.timeout_ms());
+    for (const auto& [id, header] : seen_) {
+      if (header.scan_id() != scan_id || header.orientation().values_size() != 9) continue;
+      client::Orientation orientation{};
+      std::copy(header.orientation().values().begin(), header.orientation().values().end(),
+                orientation.begin());
+      client::Response response = requests.get_slice(orientation, header.width(), header.height());
+      if (!reply_ok(response, "watch (final slice)")) continue;
+      client::Publication final_slice;
+      final_slice.topic = client::Topic::kSlice;
+      *final_slice.header.mutable_slice() = response.reply.slice();
+      final_slice.header.mutable_slice()->set_slice_id(id);
+      final_slice.values = std::move(response.values);
+      latest_slices_[id] = std::move(final_slice);
+    }
+  } catch (const client::ClientError& error) {
+    std::cerr << "slicestream-ctl watch: cannot fetch the final slices: " << error.what() << "\n";
+  }
+}
+
+void Watcher::write(const std::string& stem, int width, int height,
+                    const std::vector<float>& values) {
+  for (const std::string& format : options_.formats) {
+    const std::string path =
+        (std::filesystem::path(options_.out_dir) / (stem + "." + format)).string();
+    try {
+      client::write_image(path, width, height, values);
+      ++files_written_;
+    } catch (const client::ClientError& error) {
+      if (!write_failed_) std::cerr << "slicestream-ctl watch: " << error.what() << "\n";
+      write_failed_ = true;
+    }
+  }
+}
+
+void Watcher::write_latest() {
+  for (auto& [id, publication] : latest_slices_) {
+    const v1::SliceHeader& header = publication.header.slice();
+    write("slice_" + std::to_string(id), static_cast<int>(header.width()),
+          static_cast<int>(header.height()), publication.values);
+  }
+  latest_slices_.clear();
+  if (latest_preview_) {
+    const v1::PreviewHeader& header = latest_preview_->header.preview();
+    for (const client::Plane& plane : client::central_planes(
+             static_cast<int>(header.size_x()), static_cast<int>(header.size_y()),
+             static_cast<int>(header.size_z()), latest_preview_->values)) {
+      write("preview_" + plane.name, plane.width, plane.height, plane.values);
+    }
+    latest_preview_.reset();
+  }
+}
+
+void Watcher::print_period(double seconds) {
+  std::string line;
+  for (auto& [id, stats] : stats_) {
+    if (stats.in_period == 0) continue;
+    line += fmt::format(
+        "{}slice {}: {:.1f}/s, {} projections (scan {}), frame->publish {:.1f} ms "
+        "avg {:.1f} max",
+        line.empty() ? "" : " | ", id, static_cast<double>(stats.in_period) / seconds,
+        stats.projections, stats.scan_id,
+        stats.latency_sum_ms / static_cast<double>(stats.in_period), stats.latency_max_ms);
+    stats.in_period = 0;
+    stats.latency_sum_ms = 0;
+    stats.latency_max_ms = 0;
+  }
+  if (!line.empty()) std::cout << line << std::endl;
+}
+
+int Watcher::run() {
+  std::filesystem::create_directories(options_.out_dir);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Clock::time_point last_message = Clock::now();
+  Clock::time_point period_start = Clock::now();
+  bool timed_out = false;
+  while (!g_interrupted) {
+    if (options_.count > 0 && slices_received_ >= options_.count) break;
+    std::optional<client::Publication> got;
+    try {
+      got = subscriber_.receive(200);
+    } catch (const client::ProtocolError& error) {
+      std::cerr << "slicestream-ctl watch: skipped a malformed message: " << error.what() << "\n";
+      continue;
+    }
+    const Clock::time_point now = Clock::now();
+    if (got) {
+      last_message = now;
+      handle(std::move(*got));
+      // Coalesce whatever else is already queued, then write only the newest of each.
+      while (options_.count == 0 || slices_received_ < options_.count) {
+        std::optional<client::Publication> more = subscriber_.receive(0);
+        if (!more) break;
+        handle(std::move(*more));
+      }
+      write_latest();
+    } else if (options_.timeout_s > 0 &&
+               now - last_message > std::chrono::duration<double>(options_.timeout_s)) {
+      timed_out = true;
+      break;
+    }
+    const double period_s = std::chrono::duration<double>(now - period_start).count();
+    if (period_s >= 1) {
+      print_period(period_s);
+      period_start = now;
+    }
+  }
+  write_latest();
+  std::cout << fmt::format("watch: {} slices received, {} files written to {}\n", slices_received_,
+                           files_written_, options_.out_dir);
+  if (write_failed_) return kExitFileError;
+  if (timed_out && slices_received_ == 0) {
+    std::cerr << fmt::format("slicestream-ctl watch: no slice arrived within {:g} s\n",
+                             options_.timeout_s);
+    return kExitNoAnswer;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
+  auto options = std::make_shared<WatchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "watch",
+      "subscribe and save the latest image of every slice (slice_<id>.tiff/.png) and "
+      "the preview's central planes (preview_xy/xz/yz) as they arrive");
+  command->add_option("--out-dir", options->out_dir, "directory for the images")->required();
+  command->add_option("--count", options->count, "stop after N slices (default: never)");
+  command->add_option("--timeout", options->timeout_s,
+                      "stop after S seconds without any publication (default: never)");
+  command->add_option("--format", options->formats, "image formats to write: tiff, png")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiff", "png"}));
+  command->add_flag("!--no-preview", options->preview, "do not write the preview's planes");
+  command->add_flag("!--no-final", options->final_fetch,
+                    "do not fetch the final slices with GetSlice when a scan ends");
+  command->callback([&context, options, status] {
+    *status = guarded("watch", [&] { return Watcher(context, *options).run(); });
+  });
+}
+
+}  // namespace slicestream::ctl

@@ -1,0 +1,79 @@
+#include "server/codec/publish_codec.hpp"
+
+#include <cstring>
+
+#include "server/codec/common_codec.hpp"
+#include "server/codec/enum_codec.hpp"
+
+namespace slicestream {
+
+namespace {
+constexpr std::uint32_t kProtocolVersion = 1;
+}
+
+void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
+                         v1::SliceHeader* wire) {
+  wire->set_slice_id(slice.slice_id);
+  encode_orientation(slice.orientation, wire->mutable_orientation());
+  wire->set_width(static_cast<std::uint32_t>(slice.width));
+  wire->set_height(static_cast<std::uint32_t>(slice.height));
+  wire->set_projections_integrated(slice.projections_integrated);
+  wire->set_scan_id(slice.scan_id);
+  wire->set_sequence(slice.sequence);
+  wire->set_detector_timestamp_ns(slice.newest_detector_timestamp_ns);
+  wire->set_arrival_ns(slice.newest_arrival_ns);
+  wire->set_published_ns(published_ns);
+}
+
+v1::PublishHeader encode_slice(const SliceImage& slice, std::uint64_t published_ns) {
+  v1::PublishHeader header;
+  header.set_protocol_version(kProtocolVersion);
+  encode_slice_header(slice, published_ns, header.mutable_slice());
+  return header;
+}
+
+v1::PublishHeader encode_preview(const PreviewVolume& preview, std::uint64_t published_ns) {
+  v1::PublishHeader header;
+  header.set_protocol_version(kProtocolVersion);
+  v1::PreviewHeader* wire = header.mutable_preview();
+  wire->set_scan_id(preview.scan_id);
+  encode_volume_box(preview.box, wire->mutable_volume());
+  wire->set_size_x(static_cast<std::uint32_t>(preview.size_x));
+  wire->set_size_y(static_cast<std::uint32_t>(preview.size_y));
+  wire->set_size_z(static_cast<std::uint32_t>(preview.size_z));
+  wire->set_projections_integrated(preview.projections_integrated);
+  wire->set_sequence(preview.sequence);
+  wire->set_published_ns(published_ns);
+  return header;
+}
+
+v1::PublishHeader encode_event(const ServerEvent& event, std::uint64_t time_ns) {
+  v1::PublishHeader header;
+  header.set_protocol_version(kProtocolVersion);
+  v1::Event* wire = header.mutable_event();
+  wire->set_kind(to_wire(event.kind));
+  wire->set_scan_id(event.scan_id);
+  wire->set_reason(event.reason);
+  wire->set_message(event.message);
+  wire->set_time_ns(time_ns);
+  return header;
+}
+
+zmq::message_t payload_message(const std::vector<float>& values) {
+  const std::size_t bytes = values.size() * sizeof(float);
+  zmq::message_t message(bytes);
+  if (bytes > 0) std::memcpy(message.data(), values.data(), bytes);
+  return message;
+}
+
+zmq::message_t payload_message(std::vector<float>&& values) {
+  if (values.empty()) return zmq::message_t();
+  // ZeroMQ frees the buffer from its I/O thread once sent: the vector moves to the heap and the
+  // free function deletes it.
+  auto* owned = new std::vector<float>(std::move(values));
+  return zmq::message_t(
+      owned->data(), owned->size() * sizeof(float),
+      [](void*, void* hint) { delete static_cast<std::vector<float>*>(hint); }, owned);
+}
+
+}  // namespace slicestream

@@ -1,0 +1,31 @@
+// The slices endpoint's codec: pipeline results -> PublishHeader (the float32 payload travels as
+// its own message part, see payload_message).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "pipeline/command.hpp"
+#include "pipeline/publish_sink.hpp"
+#include "slicestream.pb.h"
+
+namespace slicestream {
+
+// Topic frames (first part of every slices-endpoint message; subscribe by prefix).
+inline constexpr const char* kSliceTopic = "slice";
+inline constexpr const char* kPreviewTopic = "preview";
+inline constexpr const char* kEventTopic = "event";
+
+void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
+                         v1::SliceHeader* wire);
+v1::PublishHeader encode_slice(const SliceImage& slice, std::uint64_t published_ns);
+v1::PublishHeader encode_preview(const PreviewVolume& preview, std::uint64_t published_ns);
+v1::PublishHeader encode_event(const ServerEvent& event, std::uint64_t time_ns);
+
+// float32 values as a message part. The rvalue overload takes the vector over without copying.
+zmq::message_t payload_message(const std::vector<float>& values);
+zmq::message_t payload_message(std::vector<float>&& values);
+
+}  // namespace slicestream

@@ -1,0 +1,105 @@
+#include "server/codec/reply_codec.hpp"
+
+#include "server/codec/common_codec.hpp"
+#include "server/codec/enum_codec.hpp"
+#include "server/codec/publish_codec.hpp"
+
+namespace slicestream {
+
+namespace {
+
+constexpr std::uint32_t kProtocolVersion = 1;
+
+void encode_latency(const LatencySummary& latency, v1::Latency* wire) {
+  wire->set_count(latency.count);
+  wire->set_p50_us(latency.p50_us);
+  wire->set_p99_us(latency.p99_us);
+  wire->set_max_us(latency.max_us);
+}
+
+void encode_counters(const MetricsSnapshot& m,
+                     google::protobuf::Map<std::string, std::uint64_t>& out) {
+  out["bytes_received"] = m.bytes_received;
+  out["frames_received"] = m.frames_received;
+  out["darks_received"] = m.darks_received;
+  out["flats_received"] = m.flats_received;
+  out["projections_integrated"] = m.projections_integrated;
+  out["slices_published"] = m.slices_published;
+  out["previews_published"] = m.previews_published;
+  out["pixels_clamped"] = m.pixels_clamped;
+  out["pixels_non_finite"] = m.pixels_non_finite;
+  out["scans_started"] = m.scans_started;
+  out["scans_ended"] = m.scans_ended;
+  out["errors"] = m.errors;
+}
+
+}  // namespace
+
+void encode_parameters(const Parameters& parameters, v1::Parameters* wire) {
+  wire->set_filter(to_wire(parameters.filter.window));
+  wire->set_filter_cutoff(parameters.filter.cutoff);
+  wire->set_window_mode(to_wire(parameters.window_mode));
+  wire->set_rotation_axis_offset_px(parameters.rotation_axis_offset_px);
+  wire->set_publish_rate_hz(parameters.publish_rate_hz);
+  wire->set_preview_interval_s(parameters.preview_interval_s);
+}
+
+void encode_status_report(const StatusReport& report, const CounterMap& server_counters,
+                          v1::StatusReport* wire) {
+  wire->set_backend(report.backend);
+  wire->set_backend_device(report.backend_device);
+  wire->set_scan_active(report.scan_active);
+  wire->set_scan_id(report.scan_id);
+  wire->set_scan_state(report.scan_state);
+  for (const SetSliceCommand& slice : report.slices) {
+    v1::SetSlice* out = wire->add_slices();
+    out->set_slice_id(slice.slice_id);
+    encode_orientation(slice.orientation, out->mutable_orientation());
+    out->set_width(static_cast<std::uint32_t>(slice.width));
+    out->set_height(static_cast<std::uint32_t>(slice.height));
+  }
+  encode_parameters(report.parameters, wire->mutable_parameters());
+  const MetricsSnapshot& m = report.metrics;
+  wire->set_uptime_s(m.uptime_s);
+  for (const StageMetrics& stage : m.stages) {
+    v1::StageStatus* out = wire->add_stages();
+    out->set_name(stage.name);
+    out->set_items(stage.items);
+    out->set_rate_per_s(stage.rate_per_s);
+    out->set_busy_fraction(stage.busy_fraction);
+    encode_latency(stage.service_us, out->mutable_service());
+    out->set_queue_depth(stage.queue_depth);
+    out->set_queue_capacity(stage.queue_capacity);
+  }
+  for (const auto& [reason, count] : m.discards)
+    (*wire->mutable_discards())[reason] = count;
+  encode_counters(m, *wire->mutable_counters());
+  for (const auto& [name, count] : server_counters)
+    (*wire->mutable_counters())[name] = count;
+  encode_latency(m.frame_to_slice_us, wire->mutable_frame_to_slice());
+}
+
+v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,
+                       std::uint64_t published_ns, const CounterMap& server_counters) {
+  v1::Reply wire;
+  wire.set_protocol_version(kProtocolVersion);
+  wire.set_request_id(request_id);
+  wire.set_code(to_wire(reply.status.code));
+  wire.set_message(reply.status.message);
+  if (reply.slice) encode_slice_header(*reply.slice, published_ns, wire.mutable_slice());
+  if (reply.report) encode_status_report(*reply.report, server_counters, wire.mutable_status());
+  if (reply.parameters) encode_parameters(*reply.parameters, wire.mutable_parameters());
+  return wire;
+}
+
+v1::Reply encode_error_reply(std::uint64_t request_id, const WireError& error) {
+  v1::Reply wire;
+  wire.set_protocol_version(kProtocolVersion);
+  wire.set_request_id(request_id);
+  wire.set_code(to_wire(error.code));
+  wire.set_message(error.message);
+  wire.set_reason(error.reason);
+  return wire;
+}
+
+}  // namespace slicestream

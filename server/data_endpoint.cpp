@@ -1,0 +1,108 @@
+#include "server/data_endpoint.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include "server/codec/data_codec.hpp"
+#include "server/socket_binding.hpp"
+#include "server/steady_clock_ns.hpp"
+
+namespace slicestream {
+
+namespace {
+// How often the thread looks at the stop flag while no data arrives.
+constexpr std::chrono::milliseconds kPollInterval{50};
+// A valid data message has at most 2 parts; a third is kept only to say "too many".
+constexpr std::size_t kPartsKept = 3;
+}  // namespace
+
+DataEndpoint::DataEndpoint(zmq::context_t& context, const std::string& address, int receive_hwm,
+                           const WireLimits& limits, PipelinePort& pipeline,
+                           ServerCounters& counters)
+    : socket_(context, zmq::socket_type::pull),
+      limits_(limits),
+      pipeline_(pipeline),
+      counters_(counters) {
+  socket_.set(zmq::sockopt::rcvhwm, receive_hwm);
+  socket_.set(zmq::sockopt::linger, 0);
+  // A hard transport cap well above the codec's limit: bigger parts make ZeroMQ drop the
+  // connection (it cannot be answered); parts up to the cap reach the codec, which counts and
+  // reports every oversized frame.
+  const std::size_t cap = 2 * std::max(limits.max_frame_bytes, limits.max_header_bytes);
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(cap));
+  address_ = bind_endpoint(socket_, address, "data");
+  parts_.reserve(kPartsKept);
+}
+
+DataEndpoint::~DataEndpoint() {
+  stop();
+}
+
+void DataEndpoint::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void DataEndpoint::stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+bool DataEndpoint::receive(std::size_t* part_count) {
+  parts_.clear();
+  *part_count = 0;
+  zmq::message_t part;
+  if (!socket_.recv(part, zmq::recv_flags::dontwait)) return false;
+  // ZeroMQ delivers multipart messages atomically: once the first part is here, all are.
+  while (true) {
+    ++*part_count;
+    const bool more = part.more();
+    if (parts_.size() < kPartsKept) parts_.push_back(std::move(part));
+    if (!more) break;
+    part = zmq::message_t();
+    (void)socket_.recv(part, zmq::recv_flags::none);
+  }
+  return true;
+}
+
+void DataEndpoint::handle(std::size_t part_count) {
+  const std::uint64_t arrival_ns = steady_now_ns();
+  ++counters_.data_messages;
+  DataDecodeInfo info;
+  Decoded<DataMessage> decoded =
+      decode_data_message(parts_, part_count, arrival_ns, limits_, &info);
+  if (info.payload_realigned) ++counters_.payloads_realigned;
+  if (!decoded.ok()) {
+    ++counters_.data_rejected;
+    const WireError& error = decoded.error();
+    pipeline_.report_rejected(error.reason, error.message, error.scan_id);
+    return;
+  }
+  pipeline_.submit(std::move(decoded.value()));
+}
+
+void DataEndpoint::run() {
+  spdlog::info("data endpoint listening on {} (PULL)", address_);
+  while (!stopping_) {
+    try {
+      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, kPollInterval);
+      if ((item.revents & ZMQ_POLLIN) == 0) continue;
+      std::size_t part_count = 0;
+      if (!receive(&part_count)) continue;
+      handle(part_count);
+    } catch (const zmq::error_t& error) {
+      if (error.num() == ETERM) break;
+      spdlog::error("data endpoint: {}", error.what());
+    } catch (const std::exception& error) {
+      // E.g. out of memory while decoding: the message is lost, so it is counted and reported.
+      ++counters_.data_rejected;
+      pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
+    }
+  }
+  spdlog::info("data endpoint stopped reading");
+}
+
+}  // namespace slicestream

@@ -1,0 +1,57 @@
+// The server: the three endpoints around one Pipeline (docs/architecture.md, docs/protocol.md).
+//
+// Used by main() and, in-process, by the integration tests. Addresses may end in ":*" for an
+// ephemeral port; the *_address() accessors return what was actually bound.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "pipeline/pipeline.hpp"
+#include "server/data_endpoint.hpp"
+#include "server/request_endpoint.hpp"
+#include "server/server_config.hpp"
+#include "server/server_counters.hpp"
+#include "server/slice_publisher.hpp"
+
+namespace slicestream {
+
+class Server {
+ public:
+  // Binds all three endpoints (throws std::runtime_error naming the endpoint on failure).
+  Server(const ServerConfig& config, std::unique_ptr<Backend> backend);
+  ~Server();  // stop(drain = false) if still running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void start();
+  // drain: stop reading the data socket, finish everything accepted, answer the requests still
+  // pending, then close the sockets. Otherwise what is queued is counted as "shutdown" discards.
+  // Idempotent; returns when every thread has ended.
+  void stop(bool drain);
+
+  const std::string& data_address() const { return data_->address(); }
+  const std::string& slices_address() const { return publisher_->address(); }
+  const std::string& requests_address() const { return requests_->address(); }
+
+  MetricsSnapshot metrics() const { return pipeline_->metrics(); }
+  CounterMap counters() const { return counters_.snapshot(); }
+  const Backend& backend() const { return pipeline_->backend(); }
+  // Blocks until everything read from the data socket so far is processed (tests).
+  void wait_idle() { pipeline_->wait_idle(); }
+
+ private:
+  ServerCounters counters_;
+  zmq::context_t context_;
+  std::unique_ptr<SlicePublisher> publisher_;
+  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<PipelinePort> port_;
+  std::unique_ptr<DataEndpoint> data_;
+  std::unique_ptr<RequestEndpoint> requests_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace slicestream

@@ -1,0 +1,36 @@
+// Counters kept by the endpoints (the pipeline keeps its own): reported in GetStatus and in the
+// stats log.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "server/codec/reply_codec.hpp"
+
+namespace slicestream {
+
+struct ServerCounters {
+  std::atomic<std::uint64_t> data_messages{0};       // data messages read from the socket
+  std::atomic<std::uint64_t> data_rejected{0};       // refused by the codec (reported as discards)
+  std::atomic<std::uint64_t> payloads_realigned{0};  // payloads copied for alignment
+  std::atomic<std::uint64_t> requests{0};            // requests read from the socket
+  std::atomic<std::uint64_t> requests_rejected{0};   // refused by the codec (error reply)
+  std::atomic<std::uint64_t> replies{0};             // replies sent
+  std::atomic<std::uint64_t> replies_undeliverable{0};  // the requester had gone
+  std::atomic<std::uint64_t> publications{0};           // slices, previews and events sent
+  std::atomic<std::uint64_t> publications_invalid{0};   // refused: values do not match the size
+
+  CounterMap snapshot() const {
+    return {{"data_messages", data_messages.load()},
+            {"data_rejected", data_rejected.load()},
+            {"payloads_realigned", payloads_realigned.load()},
+            {"requests", requests.load()},
+            {"requests_rejected", requests_rejected.load()},
+            {"replies", replies.load()},
+            {"replies_undeliverable", replies_undeliverable.load()},
+            {"publications", publications.load()},
+            {"publications_invalid", publications_invalid.load()}};
+  }
+};
+
+}  // namespace slicestream

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs the real binaries together on ipc:// endpoints in a temporary directory:
+# slicestream-server, slicestream-ctl and (when built) slicestream-detector. Checks replies,
+# error exit codes, a short simulated scan reconstructed and saved as images, and a clean drain
+# on SIGTERM (exit status 0).
+#   binaries_smoke_test.sh SERVER CTL [DETECTOR]
+set -euo pipefail
+
+server_bin=$1
+ctl_bin=$2
+detector_bin=${3:-}
+
+work=$(mktemp -d /tmp/slicestream-smoke.XXXXXX)
+data=ipc://$work/data
+slices=ipc://$work/slices
+requests=ipc://$work/requests
+ctl=("$ctl_bin" --requests "$requests" --slices "$slices" --timeout 10)
+server_pid=""
+
+cleanup() {
+  local status=$?
+  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -KILL "$server_pid" 2>/dev/null || true
+  fi
+  if [[ $status -ne 0 && -f $work/server.log ]]; then
+    echo "---- server log (last 40 lines)"
+    tail -40 "$work/server.log"
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Runs a command that must fail with the given exit status.
+expect_status() {
+  local expected=$1
+  shift
+  local status=0
+  "$@" >"$work/out.txt" 2>&1 || status=$?
+  [[ $status -eq $expected ]] || { cat "$work/out.txt"; fail "'$*' exited $status, expected $expected"; }
+}
+
+"$server_bin" --version | grep -q "slicestream-server" || fail "--version"
+
+"$server_bin" --backend cpu --threads 2 --data "$data" --slices "$slices" --requests "$requests" \
+  --slice-size 64 --preview-size 16 --stats-interval 1 --log-level info >"$work/server.log" 2>&1 &
+server_pid=$!
+
+for _ in $(seq 50); do
+  if "${ctl[@]}" --timeout 0.5 status >/dev/null 2>&1; then break; fi
+  kill -0 "$server_pid" 2>/dev/null || fail "the server exited at start"
+done
+"${ctl[@]}" status >"$work/status.txt" || fail "status"
+grep -q "^backend   cpu" "$work/status.txt" || { cat "$work/status.txt"; fail "status output"; }
+"${ctl[@]}" status --json | grep -q '"backend": "cpu"' || fail "status --json"
+
+# Parameters: set one half of the filter, then the other; both stick.
+"${ctl[@]}" params --filter hann >/dev/null || fail "params --filter"
+"${ctl[@]}" params --filter-cutoff 0.8 >"$work/params.txt" || fail "params --filter-cutoff"
+grep -q "filter           hann (cutoff 0.8" "$work/params.txt" || { cat "$work/params.txt"; fail "params"; }
+"${ctl[@]}" params --filter ram-lak --filter-cutoff 1 >/dev/null || fail "params reset"
+
+# Errors: the server's answers come back with their message and exit status 2; bad arguments
+# never reach it.
+expect_status 2 "${ctl[@]}" remove-slice --id 77
+grep -q "NOT_FOUND" "$work/out.txt" || fail "remove-slice message: $(cat "$work/out.txt")"
+expect_status 2 "${ctl[@]}" slice --orientation 64,0,0,0,64,0,-32,-32,0 --size 32,32 --out "$work/x.png"
+grep -q "FAILED_PRECONDITION" "$work/out.txt" || fail "slice before a scan: $(cat "$work/out.txt")"
+expect_status 2 "${ctl[@]}" set-slice --id 5 --orientation 1,0,0,2,0,0,0,0,0 --size 8,8
+grep -q "bad_orientation" "$work/out.txt" || fail "parallel axes: $(cat "$work/out.txt")"
+expect_status 105 "${ctl[@]}" slice --orientation 1,2,3 --size 8,8 --out "$work/x.png"
+expect_status 3 "$ctl_bin" --requests "ipc://$work/nobody" --timeout 0.3 status
+
+if [[ -n $detector_bin ]]; then
+  "${ctl[@]}" watch --out-dir "$work/watch" --timeout 20 --format png,tiff >"$work/watch.txt" 2>&1 &
+  watch_pid=$!
+  sleep 0.5
+  "$detector_bin" simulate --data "$data" --fps 0 --quiet --scan-id 42 \
+    --projections-per-rotation 60 --preset flexray --rows 48 --cols 64 --rotations 2 \
+    --darks 2 --flats 2 || fail "the detector failed"
+  for _ in $(seq 100); do
+    "${ctl[@]}" status --json >"$work/status.json"
+    grep -q '"scanState": "ended"' "$work/status.json" && break
+    sleep 0.1
+  done
+  grep -q '"projections_integrated": "120"' "$work/status.json" \
+    || { cat "$work/status.json"; fail "not every projection was integrated"; }
+  "${ctl[@]}" slice --id 2 --out "$work/axial.png" --out "$work/axial.tiff" || fail "slice --id 2"
+  [[ -s $work/axial.png && -s $work/axial.tiff ]] || fail "slice images missing"
+  kill -TERM "$watch_pid"
+  wait "$watch_pid" || fail "watch exited with $?: $(cat "$work/watch.txt")"
+  for id in 0 1 2; do
+    [[ -s $work/watch/slice_$id.png && -s $work/watch/slice_$id.tiff ]] \
+      || { cat "$work/watch.txt"; fail "watch did not write slice $id"; }
+  done
+fi
+
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+server_pid=""
+[[ $status -eq 0 ]] || fail "the server exited with $status after SIGTERM"
+grep -q "server stopped" "$work/server.log" || fail "no drain message in the log"
+echo "binaries smoke test passed"

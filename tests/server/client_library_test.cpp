@@ -1,0 +1,156 @@
+// The client library's image files and preview planes: float32 TIFF keeps every value, PNG is
+// auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format.
+#include <gtest/gtest.h>
+#include <png.h>
+#include <tiffio.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "clients/common/image_file.hpp"
+#include "clients/common/volume_planes.hpp"
+#include "tests/server/wire_builders.hpp"
+
+namespace slicestream::client {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/slicestream-client-test.XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<float> random_image(test::Random& random, int width, int height) {
+  std::vector<float> values(static_cast<std::size_t>(width * height));
+  for (float& v : values)
+    v = static_cast<float>(random.uniform(-0.05, 0.1));
+  return values;
+}
+
+TEST(ImageFile, TiffKeepsEveryValueUpright) {
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  TempDir dir;
+  const int width = 37, height = 23;
+  const std::vector<float> values = random_image(random, width, height);
+  write_image(dir.file("slice.tiff"), width, height, values);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("slice.tiff.tmp")));
+
+  TIFF* tiff = TIFFOpen(dir.file("slice.tiff").c_str(), "r");
+  ASSERT_NE(tiff, nullptr);
+  std::uint32_t w = 0, h = 0;
+  std::uint16_t bits = 0, format = 0;
+  TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, &w);
+  TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, &h);
+  TIFFGetField(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+  TIFFGetField(tiff, TIFFTAG_SAMPLEFORMAT, &format);
+  EXPECT_EQ(w, 37u);
+  EXPECT_EQ(h, 23u);
+  EXPECT_EQ(bits, 32);
+  EXPECT_EQ(format, SAMPLEFORMAT_IEEEFP);
+  std::vector<float> row(w);
+  for (std::uint32_t r = 0; r < h; ++r) {
+    ASSERT_EQ(TIFFReadScanline(tiff, row.data(), r, 0), 1);
+    // File row r is slice row height - 1 - r.
+    const float* expected =
+        values.data() + static_cast<std::size_t>(height - 1 - static_cast<int>(r)) * w;
+    EXPECT_EQ(std::memcmp(row.data(), expected, w * sizeof(float)), 0) << "row " << r;
+  }
+  TIFFClose(tiff);
+}
+
+TEST(ImageFile, PngIsAutoContrastedAndUpright) {
+  TempDir dir;
+  const int width = 200, height = 100;
+  // A ramp along x from 0 to 1, with one hot pixel that auto-contrast must ignore.
+  std::vector<float> values(static_cast<std::size_t>(width * height));
+  for (int j = 0; j < height; ++j) {
+    for (int i = 0; i < width; ++i) {
+      values[static_cast<std::size_t>(j * width + i)] = static_cast<float>(i) / (width - 1);
+    }
+  }
+  values[0] = 1000.0f;        // slice row 0 (bottom), column 0
+  values[1] = std::nanf("");  // non-finite: drawn black
+  write_image(dir.file("slice.PNG"), width, height, values);
+
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  ASSERT_NE(png_image_begin_read_from_file(&image, dir.file("slice.PNG").c_str()), 0)
+      << image.message;
+  image.format = PNG_FORMAT_GRAY;
+  std::vector<std::uint8_t> grey(PNG_IMAGE_SIZE(image));
+  ASSERT_NE(png_image_finish_read(&image, nullptr, grey.data(), 0, nullptr), 0) << image.message;
+  ASSERT_EQ(image.width, 200u);
+  ASSERT_EQ(image.height, 100u);
+  auto at = [&](int column, int file_row) {
+    return grey[static_cast<std::size_t>(file_row * width + column)];
+  };
+  // The ramp spans (nearly) the full grey range despite the hot pixel.
+  EXPECT_LE(at(2, 0), 3);
+  EXPECT_GE(at(width - 3, 0), 250);
+  EXPECT_NEAR(at(width / 2, 50), 128, 4);
+  // Slice row 0 is the file's last row: the hot pixel saturates there, the NaN is black.
+  EXPECT_EQ(at(0, height - 1), 255);
+  EXPECT_EQ(at(1, height - 1), 0);
+}
+
+TEST(ImageFile, AutoContrastPercentiles) {
+  std::vector<float> values(1001);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i);
+  values.push_back(std::numeric_limits<float>::infinity());
+  const ContrastWindow window = auto_contrast(values, 0.5, 99.5);
+  EXPECT_NEAR(window.low, 5, 1);
+  EXPECT_NEAR(window.high, 995, 1);
+  const ContrastWindow none = auto_contrast({std::nanf("")});
+  EXPECT_EQ(none.low, 0);
+  EXPECT_EQ(none.high, 1);
+}
+
+TEST(ImageFile, FormatsAndErrors) {
+  EXPECT_EQ(image_format_for("a/b.tif"), ImageFormat::kTiffFloat32);
+  EXPECT_EQ(image_format_for("x.TIFF"), ImageFormat::kTiffFloat32);
+  EXPECT_EQ(image_format_for("x.png"), ImageFormat::kPng8);
+  EXPECT_THROW(image_format_for("x.jpg"), ClientError);
+  EXPECT_THROW(image_format_for("dir.png/file"), ClientError);
+  TempDir dir;
+  EXPECT_THROW(write_image(dir.file("x.png"), 4, 4, std::vector<float>(15)), ClientError);
+  EXPECT_THROW(write_image("/nonexistent-dir/x.tiff", 2, 2, std::vector<float>(4)), ClientError);
+  EXPECT_THROW(write_image("/nonexistent-dir/x.png", 2, 2, std::vector<float>(4)), ClientError);
+}
+
+TEST(VolumePlanes, CentralPlanesOfAPreview) {
+  const int nx = 5, ny = 4, nz = 3;
+  std::vector<float> volume(static_cast<std::size_t>(nx * ny * nz));
+  auto value = [](int x, int y, int z) { return static_cast<float>(100 * z + 10 * y + x); };
+  for (int z = 0; z < nz; ++z) {
+    for (int y = 0; y < ny; ++y) {
+      for (int x = 0; x < nx; ++x)
+        volume[static_cast<std::size_t>((z * ny + y) * nx + x)] = value(x, y, z);
+    }
+  }
+  const std::array<Plane, 3> planes = central_planes(nx, ny, nz, volume);
+  EXPECT_EQ(planes[0].name, "xy");
+  EXPECT_EQ(planes[0].width, nx);
+  EXPECT_EQ(planes[0].height, ny);
+  EXPECT_EQ(planes[0].values[static_cast<std::size_t>(2 * nx + 3)], value(3, 2, 1));
+  EXPECT_EQ(planes[1].name, "xz");
+  EXPECT_EQ(planes[1].height, nz);
+  EXPECT_EQ(planes[1].values[static_cast<std::size_t>(2 * nx + 4)], value(4, 2, 2));
+  EXPECT_EQ(planes[2].name, "yz");
+  EXPECT_EQ(planes[2].width, ny);
+  EXPECT_EQ(planes[2].values[static_cast<std::size_t>(1 * ny + 3)], value(2, 3, 1));
+  EXPECT_THROW(central_planes(nx, ny, nz, std::vector<float>(7)), ClientError);
+}
+
+}  // namespace
+}  // namespace slicestream::client

@@ -1,0 +1,186 @@
+// slicestream-server's flags and config file (CLI11), and the stats log lines.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "server/server_options.hpp"
+#include "server/stats_report.hpp"
+
+namespace slicestream {
+namespace {
+
+// Parses `args` into a fresh config; returns the CLI11 error text (empty on success).
+std::string parse(std::vector<std::string> args, ServerConfig& config) {
+  CLI::App app;
+  add_server_options(app, config);
+  std::vector<const char*> argv{"slicestream-server"};
+  for (const std::string& arg : args)
+    argv.push_back(arg.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  } catch (const CLI::ParseError& error) {
+    return error.what();
+  }
+  return finalize_server_config(config);
+}
+
+TEST(ServerOptions, FlagsFillTheConfig) {
+  ServerConfig config;
+  ASSERT_EQ(parse({"--data",
+                   "ipc:///tmp/d",
+                   "--backend",
+                   "CPU",
+                   "--threads",
+                   "3",
+                   "--mode",
+                   "rotation",
+                   "--filter",
+                   "hann",
+                   "--filter-cutoff",
+                   "0.5",
+                   "--cor-offset",
+                   "-1.5",
+                   "--publish-rate",
+                   "20",
+                   "--preview-size",
+                   "64",
+                   "--preview-interval",
+                   "0.5",
+                   "--slice-size",
+                   "256",
+                   "--queue-depth",
+                   "8",
+                   "--max-frame-bytes",
+                   "2MiB",
+                   "--max-slice-side",
+                   "1000",
+                   "--memory-limit-mb",
+                   "512",
+                   "--stats-interval",
+                   "0",
+                   "--log-level",
+                   "debug"},
+                  config),
+            "");
+  EXPECT_EQ(config.endpoints.data, "ipc:///tmp/d");
+  EXPECT_EQ(config.endpoints.slices, "tcp://127.0.0.1:5571");
+  EXPECT_EQ(config.backend, BackendKind::kCpu);
+  EXPECT_EQ(config.backend_options.cpu_threads, 3);
+  EXPECT_EQ(config.backend_options.memory_limit_bytes, 512u << 20);
+  const Parameters& p = config.pipeline.parameters;
+  EXPECT_EQ(p.window_mode, WindowMode::kPerRotation);
+  EXPECT_EQ(p.filter.window, FilterWindow::kHann);
+  EXPECT_EQ(p.filter.cutoff, 0.5f);
+  EXPECT_EQ(p.rotation_axis_offset_px, -1.5);
+  EXPECT_EQ(p.publish_rate_hz, 20);
+  EXPECT_EQ(p.preview_interval_s, 0.5);
+  EXPECT_EQ(config.pipeline.preview_size, 64);
+  EXPECT_EQ(config.pipeline.default_slice_size, 256);
+  EXPECT_EQ(config.pipeline.queue_depth, 8);
+  EXPECT_EQ(config.limits.max_frame_bytes, 2u << 20);
+  EXPECT_EQ(config.limits.max_slice_side, 1000);
+  EXPECT_EQ(config.pipeline.max_slice_side, 1000) << "one flag bounds the codec and the pipeline";
+  EXPECT_EQ(config.stats_interval_s, 0);
+  EXPECT_EQ(config.log_level, "debug");
+}
+
+TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--filter", "bogus"},
+                                             {"--backend", "gpu"},
+                                             {"--mode", "fast"},
+                                             {"--filter-cutoff", "0"},
+                                             {"--filter-cutoff", "1.5"},
+                                             {"--queue-depth", "0"},
+                                             {"--publish-rate", "-1"},
+                                             {"--max-frame-bytes", "lots"},
+                                             {"--log-level", "loud"},
+                                             {"--slice-size", "9000"},
+                                             {"--no-such-flag"}}) {
+    ServerConfig config;
+    const std::string error = parse(args, config);
+    EXPECT_FALSE(error.empty()) << args[0];
+    EXPECT_NE(error.find(args[0].substr(2, 5)), std::string::npos) << error;
+  }
+}
+
+TEST(ServerOptions, ConfigFileWithFlagsOverriding) {
+  char path[] = "/tmp/slicestream-config-test.XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  {
+    std::ofstream file(path);
+    file << "requests = \"tcp://127.0.0.1:6000\"\n"
+         << "filter = \"cosine\"\n"
+         << "publish-rate = 5.0\n"
+         << "max-request-bytes = \"64KiB\"\n";
+  }
+  ServerConfig config;
+  EXPECT_EQ(parse({"--config", path, "--publish-rate", "7"}, config), "");
+  std::remove(path);
+  EXPECT_EQ(config.endpoints.requests, "tcp://127.0.0.1:6000");
+  EXPECT_EQ(config.pipeline.parameters.filter.window, FilterWindow::kCosine);
+  EXPECT_EQ(config.pipeline.parameters.publish_rate_hz, 7) << "the command line wins";
+  EXPECT_EQ(config.limits.max_request_bytes, 64u << 10);
+}
+
+TEST(ServerOptions, ExampleConfigFileHoldsTheDefaults) {
+  ServerConfig from_file;
+  ASSERT_EQ(parse({"--config",
+                   std::string(SLICESTREAM_SOURCE_DIR) + "/server/slicestream-server.example.toml"},
+                  from_file),
+            "");
+  ServerConfig defaults;
+  ASSERT_EQ(parse({}, defaults), "");
+  EXPECT_EQ(from_file.endpoints.data, defaults.endpoints.data);
+  EXPECT_EQ(from_file.backend, defaults.backend);
+  EXPECT_EQ(from_file.pipeline.parameters.filter.window,
+            defaults.pipeline.parameters.filter.window);
+  EXPECT_EQ(from_file.pipeline.queue_depth, defaults.pipeline.queue_depth);
+  EXPECT_EQ(from_file.pipeline.preview_size, defaults.pipeline.preview_size);
+  EXPECT_EQ(from_file.limits.max_frame_bytes, defaults.limits.max_frame_bytes);
+  EXPECT_EQ(from_file.limits.max_header_bytes, defaults.limits.max_header_bytes);
+  EXPECT_EQ(from_file.limits.max_request_bytes, defaults.limits.max_request_bytes);
+  EXPECT_EQ(from_file.limits.max_projections_per_rotation,
+            defaults.limits.max_projections_per_rotation);
+  EXPECT_EQ(from_file.data_hwm, defaults.data_hwm);
+  EXPECT_EQ(from_file.stats_interval_s, defaults.stats_interval_s);
+}
+
+TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
+  MetricsSnapshot before;
+  before.frames_received = 100;
+  before.discards = {{"bad_parts", 1}};
+  MetricsSnapshot now = before;
+  now.frames_received = 183;
+  now.projections_integrated = 180;
+  now.discards = {{"bad_parts", 3}, {"shape_mismatch", 1}};
+  now.frame_to_slice_us = {180, 12000, 31000, 40000};
+  StageMetrics stage;
+  stage.name = "filter";
+  stage.rate_per_s = 83;
+  stage.busy_fraction = 0.25;
+  stage.queue_depth = 2;
+  stage.queue_capacity = 64;
+  now.stages = {stage};
+  const std::vector<std::string> lines = format_stats(now, &before, {{"requests", 4}});
+  std::string all;
+  for (const std::string& line : lines)
+    all += line + "\n";
+  EXPECT_NE(all.find("frames 183 (+83)"), std::string::npos) << all;
+  EXPECT_NE(all.find("p50 12.00 ms p99 31.00 ms"), std::string::npos) << all;
+  EXPECT_NE(all.find("filter"), std::string::npos) << all;
+  EXPECT_NE(all.find("83.0/s busy  25.0%"), std::string::npos) << all;
+  EXPECT_NE(all.find("queue 2/64"), std::string::npos) << all;
+  EXPECT_NE(all.find("bad_parts=3 (+2)"), std::string::npos) << all;
+  EXPECT_NE(all.find("shape_mismatch=1 (+1)"), std::string::npos) << all;
+  EXPECT_NE(all.find("requests=4"), std::string::npos) << all;
+
+  const std::vector<std::string> idle = format_stats(now, &now, {});
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_NE(idle[0].find("idle"), std::string::npos) << idle[0];
+}
+
+}  // namespace
+}  // namespace slicestream

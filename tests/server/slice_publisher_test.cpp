@@ -1,0 +1,117 @@
+// The slices endpoint with the client library's subscriber: slices, previews and events arrive
+// with their headers and payloads; inconsistent images are refused and counted.
+#include <gtest/gtest.h>
+
+#include "clients/common/slice_subscriber.hpp"
+#include "server/slice_publisher.hpp"
+#include "tests/server/wire_builders.hpp"
+
+namespace slicestream {
+namespace {
+
+using client::Publication;
+using client::SliceSubscriber;
+using client::Topic;
+
+// PUB/SUB subscriptions take a moment to reach the publisher: publish events until one arrives.
+void wait_until_subscribed(SlicePublisher& publisher, SliceSubscriber& subscriber) {
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    publisher.publish_event({EventKind::kWarning, 0, "hello", "subscription probe"});
+    if (subscriber.receive(10)) return;
+  }
+  FAIL() << "the subscriber never received anything";
+}
+
+std::optional<Publication> next_of(SliceSubscriber& subscriber, Topic topic) {
+  for (int i = 0; i < 100; ++i) {
+    std::optional<Publication> got = subscriber.receive(2000);
+    if (!got) return std::nullopt;
+    if (got->topic == topic) return got;
+  }
+  return std::nullopt;
+}
+
+TEST(SlicePublisher, SlicesPreviewsAndEventsReachSubscribers) {
+  zmq::context_t context(1);
+  ServerCounters counters;
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SliceSubscriber subscriber(publisher.address());
+  wait_until_subscribed(publisher, subscriber);
+
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  SliceImage slice;
+  slice.slice_id = 2;
+  slice.width = 13;
+  slice.height = 7;
+  slice.scan_id = 5;
+  slice.sequence = 3;
+  slice.orientation.values = {1, 0, 0, 0, 1, 0, 0, 0, 0};
+  slice.values.resize(13 * 7);
+  for (float& v : slice.values)
+    v = static_cast<float>(random.uniform(-1, 1));
+  publisher.publish_slice(slice);
+  std::optional<Publication> got = next_of(subscriber, Topic::kSlice);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->header.slice().slice_id(), 2u);
+  EXPECT_EQ(got->header.slice().scan_id(), 5u);
+  EXPECT_GT(got->header.slice().published_ns(), 0u);
+  EXPECT_EQ(got->values, slice.values);
+
+  PreviewVolume preview;
+  preview.scan_id = 5;
+  preview.box = {{-1, -1, -1}, {1, 1, 1}};
+  preview.size_x = 3;
+  preview.size_y = 4;
+  preview.size_z = 5;
+  preview.values.resize(60);
+  for (float& v : preview.values)
+    v = static_cast<float>(random.uniform(-1, 1));
+  publisher.publish_preview(preview);
+  got = next_of(subscriber, Topic::kPreview);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->header.preview().size_z(), 5u);
+  EXPECT_EQ(got->values, preview.values);
+
+  publisher.publish_event({EventKind::kError, 5, "bad_shape", "frame 3: 2 x 2"});
+  for (int i = 0; i < 100; ++i) {
+    got = next_of(subscriber, Topic::kEvent);
+    ASSERT_TRUE(got.has_value());
+    if (got->header.event().reason() != "hello") break;
+  }
+  EXPECT_EQ(got->header.event().kind(), v1::EVENT_KIND_ERROR);
+  EXPECT_EQ(got->header.event().reason(), "bad_shape");
+  EXPECT_EQ(got->header.event().message(), "frame 3: 2 x 2");
+  EXPECT_TRUE(got->values.empty());
+
+  // Inconsistent images are refused and counted, never sent malformed.
+  slice.values.pop_back();
+  publisher.publish_slice(slice);
+  EXPECT_EQ(counters.publications_invalid.load(), 1u);
+  publisher.close();
+  publisher.publish_event({EventKind::kError, 0, "late", "after close"});  // ignored, no crash
+}
+
+TEST(SliceSubscriber, TopicFilter) {
+  zmq::context_t context(1);
+  ServerCounters counters;
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SliceSubscriber events_only(publisher.address(), {Topic::kEvent});
+  wait_until_subscribed(publisher, events_only);
+  SliceImage slice;
+  slice.width = 1;
+  slice.height = 1;
+  slice.values = {1.0f};
+  publisher.publish_slice(slice);
+  publisher.publish_event({EventKind::kScanEnded, 1, "", "done"});
+  for (int i = 0; i < 100; ++i) {
+    std::optional<Publication> got = events_only.receive(2000);
+    ASSERT_TRUE(got.has_value());
+    ASSERT_EQ(got->topic, Topic::kEvent);
+    if (got->header.event().kind() == v1::EVENT_KIND_SCAN_ENDED) return;
+  }
+  FAIL() << "the event did not arrive";
+}
+
+}  // namespace
+}  // namespace slicestream
