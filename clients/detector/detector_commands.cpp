@@ -93,6 +93,12 @@ int arc_for(const GeometryFlags& flags, BeamKind beam) {
   return arc;
 }
 
+std::string format_rate(double fps) {
+  std::ostringstream text;
+  text << fps;  // 83, 12800, 0.5: no trailing zeros
+  return text.str();
+}
+
 std::uint64_t wall_clock_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
@@ -232,15 +238,21 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
              "computed while streaming, which may limit the frame rate\n";
     }
     const auto start = std::chrono::steady_clock::now();
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    if (verbose && simulator->cached()) {
+      err << "precomputing " << simulator->distinct_positions() << " projections on "
+          << config.threads << " threads" << (terminal ? "" : "\n") << std::flush;
+    }
     simulator->prepare([&](int done, int total) {
-      if (verbose && (done == total || done % 8 == 0) && !stop.load()) {
+      if (verbose && terminal && (done == total || done % 4 == 0)) {
         err << "\rprecomputing projections " << done << "/" << total << std::flush;
       }
     });
     if (verbose && simulator->cached()) {
-      err << " in "
-          << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-          << " s (" << simulator->cache_bytes() / (1 << 20) << " MiB)\n";
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      err << (terminal ? " " : "  ") << "done in " << format_duration(seconds) << " ("
+          << simulator->cache_bytes() / (1 << 20) << " MiB)\n";
     }
     source = std::move(simulator);
   } else {
@@ -270,7 +282,7 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
   const StreamOptions options = make_stream_options(command, default_fps);
   if (verbose) {
     err << "streaming scan " << options.scan_id << " to " << options.endpoint << " at "
-        << (options.fps > 0 ? std::to_string(options.fps) + " frames/s" : std::string("full speed"))
+        << (options.fps > 0 ? format_rate(options.fps) + " frames/s" : std::string("full speed"))
         << " (Ctrl-C ends the scan cleanly)\n";
   }
   SteadyClock clock;

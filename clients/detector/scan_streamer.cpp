@@ -114,6 +114,7 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
 
   std::string failure;
   const std::chrono::nanoseconds start = clock.now();
+  std::chrono::nanoseconds first_sent = start;
   try {
     {
       SendTimer timer(counters, clock, summary.blocked_seconds);
@@ -145,6 +146,9 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
       summary.bytes += bytes;
       counters.bytes_sent += bytes;
       ++counters.frames_sent;
+      const std::chrono::nanoseconds sent_at = clock.now();
+      if (k == 0) first_sent = sent_at;
+      summary.sending_seconds = std::chrono::duration<double>(sent_at - first_sent).count();
     }
   } catch (const zmq::error_t& error) {
     // A signal interrupts a blocked send (EINTR): that is the user stopping us, not a failure.
@@ -162,12 +166,20 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
   v1::ScanEnd scan_end;
   scan_end.set_scan_id(options.scan_id);
   scan_end.set_frames_sent(summary.projections);
+  if (summary.interrupted) {
+    // The send blocks while the server does not read (DataSender has no send timeout).
+    progress_out << "stopping: sending ScanEnd (frames_sent=" << summary.projections
+                 << "); Ctrl-C again to quit without it" << std::endl;
+  }
   int linger_ms = options.linger_ms;
+  bool second_interrupt = false;
   try {
     sender->send_scan_end(scan_end);
+    summary.scan_end_sent = true;
   } catch (const zmq::error_t& error) {
     linger_ms = 0;  // a second Ctrl-C while blocked: leave now
-    if (failure.empty() && !(error.num() == EINTR && stop.load())) {
+    second_interrupt = error.num() == EINTR && stop.load();
+    if (failure.empty() && !second_interrupt) {
       failure = std::string("sending ScanEnd failed: ") + error.what();
     }
   }
@@ -175,8 +187,11 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
   sender->close(linger_ms);
   if (!failure.empty()) {
     throw std::runtime_error(
-        failure + " (after " + std::to_string(counters.frames_sent.load()) +
-        " frames; ScanEnd sent with frames_sent=" + std::to_string(summary.projections) + ")");
+        failure + " (after " + std::to_string(counters.frames_sent.load()) + " frames; " +
+        (summary.scan_end_sent
+             ? "ScanEnd sent with frames_sent=" + std::to_string(summary.projections)
+             : std::string("ScanEnd not sent")) +
+        ")");
   }
   return summary;
 }

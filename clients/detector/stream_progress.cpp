@@ -44,23 +44,33 @@ std::string format_duration(double seconds) {
 
 std::string format_summary(const StreamSummary& s) {
   const std::uint64_t frames = s.darks + s.flats + s.projections;
-  const double seconds = s.seconds > 0 ? s.seconds : 1e-9;
+  // n frames span n - 1 frame intervals: counted so, a steady 83 Hz stream reads 83.0.
+  const double span_s = s.sending_seconds;
+  const double intervals = frames > 1 ? static_cast<double>(frames - 1) : 0;
+  const double fps = span_s > 0 ? intervals / span_s : 0;
+  const double bytes_per_s =
+      span_s > 0 && frames > 0
+          ? static_cast<double>(s.bytes) * (intervals / static_cast<double>(frames)) / span_s
+          : 0;
   std::ostringstream out;
   out << (s.interrupted ? "interrupted: " : "") << "scan " << s.scan_id << " -> " << s.endpoint
       << "\n  sent " << frames << " frames (" << s.darks << " darks, " << s.flats << " flats, "
       << s.projections << " of " << s.projections_planned << " projections), "
       << fixed(static_cast<double>(s.bytes) / kMegabyte, 1) << " MB in "
-      << format_duration(s.seconds) << "\n  rate "
-      << fixed(static_cast<double>(frames) / seconds, 1) << " frames/s";
+      << format_duration(s.seconds) << "\n  rate " << fixed(fps, 1) << " frames/s";
   if (s.target_fps > 0) out << " (target " << fixed(s.target_fps, 1) << ")";
-  out << ", " << fixed(static_cast<double>(s.bytes) / kMegabyte / seconds, 1) << " MB/s"
+  out << ", " << fixed(bytes_per_s / kMegabyte, 1) << " MB/s"
       << "\n  blocked by back-pressure " << format_duration(s.blocked_seconds);
   if (s.target_fps > 0) {
     out << "; " << s.schedule.late_frames << " frames late (max "
         << fixed(std::chrono::duration<double, std::milli>(s.schedule.max_lateness).count(), 1)
         << " ms behind schedule)";
   }
-  out << "\n  ScanEnd frames_sent=" << s.projections;
+  if (s.scan_end_sent) {
+    out << "\n  ScanEnd frames_sent=" << s.projections;
+  } else {
+    out << "\n  ScanEnd NOT sent (interrupted while the server was not reading)";
+  }
   return out.str();
 }
 

@@ -32,11 +32,13 @@ struct StreamSummary {
   std::uint64_t projections = 0;
   std::uint64_t projections_planned = 0;
   std::uint64_t bytes = 0;
-  double seconds = 0;
+  double seconds = 0;          // from ScanBegin to the last frame
+  double sending_seconds = 0;  // from the first frame to the last: the rates' time base
   double blocked_seconds = 0;  // time spent inside sends (back-pressure)
   double target_fps = 0;
   ScheduleStats schedule;
   bool interrupted = false;
+  bool scan_end_sent = false;
 };
 
 std::string format_summary(const StreamSummary& summary);

@@ -132,6 +132,7 @@ TEST(ScanStreamer, SendsScanBeginEveryFrameAndScanEnd) {
   EXPECT_EQ(summary.flats, 3u);
   EXPECT_EQ(summary.bytes, 15u * 6 * 10 * 2);
   EXPECT_FALSE(summary.interrupted);
+  EXPECT_TRUE(summary.scan_end_sent);
   EXPECT_NE(format_summary(summary).find("frames_sent=10"), std::string::npos);
 }
 
@@ -200,6 +201,8 @@ TEST(ScanStreamer, StopEndsTheScanWithAnHonestFrameCount) {
   EXPECT_EQ(messages.back().header.scan_end().frames_sent(), projections);
   EXPECT_EQ(summary.projections, projections);
   EXPECT_TRUE(summary.interrupted);
+  EXPECT_TRUE(summary.scan_end_sent);
+  EXPECT_NE(progress.str().find("stopping: sending ScanEnd"), std::string::npos);
   EXPECT_NE(progress.str().find("frames"), std::string::npos);
 }
 
