@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::size_t kQueueBudgetBytes = std::size_t{256} << 20;
 constexpr std::size_t kLookaheadBudgetBytes = std::size_t{512} << 20;
+constexpr int kInterruptedLingerMs = 2000;
 
 v1::Frame wire_frame(const OutgoingFrame& frame, std::uint64_t scan_id,
                      std::chrono::nanoseconds timestamp) {
@@ -184,7 +185,12 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
     }
   }
   // Always close with a finite linger: ZeroMQ's default would wait forever for a dead server.
+  // After Ctrl-C the user wants out: wait less for queued frames.
+  if (stop.load()) linger_ms = std::min(linger_ms, kInterruptedLingerMs);
+  const std::chrono::nanoseconds flush_start = clock.now();
   sender->close(linger_ms);
+  sender.reset();  // the ZeroMQ context's termination is where the linger is spent
+  summary.flush_seconds = std::chrono::duration<double>(clock.now() - flush_start).count();
   if (!failure.empty()) {
     throw std::runtime_error(
         failure + " (after " + std::to_string(counters.frames_sent.load()) + " frames; " +

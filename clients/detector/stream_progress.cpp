@@ -66,6 +66,10 @@ std::string format_summary(const StreamSummary& s) {
         << fixed(std::chrono::duration<double, std::milli>(s.schedule.max_lateness).count(), 1)
         << " ms behind schedule)";
   }
+  if (s.flush_seconds > 1) {
+    out << "\n  waited " << format_duration(s.flush_seconds)
+        << " for queued frames to leave: is a server reading " << s.endpoint << "?";
+  }
   if (s.scan_end_sent) {
     out << "\n  ScanEnd frames_sent=" << s.projections;
   } else {

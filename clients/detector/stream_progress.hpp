@@ -35,6 +35,7 @@ struct StreamSummary {
   double seconds = 0;          // from ScanBegin to the last frame
   double sending_seconds = 0;  // from the first frame to the last: the rates' time base
   double blocked_seconds = 0;  // time spent inside sends (back-pressure)
+  double flush_seconds = 0;    // waiting at the end for queued frames to leave
   double target_fps = 0;
   ScheduleStats schedule;
   bool interrupted = false;
