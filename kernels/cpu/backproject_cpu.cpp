@@ -151,8 +151,11 @@ void accumulate_border(const RowLine& line, const float* data, DetectorShape det
 
 // Interior loops: no bounds checks, no branches. Indices are 32-bit (the detector size is limited
 // accordingly) so that the gathers use 32-bit lanes; the clamps only guard against rounding.
-void accumulate_interior_parallel(const RowLine& line, const float* data, DetectorShape detector,
-                                  float weight, ColumnRange range, float* acc) {
+// `data` and `acc` never overlap (acc is the row buffer of backproject_rows); saying so lets GCC
+// use gathers without run-time overlap checks it cannot do for gathers.
+void accumulate_interior_parallel(const RowLine& line, const float* __restrict data,
+                                  DetectorShape detector, float weight, ColumnRange range,
+                                  float* __restrict acc) {
   const float col0 = static_cast<float>(line.col0);
   const float col1 = static_cast<float>(line.col1);
   const float row0 = static_cast<float>(line.row0);
@@ -176,8 +179,9 @@ void accumulate_interior_parallel(const RowLine& line, const float* data, Detect
   }
 }
 
-void accumulate_interior_cone(const RowLine& line, const float* data, DetectorShape detector,
-                              float weight, ColumnRange range, float* acc) {
+void accumulate_interior_cone(const RowLine& line, const float* __restrict data,
+                              DetectorShape detector, float weight, ColumnRange range,
+                              float* __restrict acc) {
   const float col0 = static_cast<float>(line.col0);
   const float col1 = static_cast<float>(line.col1);
   const float row0 = static_cast<float>(line.row0);

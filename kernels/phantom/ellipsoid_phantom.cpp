@@ -199,7 +199,9 @@ std::vector<float> sample(const std::vector<Ellipsoid>& phantom, const GridSpec&
                           int supersample) {
   if (supersample < 1) throw std::invalid_argument("sample: supersample must be >= 1");
   const std::vector<UnitFrame> frames = unit_frames(phantom);
-  const int depth_samples = grid.depth > 1 ? supersample : 1;
+  // A slice (z_axis 0) has no thickness to sample; a volume cell does, even at depth 1.
+  const bool has_thickness = grid.z_axis.x != 0 || grid.z_axis.y != 0 || grid.z_axis.z != 0;
+  const int depth_samples = has_thickness ? supersample : 1;
   const double inv_samples = 1.0 / (supersample * supersample * depth_samples);
   const Vec3 base = to_vec3(grid.base);
   const Vec3 x_axis = to_vec3(grid.x_axis);
