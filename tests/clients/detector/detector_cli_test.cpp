@@ -185,3 +185,47 @@ TEST(DetectorCli, ReplayFlagsReachTheConfiguration) {
 
 }  // namespace
 }  // namespace slicestream::detector
+
+namespace slicestream::detector {
+namespace {
+
+// The FleX-ray preset's geometry at a tenth of the resolution (same physical detector): the
+// phantom fills most of the detector at every angle of the turn but never reaches its border,
+// so no projection is truncated.
+TEST(DetectorCli, FlexrayPhantomFillsTheDetectorWithoutTruncation) {
+  const Parsed parsed = parse("simulate --rows 40 --cols 60 --pixel-size 3 --already-linear");
+  std::vector<std::string> warnings;
+  PhantomScanSource source(make_simulation_config(parsed.command, warnings));
+  source.prepare();
+  const DetectorShape shape = source.geometry().detector();
+  int widest = 0;
+  int tallest = 0;
+  for (std::uint64_t j = 0; j < source.sequence().projections; ++j) {
+    const OutgoingFrame frame = source.render(j);
+    int first_col = shape.cols, last_col = -1, first_row = shape.rows, last_row = -1;
+    for (int r = 0; r < shape.rows; ++r) {
+      for (int c = 0; c < shape.cols; ++c) {
+        if (load_pixel(PixelType::kFloat32, frame.pixels->bytes.data(),
+                       static_cast<std::size_t>(r * shape.cols + c)) > 0) {
+          first_col = std::min(first_col, c);
+          last_col = std::max(last_col, c);
+          first_row = std::min(first_row, r);
+          last_row = std::max(last_row, r);
+        }
+      }
+    }
+    ASSERT_GT(first_col, 0) << "projection " << j;
+    ASSERT_LT(last_col, shape.cols - 1) << "projection " << j;
+    ASSERT_GT(first_row, 0) << "projection " << j;
+    ASSERT_LT(last_row, shape.rows - 1) << "projection " << j;
+    widest = std::max(widest, last_col - first_col + 1);
+    tallest = std::max(tallest, last_row - first_row + 1);
+  }
+  RecordProperty("widest_cols", widest);
+  RecordProperty("tallest_rows", tallest);
+  EXPECT_GE(widest, 0.7 * shape.cols);
+  EXPECT_GE(tallest, 0.7 * shape.rows);
+}
+
+}  // namespace
+}  // namespace slicestream::detector
