@@ -243,11 +243,17 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
       err << "precomputing " << simulator->distinct_positions() << " projections on "
           << config.threads << " threads" << (terminal ? "" : "\n") << std::flush;
     }
-    simulator->prepare([&](int done, int total) {
-      if (verbose && terminal && (done == total || done % 4 == 0)) {
-        err << "\rprecomputing projections " << done << "/" << total << std::flush;
-      }
-    });
+    const bool complete = simulator->prepare(
+        [&](int done, int total) {
+          if (verbose && terminal && (done == total || done % 4 == 0)) {
+            err << "\rprecomputing projections " << done << "/" << total << std::flush;
+          }
+        },
+        &stop);
+    if (!complete) {
+      err << "\ninterrupted before streaming\n";
+      return 130;
+    }
     if (verbose && simulator->cached()) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

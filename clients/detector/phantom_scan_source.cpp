@@ -108,8 +108,10 @@ PhantomScanSource::PhantomScanSource(SimulationConfig config)
   scan_begin_.set_description(config_.description);
 }
 
-void PhantomScanSource::prepare(const std::function<void(int, int)>& progress) {
-  if (cache_mode_ == CacheMode::kNone) return;
+bool PhantomScanSource::prepare(const std::function<void(int, int)>& progress,
+                                const std::atomic<bool>* cancel) {
+  prepared_ = false;
+  if (cache_mode_ == CacheMode::kNone) return true;
   const int total = distinct_positions_;
   encoded_cache_.assign(cache_mode_ == CacheMode::kEncoded ? total : 0, nullptr);
   line_integral_cache_.assign(cache_mode_ == CacheMode::kLineIntegrals ? total : 0, {});
@@ -121,6 +123,7 @@ void PhantomScanSource::prepare(const std::function<void(int, int)>& progress) {
   auto work = [&] {
     std::vector<float> projection;
     for (int position = next++; position < total; position = next++) {
+      if (cancel && cancel->load()) return;
       try {
         projection.assign(geometry_.detector().pixels(), 0.0f);
         project_into(head_, vector_of(static_cast<std::uint64_t>(position)), projection.data());
@@ -148,6 +151,8 @@ void PhantomScanSource::prepare(const std::function<void(int, int)>& progress) {
   for (std::thread& thread : threads)
     thread.join();
   if (failure) std::rethrow_exception(failure);
+  prepared_ = done == total;
+  return prepared_;
 }
 
 double PhantomScanSource::scan_fraction(std::uint64_t projection_index) const {
@@ -191,7 +196,7 @@ void PhantomScanSource::line_integrals(std::uint64_t projection_index,
   const std::size_t pixels = geometry_.detector().pixels();
   const std::uint64_t position = projection_index % static_cast<std::uint64_t>(distinct_positions_);
   const ProjectionVector vec = vector_of(projection_index);
-  if (cache_mode_ == CacheMode::kLineIntegrals) {
+  if (prepared_ && cache_mode_ == CacheMode::kLineIntegrals) {
     out = line_integral_cache_[position];
   } else {
     out.assign(pixels, 0.0f);
@@ -237,7 +242,7 @@ OutgoingFrame PhantomScanSource::render(std::uint64_t frame) {
   const std::uint64_t slots = static_cast<std::uint64_t>(geometry_.slot_count());
   out.position = static_cast<std::uint32_t>(index % slots);
   if (config_.placement == Placement::kAngle) out.angle_rad = angle_of(index);
-  if (cache_mode_ == CacheMode::kEncoded) {
+  if (prepared_ && cache_mode_ == CacheMode::kEncoded) {
     out.pixels = encoded_cache_[index % static_cast<std::uint64_t>(distinct_positions_)];
     return out;
   }

@@ -2,6 +2,7 @@
 // in the scan's geometry, seen by a DetectorModel, over one or more continuous rotations.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -41,9 +42,11 @@ class PhantomScanSource final : public FrameSource {
   explicit PhantomScanSource(SimulationConfig config);
 
   // Computes the projections of every distinct position ahead of streaming (they repeat every
-  // rotation), in parallel; `progress(done, total)` is called as positions complete. Call once
-  // before render(). Without the cache (over cache_limit_bytes) this does nothing.
-  void prepare(const std::function<void(int, int)>& progress = {});
+  // rotation), in parallel; `progress(done, total)` is called as positions complete. Returns
+  // false when `cancel` was set before the end. Without it (or without the cache, over
+  // cache_limit_bytes) render() computes every frame itself: slower, same frames.
+  bool prepare(const std::function<void(int, int)>& progress = {},
+               const std::atomic<bool>* cancel = nullptr);
 
   const v1::ScanBegin& scan_begin() const override { return scan_begin_; }
   FrameSequence sequence() const override { return sequence_; }
@@ -58,7 +61,8 @@ class PhantomScanSource final : public FrameSource {
   // The vector projection `projection_index` was simulated with.
   ProjectionVector vector_of(std::uint64_t projection_index) const;
   int distinct_positions() const { return distinct_positions_; }
-  bool cached() const { return cache_mode_ != CacheMode::kNone; }
+  bool cached() const { return cache_mode_ != CacheMode::kNone; }  // fits the cache limit
+  bool prepared() const { return prepared_; }
   std::size_t cache_bytes() const { return cache_bytes_; }
   double outer_attenuation_per_mm() const { return outer_attenuation_per_mm_; }
 
@@ -81,6 +85,7 @@ class PhantomScanSource final : public FrameSource {
   double outer_attenuation_per_mm_ = 0;
   int distinct_positions_ = 0;
   CacheMode cache_mode_ = CacheMode::kNone;
+  bool prepared_ = false;
   std::size_t cache_bytes_ = 0;
   std::vector<std::shared_ptr<const PixelBuffer>> encoded_cache_;  // per position
   std::vector<std::vector<float>> line_integral_cache_;            // per position

@@ -154,6 +154,21 @@ TEST(PhantomScanSource, UncachedFramesEqualCachedOnes) {
   }
 }
 
+TEST(PhantomScanSource, RendersWithoutOrAfterACancelledPrecompute) {
+  SimulationConfig config = small_config(BeamKind::kParallel, 6, kPi);
+  PhantomScanSource reference(config);
+  ASSERT_TRUE(reference.prepare());
+  PhantomScanSource cancelled(config);
+  const std::atomic<bool> stop{true};
+  EXPECT_FALSE(cancelled.prepare({}, &stop));
+  EXPECT_FALSE(cancelled.prepared());
+  PhantomScanSource unprepared(config);
+  for (std::uint64_t frame = 0; frame < reference.sequence().total(); ++frame) {
+    EXPECT_EQ(cancelled.render(frame).pixels->bytes, reference.render(frame).pixels->bytes);
+    EXPECT_EQ(unprepared.render(frame).pixels->bytes, reference.render(frame).pixels->bytes);
+  }
+}
+
 TEST(PhantomScanSource, AnglePlacementContinuesPastHalfTurnWithMirroredProjections) {
   // Parallel beam over 180 degrees, placed by angle: frame j is at start + j * pi / N, so frame
   // N is half a turn later: the same rays reversed, i.e. frame 0 mirrored left-right.
