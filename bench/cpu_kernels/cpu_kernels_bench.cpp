@@ -121,18 +121,20 @@ class Bench {
   }
 
   void print() const {
-    std::printf("\n%-40s %8s %14s %18s\n", "kernel", "threads", "ms per call", "throughput");
+    std::printf("\n%-42s %7s %12s %14s\n", "kernel", "threads", "ms per call", "throughput");
     for (const Measurement& m : results_) {
-      std::printf("%-40s %8d %14.3f %12.1f %s\n", m.kernel.c_str(), m.threads,
-                  1e3 * m.seconds_per_call, m.per_second / 1e6, ("M " + m.unit + "/s").c_str());
+      std::printf("%-42s %7d %12.3f %14.4g %s/s\n", m.kernel.c_str(), m.threads,
+                  1e3 * m.seconds_per_call, m.per_second, m.unit.c_str());
     }
-    const double frame_all = frame_seconds(threads_);
-    const double frame_one = frame_seconds(1);
     std::printf(
-        "\nFleX-ray sliding window, per frame (preprocess + filter + 3 slices x 1 projection):\n"
-        "  1 thread: %.2f ms (%.0f frames/s)   %d threads: %.2f ms (%.0f frames/s)   target %.0f "
-        "frames/s\n",
-        1e3 * frame_one, 1 / frame_one, threads_, 1e3 * frame_all, 1 / frame_all, kFrameRate);
+        "\nFleX-ray sliding window, work per frame (preprocess + filter + 3 slices x 1 "
+        "projection), target %.0f frames/s:\n",
+        kFrameRate);
+    for (int threads : thread_counts()) {
+      const double frame = frame_seconds(threads);
+      std::printf("  %d thread(s): %.2f ms per frame = %.0f frames/s\n", threads, 1e3 * frame,
+                  1 / frame);
+    }
   }
 
   void write_json(const std::string& path) const {

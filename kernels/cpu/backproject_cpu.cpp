@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace slicestream::cpu {
@@ -231,6 +232,18 @@ void accumulate_projection(const ProjectionRef& projection, DetectorShape detect
   accumulate_border(line, projection.data, detector, map.weight, {interior.end, support.end}, acc);
 }
 
+// Geometry is validated where it enters, but a NaN here would make the interval arithmetic
+// meaningless, so the kernel refuses it too (13 numbers per projection).
+bool map_is_finite(const ProjectionMap& map) {
+  for (int i = 0; i < 4; ++i) {
+    if (!std::isfinite(map.col_coef[i]) || !std::isfinite(map.row_coef[i]) ||
+        !std::isfinite(map.den_coef[i])) {
+      return false;
+    }
+  }
+  return std::isfinite(map.weight);
+}
+
 void check_arguments(const GridSpec& grid, DetectorShape detector, const ProjectionRef* projections,
                      int count, const float* target, int plane, int row_begin, int row_end) {
   if (grid.width <= 0 || grid.height <= 0 || grid.depth <= 0) {
@@ -256,6 +269,10 @@ void check_arguments(const GridSpec& grid, DetectorShape detector, const Project
   for (int p = 0; p < count; ++p) {
     if (projections[p].data == nullptr) {
       throw std::invalid_argument("backprojection projection without data");
+    }
+    if (!map_is_finite(projections[p].map)) {
+      throw std::invalid_argument("backprojection map " + std::to_string(p) +
+                                  " has a non-finite coefficient");
     }
   }
 }

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
+#include "kernels/expr/preprocess_expression.hpp"
 
 namespace slicestream::cpu {
 namespace {
@@ -19,58 +19,16 @@ void check_calibration_size(const std::vector<float>& values, DetectorShape shap
   }
 }
 
-// CosineWeight::at checks `enabled` per pixel; as a compile-time constant in a local copy the
-// check folds away and the loop vectorises (a select on a run-time flag does not).
-struct EnabledCosineWeight {
-  CosineWeight weight;
-  SLICESTREAM_INLINE float at(int row, int col) const {
-    CosineWeight enabled = weight;
-    enabled.enabled = true;
-    return enabled.at(row, col);
-  }
-};
-
-// The fused pass for one pixel type and mode. `Linear` skips flat-field correction and -log;
-// `Weighted` multiplies by the FDK cosine weight (cone beam).
+// The fused pass for one pixel type and mode (kernels/expr/preprocess_expression.hpp).
 template <class Pixel, bool kLinear, bool kWeighted>
 void preprocess_typed(const Pixel* raw, const PreprocessTables& tables,
                       const PreprocessParams& params, const CosineWeight& cosine, float* out,
                       int row_begin, int row_end, PreprocessCounters* counters) {
-  using namespace expr;
-  const auto value = array(raw);
-  const auto dark = array(tables.dark.data());
-  const auto inv_gain = array(tables.inv_gain.data());
-  const auto dead = inv_gain == 0.0f;
-  const auto transmission = (value - dark) * inv_gain;
-  const float min_transmission = params.min_transmission;
-  const auto attenuation = [&] {
-    if constexpr (kLinear) {
-      return value;
-    } else {
-      return neg_log(max(transmission, min_transmission));
-    }
-  }();
-  const auto weighted = [&] {
-    if constexpr (kWeighted) {
-      return generator(EnabledCosineWeight{cosine}) * attenuation;
-    } else {
-      return attenuation;
-    }
-  }();
-  // A non-finite input, or a result that overflowed, becomes 0 and is counted.
-  const auto non_finite = !is_finite(value) || !is_finite(weighted);
-  const auto result = select(dead || non_finite, 0.0f, weighted);
-  const auto clamped_low = [&] {
-    if constexpr (kLinear) {
-      return scalar(0.0f) != 0.0f;  // no transmission to clamp
-    } else {
-      return !dead && is_finite(value) && transmission <= min_transmission;
-    }
-  }();
-
+  const auto pass = expr::preprocess_expression<kLinear, kWeighted>(
+      raw, tables.dark.data(), tables.inv_gain.data(), params.min_transmission, cosine);
   expr::Counts<2> counts{};
-  assign_rows(out, result, {tables.shape.rows, tables.shape.cols}, row_begin, row_end, &counts,
-              non_finite, clamped_low);
+  expr::assign_rows(out, pass.result, {tables.shape.rows, tables.shape.cols}, row_begin, row_end,
+                    &counts, pass.non_finite, pass.clamped_low);
   if (counters != nullptr) {
     counters->non_finite += counts[0];
     counters->clamped_low += counts[1];

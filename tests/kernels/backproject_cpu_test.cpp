@@ -353,6 +353,12 @@ TEST(BackprojectCpuEdges, RowRangesTouchOnlyTheirRowsAndRejectBadArguments) {
   EXPECT_THROW(backproject_rows(grid, detector, nullptr, 1, 1, t, 0, 0, 1), std::invalid_argument);
   EXPECT_THROW(backproject_rows(grid, detector, &ref, 1, 1, nullptr, 0, 0, 1),
                std::invalid_argument);
+  ProjectionRef broken = ref;
+  broken.map.row_coef[2] = std::nanf("");
+  EXPECT_THROW(backproject_rows(grid, detector, &broken, 1, 1, t, 0, 0, 1), std::invalid_argument);
+  broken = ref;
+  broken.map.weight = INFINITY;
+  EXPECT_THROW(backproject_rows(grid, detector, &broken, 1, 1, t, 0, 0, 1), std::invalid_argument);
   const ProjectionRef empty{nullptr, ref.map};
   EXPECT_THROW(backproject_rows(grid, detector, &empty, 1, 1, t, 0, 0, 1), std::invalid_argument);
   // No projections: nothing changes.
