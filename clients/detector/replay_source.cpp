@@ -50,8 +50,11 @@ ReplaySource::ReplaySource(std::unique_ptr<RecordedScan> scan, ReplayConfig conf
               to_string(scan_->pixel_type()));
 
   const std::vector<double> angles_deg = projection_angles_deg();
-  for (double a : angles_deg)
-    angles_rad_.push_back(a * kPi / 180.0);
+  for (std::size_t i = 0; i < angles_deg.size(); ++i) {
+    require(std::isfinite(angles_deg[i]),
+            "projection " + std::to_string(i) + " has a non-finite angle");
+    angles_rad_.push_back(angles_deg[i] * kPi / 180.0);
+  }
 
   GeometrySpec spec = config_.geometry;
   spec.detector = scan_->shape();

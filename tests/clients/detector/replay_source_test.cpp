@@ -118,6 +118,11 @@ TEST(ReplaySource, AnglesFromFlagsOrSpreadOverTheArc) {
   ReplaySource listed(std::make_unique<FakeScan>(0, 1, 8, evenly(8, 180)), config);
   EXPECT_NEAR(listed.scan_begin().cone().angles_rad(1), 50 * kPi / 180, 1e-12);
 
+  std::vector<double> with_nan = evenly(8, 180);
+  with_nan[5] = std::nan("");
+  EXPECT_THROW(ReplaySource(std::make_unique<FakeScan>(0, 1, 8, with_nan), {}),
+               std::invalid_argument);
+
   config.angles_deg = std::vector<double>{1, 2, 3};
   EXPECT_THROW(ReplaySource(std::make_unique<FakeScan>(0, 1, 8), config), std::invalid_argument);
 }
