@@ -1,0 +1,213 @@
+#include "clients/detector/dxchange_file.hpp"
+
+#include <hdf5.h>
+
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace slicestream::detector {
+
+static_assert(sizeof(hid_t) == sizeof(std::int64_t), "hid_t is stored as int64");
+
+namespace {
+
+// Closes an HDF5 identifier with the matching H5*close when it goes out of scope.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*closer)(hid_t)) : id_(id), closer_(closer) {}
+  ~Handle() {
+    if (id_ >= 0) closer_(id_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*closer_)(hid_t);
+};
+
+// HDF5 prints its error stack to stderr by default; we report our own, clearer messages.
+void silence_hdf5_errors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+// True when every component of `path` exists (H5Lexists fails on a missing intermediate group).
+bool path_exists(hid_t file, const std::string& path) {
+  std::string prefix;
+  std::istringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    prefix += "/" + part;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return !prefix.empty();
+}
+
+PixelType wire_type_of(hid_t type, const std::string& where) {
+  const H5T_class_t type_class = H5Tget_class(type);
+  const std::size_t size = H5Tget_size(type);
+  if (type_class == H5T_INTEGER) return size <= 2 ? PixelType::kUint16 : PixelType::kUint32;
+  if (type_class == H5T_FLOAT) return PixelType::kFloat32;
+  throw std::runtime_error(where + ": pixel data must be integers or floating point");
+}
+
+hid_t memory_type(PixelType type) {
+  switch (type) {
+    case PixelType::kUint16:
+      return H5T_NATIVE_UINT16;
+    case PixelType::kUint32:
+      return H5T_NATIVE_UINT32;
+    case PixelType::kFloat32:
+      return H5T_NATIVE_FLOAT;
+  }
+  return H5T_NATIVE_FLOAT;
+}
+
+}  // namespace
+
+struct DxchangeFile::Dataset {
+  std::string path;
+  Handle id;
+  Handle space;
+  std::size_t frames = 0;
+  int rank = 0;
+
+  Dataset(std::string dataset_path, hid_t dataset)
+      : path(std::move(dataset_path)),
+        id(dataset, H5Dclose),
+        space(H5Dget_space(dataset), H5Sclose) {}
+};
+
+DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout) : path_(path) {
+  silence_hdf5_errors();
+  if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw std::runtime_error(path + ": not an HDF5 file");
+  file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file_ < 0) throw std::runtime_error(path + ": cannot open the HDF5 file");
+
+  auto open_frames = [&](FrameKind kind, const std::string& dataset_path, bool required) {
+    if (!path_exists(file_, dataset_path)) {
+      if (required) throw std::runtime_error(path + ": has no dataset " + dataset_path);
+      return;
+    }
+    const hid_t id = H5Dopen2(file_, dataset_path.c_str(), H5P_DEFAULT);
+    if (id < 0) throw std::runtime_error(path + ": " + dataset_path + " is not a dataset");
+    auto dataset = std::make_unique<Dataset>(dataset_path, id);
+    const std::string where = path + ":" + dataset_path;
+    dataset->rank = H5Sget_simple_extent_ndims(dataset->space.get());
+    // Projections are a stack (frames x rows x cols); a single dark or flat may be 2D.
+    const bool stack_only = kind == FrameKind::kProjection;
+    if (dataset->rank != 3 && (stack_only || dataset->rank != 2)) {
+      throw std::runtime_error(where + " has " + std::to_string(dataset->rank) +
+                               " dimensions; expected frames x rows x cols" +
+                               (stack_only ? "" : " (or rows x cols for one frame)"));
+    }
+    hsize_t dims[3] = {1, 0, 0};
+    H5Sget_simple_extent_dims(dataset->space.get(), dataset->rank == 3 ? dims : dims + 1, nullptr);
+    dataset->frames = static_cast<std::size_t>(dims[0]);
+    const DetectorShape frame_shape{static_cast<int>(dims[1]), static_cast<int>(dims[2])};
+    if (kind == FrameKind::kProjection) {
+      if (dims[1] == 0 || dims[2] == 0 || dims[1] > (1u << 20) || dims[2] > (1u << 20)) {
+        throw std::runtime_error(where + ": implausible frame size " + std::to_string(dims[1]) +
+                                 "x" + std::to_string(dims[2]));
+      }
+      shape_ = frame_shape;
+      Handle type(H5Dget_type(id), H5Tclose);
+      pixel_type_ = wire_type_of(type.get(), where);
+    } else if (dataset->frames > 0 && frame_shape != shape_) {
+      throw std::runtime_error(where + " frames are " + std::to_string(frame_shape.rows) + "x" +
+                               std::to_string(frame_shape.cols) + " but the projections are " +
+                               std::to_string(shape_.rows) + "x" + std::to_string(shape_.cols));
+    } else {
+      Handle type(H5Dget_type(id), H5Tclose);
+      wire_type_of(type.get(), where);  // reject strings and other non-numeric data
+    }
+    datasets_[static_cast<int>(kind)] = std::move(dataset);
+  };
+  try {
+    open_frames(FrameKind::kProjection, layout.projections, true);
+    open_frames(FrameKind::kFlat, layout.flats, false);
+    open_frames(FrameKind::kDark, layout.darks, false);
+    if (path_exists(file_, layout.theta_deg)) {
+      Handle theta(H5Dopen2(file_, layout.theta_deg.c_str(), H5P_DEFAULT), H5Dclose);
+      Handle space(theta.valid() ? H5Dget_space(theta.get()) : -1, H5Sclose);
+      if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
+        throw std::runtime_error(path + ":" + layout.theta_deg + " must be a 1D list of angles");
+      }
+      const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+      std::vector<double> angles(static_cast<std::size_t>(n));
+      if (n > 0 && H5Dread(theta.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                           angles.data()) < 0) {
+        throw std::runtime_error(path + ":" + layout.theta_deg + " cannot be read as numbers");
+      }
+      if (angles.size() != count(FrameKind::kProjection)) {
+        throw std::runtime_error(path + ":" + layout.theta_deg + " has " +
+                                 std::to_string(angles.size()) + " angles but " +
+                                 layout.projections + " has " +
+                                 std::to_string(count(FrameKind::kProjection)) + " projections");
+      }
+      angles_deg_ = std::move(angles);
+    }
+  } catch (...) {
+    for (auto& dataset : datasets_)
+      dataset.reset();
+    H5Fclose(file_);
+    throw;
+  }
+}
+
+DxchangeFile::~DxchangeFile() {
+  for (auto& dataset : datasets_)
+    dataset.reset();
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+std::size_t DxchangeFile::count(FrameKind kind) const {
+  const auto& dataset = datasets_[static_cast<int>(kind)];
+  return dataset ? dataset->frames : 0;
+}
+
+DxchangeFile::Dataset& DxchangeFile::dataset(FrameKind kind) {
+  const auto& dataset = datasets_[static_cast<int>(kind)];
+  if (!dataset) throw std::out_of_range(path_ + ": has no " + to_string(kind) + " frames");
+  return *dataset;
+}
+
+void DxchangeFile::read(FrameKind kind, std::size_t index, PixelBuffer& out) {
+  Dataset& data = dataset(kind);
+  const std::string where = path_ + ":" + data.path + " frame " + std::to_string(index);
+  if (index >= data.frames) {
+    throw std::out_of_range(where + " is beyond its " + std::to_string(data.frames) + " frames");
+  }
+  if (out.shape != shape_ || out.type != pixel_type_) out = PixelBuffer(pixel_type_, shape_);
+  const hsize_t start[3] = {index, 0, 0};
+  const hsize_t extent[3] = {1, static_cast<hsize_t>(shape_.rows),
+                             static_cast<hsize_t>(shape_.cols)};
+  const int skip = data.rank == 3 ? 0 : 1;  // a 2D dataset is its own single frame
+  Handle file_space(H5Scopy(data.space.get()), H5Sclose);
+  const hsize_t frame_dims[2] = {extent[1], extent[2]};
+  Handle memory_space(H5Screate_simple(2, frame_dims, nullptr), H5Sclose);
+  if (!file_space.valid() || !memory_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start + skip, nullptr, extent + skip,
+                          nullptr) < 0 ||
+      H5Dread(data.id.get(), memory_type(pixel_type_), memory_space.get(), file_space.get(),
+              H5P_DEFAULT, out.bytes.data()) < 0) {
+    throw std::runtime_error(where + ": HDF5 read failed (corrupt or truncated file?)");
+  }
+}
+
+std::string DxchangeFile::describe() const {
+  std::ostringstream text;
+  text << path_ << ": " << count(FrameKind::kProjection) << " projections " << shape_.rows << "x"
+       << shape_.cols << " " << to_string(pixel_type_) << ", " << count(FrameKind::kFlat)
+       << " flats, " << count(FrameKind::kDark) << " darks, "
+       << (angles_deg_ ? "angles from the file" : "no angles in the file");
+  return text.str();
+}
+
+}  // namespace slicestream::detector

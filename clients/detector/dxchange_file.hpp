@@ -1,0 +1,48 @@
+// DXchange (APS Data Exchange) HDF5 scans: /exchange/data (projections, frames x rows x cols),
+// /exchange/data_white (flats), /exchange/data_dark (darks), /exchange/theta (degrees). Every
+// dataset but data may be missing. Read frame by frame with hyperslabs through the HDF5 C API.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "clients/detector/recorded_scan.hpp"
+
+namespace slicestream::detector {
+
+struct DxchangeLayout {
+  std::string projections = "/exchange/data";
+  std::string flats = "/exchange/data_white";
+  std::string darks = "/exchange/data_dark";
+  std::string theta_deg = "/exchange/theta";
+};
+
+class DxchangeFile final : public RecordedScan {
+ public:
+  // Throws std::runtime_error with a clear message for a missing, unreadable or malformed file.
+  explicit DxchangeFile(const std::string& path, const DxchangeLayout& layout = {});
+  ~DxchangeFile() override;
+  DxchangeFile(const DxchangeFile&) = delete;
+  DxchangeFile& operator=(const DxchangeFile&) = delete;
+
+  DetectorShape shape() const override { return shape_; }
+  PixelType pixel_type() const override { return pixel_type_; }
+  std::size_t count(FrameKind kind) const override;
+  std::optional<std::vector<double>> angles_deg() const override { return angles_deg_; }
+  void read(FrameKind kind, std::size_t index, PixelBuffer& out) override;
+  std::string describe() const override;
+
+ private:
+  struct Dataset;
+  Dataset& dataset(FrameKind kind);
+
+  std::string path_;
+  std::int64_t file_ = -1;                // hid_t
+  std::unique_ptr<Dataset> datasets_[3];  // indexed by FrameKind
+  DetectorShape shape_;
+  PixelType pixel_type_ = PixelType::kUint16;
+  std::optional<std::vector<double>> angles_deg_;
+};
+
+}  // namespace slicestream::detector
