@@ -83,23 +83,27 @@ std::size_t Preprocessor::device_bytes(DetectorShape shape) {
          2 * sizeof(unsigned long long);
 }
 
-Preprocessor::Preprocessor(DetectorShape shape)
+Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream)
     : shape_(shape),
       raw_(shape.pixels() * sizeof(std::uint32_t)),
       dark_(shape.pixels()),
       inv_gain_(shape.pixels()),
       counts_(2),
       counts_host_(2) {
-  set_calibration({}, {});
+  set_calibration({}, {}, stream);
 }
 
-void Preprocessor::set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) {
+void Preprocessor::set_calibration(const std::vector<float>& dark, const std::vector<float>& flat,
+                                   cudaStream_t stream) {
   const cpu::PreprocessTables tables = cpu::make_preprocess_tables(shape_, dark, flat);
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy(dark_.data(), tables.dark.data(),
-                                    tables.dark.size() * sizeof(float), cudaMemcpyHostToDevice));
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy(inv_gain_.data(), tables.inv_gain.data(),
-                                    tables.inv_gain.size() * sizeof(float),
-                                    cudaMemcpyHostToDevice));
+  // Ordered after earlier passes on `stream` that still read the old tables.
+  SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(dark_.data(), tables.dark.data(),
+                                         tables.dark.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                         stream));
+  SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(inv_gain_.data(), tables.inv_gain.data(),
+                                         tables.inv_gain.size() * sizeof(float),
+                                         cudaMemcpyHostToDevice, stream));
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `tables` dies on return
 }
 
 void Preprocessor::run(const FrameView& raw, const PreprocessParams& params,

@@ -19,14 +19,16 @@ namespace slicestream::cuda {
 
 class Preprocessor {
  public:
-  explicit Preprocessor(DetectorShape shape);
+  // Starts without calibration (dark 0, gain 1); uploads on `stream` and waits for it.
+  Preprocessor(DetectorShape shape, cudaStream_t stream);
 
   // Device memory it takes (raw frame buffer, tables, counters), for the memory budget.
   static std::size_t device_bytes(DetectorShape shape);
 
   // Averaged darks and flats (empty: none taken), turned into tables exactly as on the CPU
-  // (cpu::make_preprocess_tables) and uploaded. Synchronous.
-  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat);
+  // (cpu::make_preprocess_tables) and uploaded on `stream`; returns when the upload is done.
+  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat,
+                       cudaStream_t stream);
 
   // Uploads `raw` and writes the preprocessed projection to `out` (device, rows x cols floats),
   // both on `stream`. With `counters` it waits for the pass to finish and adds its counts;

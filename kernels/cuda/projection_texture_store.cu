@@ -219,18 +219,30 @@ void ProjectionTextureStore::write_scratch(const float* projection, cudaStream_t
   }
 }
 
-void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
-  const LayeredArray& a = array_of(slot);
+namespace {
+
+void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
+                     cudaStream_t stream) {
   cudaMemcpy3DParms p{};
-  p.srcArray = a.array;
-  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(slot % layers_per_array_));
-  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape_.cols) * sizeof(float),
-                                 static_cast<std::size_t>(shape_.cols),
-                                 static_cast<std::size_t>(shape_.rows));
-  p.extent = make_cudaExtent(static_cast<std::size_t>(shape_.cols),
-                             static_cast<std::size_t>(shape_.rows), 1);
+  p.srcArray = array;
+  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
+  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape.cols) * sizeof(float),
+                                 static_cast<std::size_t>(shape.cols),
+                                 static_cast<std::size_t>(shape.rows));
+  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
+                             static_cast<std::size_t>(shape.rows), 1);
   p.kind = cudaMemcpyDeviceToDevice;
   SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+}
+
+}  // namespace
+
+void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
+  layer_to_linear(array_of(slot).array, slot % layers_per_array_, shape_, out, stream);
+}
+
+void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream) const {
+  layer_to_linear(scratch_->array, 0, shape_, out, stream);
 }
 
 void ProjectionTextureStore::copy_slot_to_scratch(int slot, cudaStream_t stream) {

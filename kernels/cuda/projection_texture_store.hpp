@@ -73,6 +73,8 @@ class ProjectionTextureStore {
   void copy_slot_to_scratch(int slot, cudaStream_t stream);
   // Scratch layer := projection.
   void write_scratch(const float* projection, cudaStream_t stream);
+  // Copies the scratch layer into device memory `out` (rows x cols floats).
+  void read_scratch(float* out, cudaStream_t stream) const;
 
   struct LayeredArray;  // one layered CUDA array with its texture and surface objects
 
