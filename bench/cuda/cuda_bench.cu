@@ -1,0 +1,244 @@
+// CUDA backend benchmark (issue 3): texture-fetch ceilings, quasi-3D full recompute for the three
+// KernelKit set-ups (cone and parallel; kernel only and with the texture re-filled from device
+// memory; a block-shape / points-per-thread search per interpolation path), and the incremental
+// per-projection refresh. Prints tables; --json FILE writes every number.
+//
+//   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--json FILE]
+//
+// Inputs are random smooth projections generated on the GPU (never zeros). Times are CUDA-event
+// medians after a warm-up run. GUPS = 3 * slice pixels * projections / time.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_report.hpp"
+#include "bench_scene.hpp"
+#include "bench_timer.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_probe.hpp"
+#include "texture_ceiling.hpp"
+
+namespace slicestream::bench {
+namespace {
+
+using cuda::BackprojectInterpolation;
+using cuda::BackprojectTuning;
+
+std::vector<BackprojectTuning> tuning_space(bool quick) {
+  if (quick) return {{32, 4, 4}, {32, 8, 2}, {64, 2, 4}};
+  return {{32, 4, 1}, {32, 4, 2}, {32, 4, 4},  {32, 4, 8}, {32, 8, 1},  {32, 8, 2},
+          {32, 8, 4}, {64, 2, 4}, {64, 4, 2},  {16, 8, 4}, {16, 16, 2}, {128, 1, 4},
+          {32, 2, 8}, {64, 1, 8}, {256, 1, 2}, {32, 16, 1}};
+}
+
+std::string tuning_name(const BackprojectTuning& t) {
+  return std::to_string(t.block_x) + "x" + std::to_string(t.block_y) + "x" +
+         std::to_string(t.points_per_thread);
+}
+
+struct Best {
+  BackprojectTuning tuning;
+  double kernel_ms = 0;
+};
+
+// Full recompute of the scene's three slices: sweep the tuning space, keep the fastest.
+Best sweep(Scene& scene, BackprojectInterpolation interp, bool quick, int reps, Report& report) {
+  const float scale = angular_weight(scene.spec.projections);
+  const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale);
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector);
+  Best best;
+  best.kernel_ms = 1e30;
+  for (BackprojectTuning tuning : tuning_space(quick)) {
+    tuning.interpolation = interp;
+    backprojector.set_tuning(tuning);
+    const double ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    report.add("tuning search")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("interpolation", to_string(interp))
+        .set("block_x*block_y*points", tuning_name(tuning))
+        .set("ms", ms)
+        .set("GUPS", scene.samples_per_recompute() / (ms * 1e-3) / 1e9);
+    if (ms < best.kernel_ms) best = {tuning, ms};
+  }
+  return best;
+}
+
+void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
+  std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTextureLinear,
+                                                 BackprojectInterpolation::kLinearMemory};
+  if (scene.store->gather_supported()) {
+    modes.insert(modes.begin() + 1, BackprojectInterpolation::kTextureGather);
+  } else {
+    modes.insert(modes.begin() + 1, BackprojectInterpolation::kTexturePoint4);
+  }
+  const float scale = angular_weight(scene.spec.projections);
+  const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale);
+  const int n = scene.spec.projections;
+  // Re-filling every layer from device memory, alone (what the texture update costs).
+  const double refill_ms = median_ms(reps, [&](cudaStream_t s) {
+    for (int p = 0; p < n; ++p)
+      scene.store->write_slot(p, scene.projection(p), s);
+  });
+  for (BackprojectInterpolation interp : modes) {
+    const Best best = sweep(scene, interp, quick, std::max(3, reps / 4), report);
+    cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
+    const double kernel_ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    const double update_ms = median_ms(reps, [&](cudaStream_t s) {
+      for (int p = 0; p < n; ++p)
+        scene.store->write_slot(p, scene.projection(p), s);
+      backprojector.run(jobs, s);
+    });
+    const bool cone = scene.beam == BeamKind::kCone;
+    report.add("quasi-3D full recompute")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("interpolation", to_string(interp))
+        .set("best tuning", tuning_name(best.tuning))
+        .set("kernel ms", kernel_ms)
+        .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
+        .set("with update ms", update_ms)
+        .set("refill only ms", refill_ms)
+        .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)
+        .set("speed-up", cone ? scene.spec.kernelkit_kernel_ms / kernel_ms : 0.0)
+        .set("KernelKit update ms", cone ? scene.spec.kernelkit_update_ms : 0.0)
+        .set("update speed-up", cone ? scene.spec.kernelkit_update_ms / update_ms : 0.0);
+  }
+}
+
+// One arriving projection: exact difference into the scratch layer, in-place layer update,
+// +BP(new - old) into the three live slices in one launch. Breakdown per step.
+void incremental(Scene& scene, const BackprojectTuning& tuning, int reps, Report& report) {
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64);
+  const float scale = angular_weight(n);
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+  std::vector<cuda::BackprojectJob> jobs;
+  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
+    cuda::BackprojectJob job;
+    job.grid = scene.slices[s];
+    job.data = scene.targets[s].data();
+    job.accumulate = true;
+    jobs.push_back(std::move(job));
+  }
+  auto jobs_for = [&](int slot) {
+    for (auto& job : jobs) {
+      job.sources = {
+          {scene.maps[static_cast<std::size_t>(slot)], scene.store->scratch_ref(), scale}};
+    }
+    return jobs;
+  };
+  // The "new" projection of slot k is the stored projection of slot k + 1 (different data).
+  auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
+  const double total_ms = median_ms(reps,
+                                    [&](cudaStream_t s) {
+                                      for (int k = 0; k < frames; ++k) {
+                                        scene.store->write_scratch_difference(k, fresh(k), s);
+                                        scene.store->write_slot(k, fresh(k), s);
+                                        backprojector.run(jobs_for(k), s);
+                                      }
+                                    }) /
+                          frames;
+  const double diff_ms = median_ms(reps,
+                                   [&](cudaStream_t s) {
+                                     for (int k = 0; k < frames; ++k)
+                                       scene.store->write_scratch_difference(k, fresh(k), s);
+                                   }) /
+                         frames;
+  const double layer_ms = median_ms(reps,
+                                    [&](cudaStream_t s) {
+                                      for (int k = 0; k < frames; ++k)
+                                        scene.store->write_slot(k, fresh(k), s);
+                                    }) /
+                          frames;
+  const double bp_ms = median_ms(reps,
+                                 [&](cudaStream_t s) {
+                                   for (int k = 0; k < frames; ++k)
+                                     backprojector.run(jobs_for(k), s);
+                                 }) /
+                       frames;
+  cuda::DeviceBuffer<float> copy(scene.spec.detector.pixels());
+  const double copy_ms =
+      median_ms(reps,
+                [&](cudaStream_t s) {
+                  for (int k = 0; k < frames; ++k) {
+                    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(copy.data(), fresh(k), copy.bytes(),
+                                                           cudaMemcpyDeviceToDevice, s));
+                  }
+                }) /
+      frames;
+  report.add("incremental refresh per projection")
+      .set("setup", scene.spec.name)
+      .set("beam", to_string(scene.beam))
+      .set("interpolation", to_string(tuning.interpolation))
+      .set("tuning", tuning_name(tuning))
+      .set("total us", total_ms * 1e3)
+      .set("difference us", diff_ms * 1e3)
+      .set("layer update us", layer_ms * 1e3)
+      .set("plain copy us", copy_ms * 1e3)
+      .set("BP 3 slices us", bp_ms * 1e3);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"CUDA backend benchmark (issue 3)"};
+  std::string setups_arg = "flexray,highspeed,tomobank";
+  std::string json_path = "cuda_bench.json";
+  int reps = 20;
+  bool quick = false;
+  app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
+  app.add_option("--reps", reps, "timed repetitions per measurement (median)");
+  app.add_flag("--quick", quick, "a small tuning space");
+  app.add_option("--json", json_path, "where to write the JSON results");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::string reason = cuda::device_unavailable_reason(0);
+  if (!reason.empty()) {
+    std::fprintf(stderr, "cuda_bench: no usable GPU: %s\n", reason.c_str());
+    return 2;
+  }
+  const cuda::DeviceSummary device = cuda::describe_device(0);
+  std::printf("device: %s, %d SMs, compute %d.%d, %.1f GiB\n", device.name.c_str(),
+              device.multiprocessors, device.compute_major, device.compute_minor,
+              static_cast<double>(device.memory_total_bytes) / (1 << 30));
+  Report report;
+  for (const CeilingResult& c : measure_ceilings()) {
+    report.add("ceilings").set("what", c.what).set("per second", c.per_second).set("unit", c.unit);
+  }
+  report.print("ceilings");
+
+  std::vector<std::pair<std::string, BeamKind>> done;
+  for (const SetupSpec& spec : kernelkit_setups()) {
+    if (setups_arg.find(spec.name) == std::string::npos) continue;
+    for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+      std::unique_ptr<Scene> scene = make_scene(spec, beam);
+      full_recompute(*scene, quick, reps, report);
+      BackprojectTuning exact;
+      exact.interpolation = scene->store->gather_supported()
+                                ? BackprojectInterpolation::kTextureGather
+                                : BackprojectInterpolation::kTexturePoint4;
+      incremental(*scene, exact, std::max(3, reps / 4), report);
+      std::fprintf(stderr, "done: %s %s\n", spec.name.c_str(), to_string(beam));
+    }
+  }
+  report.print("tuning search");
+  report.print("quasi-3D full recompute");
+  report.print("incremental refresh per projection");
+  report.write_json(json_path, device.name);
+  std::printf("\nJSON: %s\n", json_path.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace slicestream::bench
+
+int main(int argc, char** argv) {
+  try {
+    return slicestream::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_bench: %s\n", e.what());
+    return 1;
+  }
+}
