@@ -88,26 +88,32 @@ std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
 
   scene->sources =
       cuda::DeviceBuffer<float>(d.pixels() * static_cast<std::size_t>(spec.projections));
+  // Both exact L1 paths are measured: one store keeps the quad copy, one the plain copy.
   cuda::ProjectionStoreOptions options;
-  options.linear_mirror = true;  // the L1 interpolation path is measured too
+  options.linear_copy = cuda::LinearCopy::kQuads;
   scene->store = std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options);
+  options.linear_copy = cuda::LinearCopy::kPlain;
+  scene->plain_store =
+      std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options);
   for (int p = 0; p < spec.projections; ++p) {
     fill_smooth_random(const_cast<float*>(scene->projection(p)), d, static_cast<unsigned>(p + 1),
                        nullptr);
     scene->store->write_slot(p, scene->projection(p), nullptr);
+    scene->plain_store->write_slot(p, scene->projection(p), nullptr);
   }
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   return scene;
 }
 
-std::vector<cuda::BackprojectJob> Scene::full_recompute_jobs(float scale) {
+std::vector<cuda::BackprojectJob> Scene::full_recompute_jobs(
+    float scale, const cuda::ProjectionTextureStore& from) {
   std::vector<cuda::BackprojectJob> jobs;
   for (std::size_t s = 0; s < slices.size(); ++s) {
     cuda::BackprojectJob job;
     job.grid = slices[s];
     job.data = targets[s].data();
     for (int p = 0; p < spec.projections; ++p) {
-      job.sources.push_back({maps[static_cast<std::size_t>(p)], store->slot_ref(p), scale});
+      job.sources.push_back({maps[static_cast<std::size_t>(p)], from.slot_ref(p), scale});
     }
     jobs.push_back(std::move(job));
   }

@@ -34,16 +34,18 @@ struct Scene {
   BeamKind beam;
   ScanGeometry geometry;
   std::vector<ProjectionMap> maps;
-  cuda::DeviceBuffer<float> sources;  // projections x rows x cols
-  std::unique_ptr<cuda::ProjectionTextureStore> store;
+  cuda::DeviceBuffer<float> sources;                          // projections x rows x cols
+  std::unique_ptr<cuda::ProjectionTextureStore> store;        // layers + quad copy
+  std::unique_ptr<cuda::ProjectionTextureStore> plain_store;  // layers + plain copy
   std::vector<GridSpec> slices;
   std::vector<cuda::DeviceBuffer<float>> targets;
 
   const float* projection(int p) const {
     return sources.data() + spec.detector.pixels() * static_cast<std::size_t>(p);
   }
-  // Quasi-3D full recompute: each slice := BP(all slots).
-  std::vector<cuda::BackprojectJob> full_recompute_jobs(float scale);
+  // Quasi-3D full recompute: each slice := BP(all slots of `from`).
+  std::vector<cuda::BackprojectJob> full_recompute_jobs(float scale,
+                                                        const cuda::ProjectionTextureStore& from);
   double samples_per_recompute() const;  // 3 * slice pixels * projections
 };
 

@@ -28,10 +28,10 @@ using cuda::BackprojectInterpolation;
 using cuda::BackprojectTuning;
 
 std::vector<BackprojectTuning> tuning_space(bool quick) {
-  if (quick) return {{32, 4, 4}, {32, 8, 2}, {64, 2, 4}};
-  return {{32, 4, 1}, {32, 4, 2}, {32, 4, 4},  {32, 4, 8}, {32, 8, 1},  {32, 8, 2},
-          {32, 8, 4}, {64, 2, 4}, {64, 4, 2},  {16, 8, 4}, {16, 16, 2}, {128, 1, 4},
-          {32, 2, 8}, {64, 1, 8}, {256, 1, 2}, {32, 16, 1}};
+  if (quick) return {{32, 4, 4}, {32, 4, 8}, {32, 2, 16}};
+  return {{32, 4, 2},  {32, 4, 4}, {32, 4, 8},  {32, 4, 16}, {32, 8, 2},  {32, 8, 4},
+          {32, 8, 8},  {64, 2, 4}, {64, 2, 8},  {64, 4, 2},  {16, 8, 4},  {16, 16, 2},
+          {128, 1, 4}, {32, 2, 8}, {32, 2, 16}, {64, 1, 8},  {64, 1, 16}, {256, 1, 2}};
 }
 
 std::string tuning_name(const BackprojectTuning& t) {
@@ -45,9 +45,14 @@ struct Best {
 };
 
 // Full recompute of the scene's three slices: sweep the tuning space, keep the fastest.
+const cuda::ProjectionTextureStore& store_for(const Scene& scene, BackprojectInterpolation interp) {
+  return interp == BackprojectInterpolation::kLinearMemory ? *scene.plain_store : *scene.store;
+}
+
 Best sweep(Scene& scene, BackprojectInterpolation interp, bool quick, int reps, Report& report) {
   const float scale = angular_weight(scene.spec.projections);
-  const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale);
+  const std::vector<cuda::BackprojectJob> jobs =
+      scene.full_recompute_jobs(scale, store_for(scene, interp));
   cuda::Backprojector backprojector(scene.beam, scene.spec.detector);
   Best best;
   best.kernel_ms = 1e30;
@@ -69,27 +74,41 @@ Best sweep(Scene& scene, BackprojectInterpolation interp, bool quick, int reps, 
 
 void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
   std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTextureLinear,
-                                                 BackprojectInterpolation::kLinearMemory};
+                                                 BackprojectInterpolation::kLinearMemory,
+                                                 BackprojectInterpolation::kLinearQuads};
+  // Four point fetches per sample (the exact texture path without gather) ran at under half
+  // the hardware-filtered rate in the first measurements; gather replaces it where the driver
+  // allows gathers on layered arrays.
   if (scene.store->gather_supported()) {
     modes.insert(modes.begin() + 1, BackprojectInterpolation::kTextureGather);
-  } else {
-    modes.insert(modes.begin() + 1, BackprojectInterpolation::kTexturePoint4);
   }
   const float scale = angular_weight(scene.spec.projections);
-  const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale);
   const int n = scene.spec.projections;
-  // Re-filling every layer from device memory, alone (what the texture update costs).
-  const double refill_ms = median_ms(reps, [&](cudaStream_t s) {
-    for (int p = 0; p < n; ++p)
-      scene.store->write_slot(p, scene.projection(p), s);
-  });
   for (BackprojectInterpolation interp : modes) {
+    cuda::ProjectionTextureStore& store =
+        const_cast<cuda::ProjectionTextureStore&>(store_for(scene, interp));
+    const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale, store);
+    // Re-filling every slot from device memory in place (texture layers with cudaMemcpy3DAsync,
+    // and the store's linear copy): what the "with update" time adds.
+    const double refill_ms = median_ms(reps, [&](cudaStream_t s) {
+      for (int p = 0; p < n; ++p)
+        store.write_slot(p, scene.projection(p), s);
+    });
     const Best best = sweep(scene, interp, quick, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
     const double kernel_ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    // Side by side: the same tuning without interleaving the slices, and the automatic
+    // points-per-thread choice the backend uses.
+    BackprojectTuning separate = best.tuning;
+    separate.interleave_targets = false;
+    cuda::Backprojector separate_bp(scene.beam, scene.spec.detector, separate);
+    const double separate_ms = median_ms(reps, [&](cudaStream_t s) { separate_bp.run(jobs, s); });
+    BackprojectTuning automatic{32, 4, 0, interp, true};
+    cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
+    const double auto_ms = median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
     const double update_ms = median_ms(reps, [&](cudaStream_t s) {
       for (int p = 0; p < n; ++p)
-        scene.store->write_slot(p, scene.projection(p), s);
+        store.write_slot(p, scene.projection(p), s);
       backprojector.run(jobs, s);
     });
     const bool cone = scene.beam == BeamKind::kCone;
@@ -97,9 +116,12 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("setup", scene.spec.name)
         .set("beam", to_string(scene.beam))
         .set("interpolation", to_string(interp))
+        .set("linear copy", cuda::to_string(store.linear_copy()))
         .set("best tuning", tuning_name(best.tuning))
         .set("kernel ms", kernel_ms)
         .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
+        .set("not interleaved ms", separate_ms)
+        .set("auto 32x4 ms", auto_ms)
         .set("with update ms", update_ms)
         .set("refill only ms", refill_ms)
         .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)
@@ -109,9 +131,11 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
   }
 }
 
-// One arriving projection: exact difference into the scratch layer, in-place layer update,
-// +BP(new - old) into the three live slices in one launch. Breakdown per step.
-void incremental(Scene& scene, const BackprojectTuning& tuning, int reps, Report& report) {
+// One arriving projection: one pass writes it into its slot in place (texture layer and linear
+// copy) and leaves new - old in the scratch; one launch adds BP(new - old) to the three live
+// slices. Breakdown per step, next to a plain copy of the projection.
+void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const BackprojectTuning& tuning,
+                 int reps, Report& report) {
   const int n = scene.spec.projections;
   const int frames = std::min(n, 64);
   const float scale = angular_weight(n);
@@ -126,60 +150,55 @@ void incremental(Scene& scene, const BackprojectTuning& tuning, int reps, Report
   }
   auto jobs_for = [&](int slot) {
     for (auto& job : jobs) {
-      job.sources = {
-          {scene.maps[static_cast<std::size_t>(slot)], scene.store->scratch_ref(), scale}};
+      job.sources = {{scene.maps[static_cast<std::size_t>(slot)], store.scratch_ref(), scale}};
     }
     return jobs;
   };
   // The "new" projection of slot k is the stored projection of slot k + 1 (different data).
   auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
-  const double total_ms = median_ms(reps,
-                                    [&](cudaStream_t s) {
-                                      for (int k = 0; k < frames; ++k) {
-                                        scene.store->write_scratch_difference(k, fresh(k), s);
-                                        scene.store->write_slot(k, fresh(k), s);
-                                        backprojector.run(jobs_for(k), s);
-                                      }
-                                    }) /
-                          frames;
-  const double diff_ms = median_ms(reps,
-                                   [&](cudaStream_t s) {
-                                     for (int k = 0; k < frames; ++k)
-                                       scene.store->write_scratch_difference(k, fresh(k), s);
-                                   }) /
-                         frames;
-  const double layer_ms = median_ms(reps,
-                                    [&](cudaStream_t s) {
-                                      for (int k = 0; k < frames; ++k)
-                                        scene.store->write_slot(k, fresh(k), s);
-                                    }) /
-                          frames;
-  const double bp_ms = median_ms(reps,
-                                 [&](cudaStream_t s) {
-                                   for (int k = 0; k < frames; ++k)
-                                     backprojector.run(jobs_for(k), s);
-                                 }) /
-                       frames;
+  auto per_frame_us = [&](auto&& enqueue_frame) {
+    return 1e3 *
+           median_ms(reps,
+                     [&](cudaStream_t s) {
+                       for (int k = 0; k < frames; ++k)
+                         enqueue_frame(k, s);
+                     }) /
+           frames;
+  };
+  const double total_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    backprojector.run(jobs_for(k), s);
+  });
+  const double replace_diff_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+  });
+  const double replace_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kUnchanged, s);
+  });
+  const double memcpy3d_us =
+      per_frame_us([&](int k, cudaStream_t s) { store.write_slot(k, fresh(k), s); });
+  const double bp_us =
+      per_frame_us([&](int k, cudaStream_t s) { backprojector.run(jobs_for(k), s); });
   cuda::DeviceBuffer<float> copy(scene.spec.detector.pixels());
-  const double copy_ms =
-      median_ms(reps,
-                [&](cudaStream_t s) {
-                  for (int k = 0; k < frames; ++k) {
-                    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(copy.data(), fresh(k), copy.bytes(),
-                                                           cudaMemcpyDeviceToDevice, s));
-                  }
-                }) /
-      frames;
+  const double copy_us = per_frame_us([&](int k, cudaStream_t s) {
+    SLICESTREAM_CUDA_CHECK(
+        cudaMemcpyAsync(copy.data(), fresh(k), copy.bytes(), cudaMemcpyDeviceToDevice, s));
+  });
+  // Reading and writing the three fp32 slices once per projection is the floor of this path.
+  const double target_bytes = 2.0 * 3.0 * scene.spec.slice_side * scene.spec.slice_side * 4.0;
   report.add("incremental refresh per projection")
       .set("setup", scene.spec.name)
       .set("beam", to_string(scene.beam))
       .set("interpolation", to_string(tuning.interpolation))
-      .set("tuning", tuning_name(tuning))
-      .set("total us", total_ms * 1e3)
-      .set("difference us", diff_ms * 1e3)
-      .set("layer update us", layer_ms * 1e3)
-      .set("plain copy us", copy_ms * 1e3)
-      .set("BP 3 slices us", bp_ms * 1e3);
+      .set("linear copy", cuda::to_string(store.linear_copy()))
+      .set("tuning", tuning_name(backprojector.resolved_tuning(jobs)))
+      .set("total us", total_us)
+      .set("replace+diff us", replace_diff_us)
+      .set("replace us", replace_us)
+      .set("refill memcpy3D us", memcpy3d_us)
+      .set("plain copy us", copy_us)
+      .set("BP 3 slices us", bp_us)
+      .set("slice R/W MB", target_bytes / 1e6);
 }
 
 int run(int argc, char** argv) {
@@ -215,12 +234,14 @@ int run(int argc, char** argv) {
     for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
       std::unique_ptr<Scene> scene = make_scene(spec, beam);
       full_recompute(*scene, quick, reps, report);
-      BackprojectTuning exact;
-      exact.interpolation = scene->store->gather_supported()
-                                ? BackprojectInterpolation::kTextureGather
-                                : BackprojectInterpolation::kTexturePoint4;
-      incremental(*scene, exact, std::max(3, reps / 4), report);
-      std::fprintf(stderr, "done: %s %s\n", spec.name.c_str(), to_string(beam));
+      BackprojectTuning plain{32, 4, 0, BackprojectInterpolation::kLinearMemory, true};
+      incremental(*scene, *scene->plain_store, plain, std::max(3, reps / 4), report);
+      BackprojectTuning hardware{32, 4, 0, BackprojectInterpolation::kTextureLinear, true};
+      incremental(*scene, *scene->plain_store, hardware, std::max(3, reps / 4), report);
+      // Partial results survive a time limit: the JSON so far, and a line per scene.
+      report.write_json(json_path, device.name);
+      std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));
+      std::fflush(stdout);
     }
   }
   report.print("tuning search");

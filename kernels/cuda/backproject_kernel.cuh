@@ -12,7 +12,7 @@ namespace slicestream::cuda::detail {
 
 constexpr int kMaxTargetsPerLaunch = 8;
 constexpr int kSmallLaunchRecords = 8;    // per-frame updates: small parameter block
-constexpr int kLargeLaunchRecords = 400;  // full recomputes: up to ~29 KB of parameters
+constexpr int kLargeLaunchRecords = 384;  // full recomputes: up to ~31 KB of parameters
 
 // One source as seen from one target: each of col, row and den numerators is affine in the grid
 // indices, v(i, j, k) = v[0] + i v[1] + j v[2] + k v[3] (k relative to the first plane of the
@@ -24,7 +24,8 @@ struct DeviceRecord {
   float weight;  // map.weight * source scale
   int layer;
   cudaTextureObject_t texture;  // filtered or point-sampled object, per interpolation
-  const float* linear;          // the linear mirror (kLinearMemory)
+  const float* linear;          // the plain linear copy (kLinearMemory)
+  const float4* quads;          // the quad copy (kLinearQuads)
 };
 
 struct DeviceTarget {
@@ -33,7 +34,8 @@ struct DeviceTarget {
   int height;
   int tiles_x;
   int tiles_y;
-  int block_begin;  // first block of this target in the launch
+  int block_begin;  // first block of this target (of its interleaved group) in the launch
+  int group_size;   // targets of one interleaved group take turns block by block
   int record_begin;
   int record_end;
   int accumulate;
@@ -89,6 +91,17 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
     const float v01 = tex2DLayered<float>(rec.texture, x0 + 0.5f, y0 + 1.5f, rec.layer);
     const float v11 = tex2DLayered<float>(rec.texture, x0 + 1.5f, y0 + 1.5f, rec.layer);
     return lerp2(v00, v10, v01, v11, col - x0, row - y0);
+  } else if constexpr (kInterp == BackprojectInterpolation::kLinearQuads) {
+    // Quads cover x0, y0 in [-1, cols - 1] x [-1, rows - 1] with zeros outside the detector, so
+    // clamping the position there reads exact zeros far away: col in [-1, cols] gives x0 in
+    // [-1, cols - 1] and fx in [0, 1] (fmaxf also maps NaN to -1).
+    col = fminf(fmaxf(col, -1.0f), static_cast<float>(cols));
+    row = fminf(fmaxf(row, -1.0f), static_cast<float>(rows));
+    const float x0 = fminf(floorf(col), static_cast<float>(cols - 1));
+    const float y0 = fminf(floorf(row), static_cast<float>(rows - 1));
+    const int index = (static_cast<int>(y0) + 1) * (cols + 1) + static_cast<int>(x0) + 1;
+    const float4 q = __ldg(rec.quads + index);
+    return lerp2(q.x, q.y, q.z, q.w, col - x0, row - y0);
   } else {
     // Clamp first so that far-away (or non-finite) positions index safely; fmaxf maps NaN to -2.
     col = fminf(fmaxf(col, -2.0f), static_cast<float>(cols) + 1.0f);
@@ -121,12 +134,19 @@ __device__ __forceinline__ float at_point(const float* v, float i, float j, floa
 template <bool kCone, BackprojectInterpolation kInterp, int kPoints, int kMaxRecords>
 __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
   const int block = static_cast<int>(blockIdx.x);
+  // The last target starting at or before this block; members of an interleaved group share
+  // block_begin, so that is the group's last member.
   int t = 0;
   while (t + 1 < params.target_count && block >= params.targets[t + 1].block_begin)
     ++t;
+  int local = block - params.targets[t].block_begin;
+  const int group = params.targets[t].group_size;
+  if (group > 1) {
+    t += local % group - (group - 1);
+    local /= group;
+  }
   const DeviceTarget& target = params.targets[t];
 
-  const int local = block - target.block_begin;
   const int tiles_per_plane = target.tiles_x * target.tiles_y;
   const int plane = local / tiles_per_plane;
   const int in_plane = local - plane * tiles_per_plane;

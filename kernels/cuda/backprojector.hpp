@@ -25,15 +25,21 @@ enum class BackprojectInterpolation {
   kTextureLinear,  // one filtered fetch (hardware bilinear)
   kTextureGather,  // one gather of the 2x2 texels (tld4 on the layered array) + fp32 lerp
   kTexturePoint4,  // four point-sampled fetches + fp32 lerp
-  kLinearMemory,   // four loads from the store's linear mirror through L1 + fp32 lerp
+  kLinearMemory,   // four loads from the store's plain linear copy through L1 + fp32 lerp
+  kLinearQuads,    // one 16-byte load of the 2x2 texels from the store's quad copy + fp32 lerp
 };
 const char* to_string(BackprojectInterpolation interpolation);
 
 struct BackprojectTuning {
   int block_x = 32;
   int block_y = 4;
-  int points_per_thread = 4;  // 1, 2, 4 or 8 grid points per thread, along the grid's y axis
+  // Grid points per thread along the grid's y axis: 1, 2, 4, 8 or 16; 0 picks the largest of
+  // 1..8 that still gives every multiprocessor six blocks (measured best on the H100, bench/cuda).
+  int points_per_thread = 0;
   BackprojectInterpolation interpolation = BackprojectInterpolation::kTextureGather;
+  // Targets of equal shape in one launch take turns block by block, so that blocks running at
+  // the same time cover the same rows of every slice (and the same detector rows: L2 reuse).
+  bool interleave_targets = true;
 };
 // Empty when valid, else why not.
 std::string validate(const BackprojectTuning& tuning);
@@ -62,6 +68,8 @@ class Backprojector {
 
   void set_tuning(const BackprojectTuning& tuning);  // throws CudaError when invalid
   const BackprojectTuning& tuning() const { return tuning_; }
+  // The tuning a call with these jobs runs with (points_per_thread resolved).
+  BackprojectTuning resolved_tuning(const std::vector<BackprojectJob>& jobs) const;
 
   // Enqueues the jobs on `stream`. Jobs with no sources still write (or keep) their planes.
   // Returns the number of kernel launches used.
@@ -71,6 +79,7 @@ class Backprojector {
   BeamKind beam_;
   DetectorShape detector_;
   BackprojectTuning tuning_;
+  int multiprocessors_ = 1;
 };
 
 }  // namespace slicestream::cuda

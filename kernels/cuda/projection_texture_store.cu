@@ -92,25 +92,113 @@ cudaMemcpy3DParms linear_to_layer(const float* src, DetectorShape shape, cudaArr
   return p;
 }
 
-// diff = projection - stored(layer): exact texel reads through the surface, one pass; writes the
-// scratch array (surface) and, when given, its linear mirror.
-__global__ void store_difference_kernel(const float* __restrict__ projection,
-                                        cudaSurfaceObject_t stored, int layer,
-                                        cudaSurfaceObject_t scratch, float* __restrict__ linear,
-                                        int rows, int cols) {
+constexpr int kScratchUnchanged = 0;
+constexpr int kScratchDifference = 1;
+constexpr int kScratchOld = 2;
+
+// The per-projection update of the texture layer and the plain copy, one thread per pixel: the
+// old value (from the plain copy when there is one, else through the surface) goes into the
+// scratch as new - old or old, then the new value overwrites the slot in place.
+__global__ void replace_pixels_kernel(const float* __restrict__ projection,
+                                      cudaSurfaceObject_t slot_surface, int layer,
+                                      float* __restrict__ slot_plain,
+                                      cudaSurfaceObject_t scratch_surface,
+                                      float* __restrict__ scratch_plain, int scratch_mode, int rows,
+                                      int cols) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
   const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
                             static_cast<std::size_t>(col);
-  float old_value = 0.0f;
-  surf2DLayeredread(&old_value, stored, col * static_cast<int>(sizeof(float)), row, layer);
-  const float diff = projection[index] - old_value;
-  surf2DLayeredwrite(diff, scratch, col * static_cast<int>(sizeof(float)), row, 0);
-  if (linear != nullptr) linear[index] = diff;
+  const int x_bytes = col * static_cast<int>(sizeof(float));
+  const float fresh = projection[index];
+  if (scratch_mode != kScratchUnchanged) {
+    float old_value = 0.0f;
+    if (slot_plain != nullptr) {
+      old_value = slot_plain[index];
+    } else {
+      surf2DLayeredread(&old_value, slot_surface, x_bytes, row, layer);
+    }
+    const float value = scratch_mode == kScratchDifference ? fresh - old_value : old_value;
+    surf2DLayeredwrite(value, scratch_surface, x_bytes, row, 0);
+    if (scratch_plain != nullptr) scratch_plain[index] = value;
+  }
+  surf2DLayeredwrite(fresh, slot_surface, x_bytes, row, layer);
+  if (slot_plain != nullptr) slot_plain[index] = fresh;
+}
+
+__device__ __forceinline__ float texel_or_zero(const float* __restrict__ p, int r, int c, int rows,
+                                               int cols) {
+  return (r >= 0 && r < rows && c >= 0 && c < cols)
+             ? p[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+                 static_cast<std::size_t>(c)]
+             : 0.0f;
+}
+
+// The quad copy, one thread per quad (r, c), r in [-1, rows - 1], c in [-1, cols - 1]: the new
+// quad is built from the projection; the scratch gets new - old or old (old read from the slot's
+// quads), then the slot's quad is overwritten.
+__global__ void replace_quads_kernel(const float* __restrict__ projection,
+                                     float4* __restrict__ slot_quads,
+                                     float4* __restrict__ scratch_quads, int scratch_mode, int rows,
+                                     int cols) {
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) - 1;
+  const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) - 1;
+  if (c >= cols || r >= rows) return;
+  const std::size_t index = static_cast<std::size_t>(r + 1) * static_cast<std::size_t>(cols + 1) +
+                            static_cast<std::size_t>(c + 1);
+  const float4 fresh = make_float4(texel_or_zero(projection, r, c, rows, cols),
+                                   texel_or_zero(projection, r, c + 1, rows, cols),
+                                   texel_or_zero(projection, r + 1, c, rows, cols),
+                                   texel_or_zero(projection, r + 1, c + 1, rows, cols));
+  if (scratch_mode != kScratchUnchanged) {
+    const float4 old_quad = slot_quads[index];
+    scratch_quads[index] = scratch_mode == kScratchDifference
+                               ? make_float4(fresh.x - old_quad.x, fresh.y - old_quad.y,
+                                             fresh.z - old_quad.z, fresh.w - old_quad.w)
+                               : old_quad;
+  }
+  slot_quads[index] = fresh;
+}
+
+int scratch_mode_of(ScratchContent content) {
+  switch (content) {
+    case ScratchContent::kDifference:
+      return kScratchDifference;
+    case ScratchContent::kOldProjection:
+      return kScratchOld;
+    default:
+      return kScratchUnchanged;
+  }
+}
+
+void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
+                     cudaStream_t stream) {
+  cudaMemcpy3DParms p{};
+  p.srcArray = array;
+  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
+  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape.cols) * sizeof(float),
+                                 static_cast<std::size_t>(shape.cols),
+                                 static_cast<std::size_t>(shape.rows));
+  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
+                             static_cast<std::size_t>(shape.rows), 1);
+  p.kind = cudaMemcpyDeviceToDevice;
+  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
 }
 
 }  // namespace
+
+const char* to_string(LinearCopy copy) {
+  switch (copy) {
+    case LinearCopy::kNone:
+      return "none";
+    case LinearCopy::kPlain:
+      return "plain";
+    case LinearCopy::kQuads:
+      return "quads";
+  }
+  return "unknown";
+}
 
 int ProjectionTextureStore::device_layer_limit(int device) {
   cudaDeviceProp prop{};
@@ -133,14 +221,19 @@ std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape
 
 std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
-  const std::size_t layer_bytes = shape.pixels() * sizeof(float);
   const std::size_t layers = static_cast<std::size_t>(slots) + 1;  // + scratch
-  return layer_bytes * layers * (options.linear_mirror ? 2 : 1);
+  std::size_t per_layer = shape.pixels() * sizeof(float);
+  if (options.linear_copy == LinearCopy::kPlain) per_layer += shape.pixels() * sizeof(float);
+  if (options.linear_copy == LinearCopy::kQuads) {
+    per_layer += static_cast<std::size_t>(shape.rows + 1) *
+                 static_cast<std::size_t>(shape.cols + 1) * sizeof(float4);
+  }
+  return per_layer * layers;
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
                                                const ProjectionStoreOptions& options)
-    : shape_(shape), slots_(slots) {
+    : shape_(shape), slots_(slots), linear_copy_(options.linear_copy) {
   if (slots <= 0) throw std::invalid_argument("projection store needs at least one slot");
   const std::string reason = unsupported_reason(device, shape);
   if (!reason.empty()) throw CudaError(reason);
@@ -157,13 +250,25 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
   bool scratch_gather = false;
   scratch_ = make_layered_array(shape, 1, gather, &scratch_gather);
   gather_supported_ = gather && scratch_gather;
-  if (options.linear_mirror) {
-    mirror_ = DeviceBuffer<float>(shape.pixels() * static_cast<std::size_t>(slots));
-    scratch_linear_ = DeviceBuffer<float>(shape.pixels());
+  const std::size_t count = static_cast<std::size_t>(slots);
+  if (linear_copy_ == LinearCopy::kPlain) {
+    plain_ = DeviceBuffer<float>(shape.pixels() * count);
+    scratch_plain_ = DeviceBuffer<float>(shape.pixels());
+  } else if (linear_copy_ == LinearCopy::kQuads) {
+    // Zeroed: empty slots read as zero projections, like the fresh layers.
+    quads_ = DeviceBuffer<float4>(quad_count() * count);
+    scratch_quads_ = DeviceBuffer<float4>(quad_count());
+    SLICESTREAM_CUDA_CHECK(cudaMemset(quads_.data(), 0, quads_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaMemset(scratch_quads_.data(), 0, scratch_quads_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }
 
 ProjectionTextureStore::~ProjectionTextureStore() = default;
+
+std::size_t ProjectionTextureStore::quad_count() const {
+  return static_cast<std::size_t>(shape_.rows + 1) * static_cast<std::size_t>(shape_.cols + 1);
+}
 
 void ProjectionTextureStore::check_slot(int slot) const {
   if (slot < 0 || slot >= slots_) {
@@ -183,8 +288,9 @@ TextureRef ProjectionTextureStore::slot_ref(int slot) const {
   ref.filtered = a.filtered;
   ref.point = a.point;
   ref.layer = slot % layers_per_array_;
-  if (!mirror_.empty())
-    ref.linear = mirror_.data() + shape_.pixels() * static_cast<std::size_t>(slot);
+  const std::size_t s = static_cast<std::size_t>(slot);
+  if (!plain_.empty()) ref.linear = plain_.data() + shape_.pixels() * s;
+  if (!quads_.empty()) ref.quads = quads_.data() + quad_count() * s;
   return ref;
 }
 
@@ -193,7 +299,8 @@ TextureRef ProjectionTextureStore::scratch_ref() const {
   ref.filtered = scratch_->filtered;
   ref.point = scratch_->point;
   ref.layer = 0;
-  if (!scratch_linear_.empty()) ref.linear = scratch_linear_.data();
+  if (!scratch_plain_.empty()) ref.linear = scratch_plain_.data();
+  if (!scratch_quads_.empty()) ref.quads = scratch_quads_.data();
   return ref;
 }
 
@@ -202,40 +309,47 @@ void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaS
   const cudaMemcpy3DParms p =
       linear_to_layer(projection, shape_, a.array, slot % layers_per_array_);
   SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
-  if (!mirror_.empty()) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(
-        mirror_.data() + shape_.pixels() * static_cast<std::size_t>(slot), projection,
-        shape_.pixels() * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  }
-}
-
-void ProjectionTextureStore::write_scratch(const float* projection, cudaStream_t stream) {
-  const cudaMemcpy3DParms p = linear_to_layer(projection, shape_, scratch_->array, 0);
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
-  if (!scratch_linear_.empty()) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(scratch_linear_.data(), projection,
+  const TextureRef ref = slot_ref(slot);
+  if (ref.linear != nullptr) {
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(ref.linear), projection,
                                            shape_.pixels() * sizeof(float),
                                            cudaMemcpyDeviceToDevice, stream));
   }
+  if (ref.quads != nullptr) {
+    const dim3 block(64, 4);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
+                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
+    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
+                                                     nullptr, kScratchUnchanged, shape_.rows,
+                                                     shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
+  }
 }
 
-namespace {
-
-void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
-                     cudaStream_t stream) {
-  cudaMemcpy3DParms p{};
-  p.srcArray = array;
-  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
-  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape.cols) * sizeof(float),
-                                 static_cast<std::size_t>(shape.cols),
-                                 static_cast<std::size_t>(shape.rows));
-  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
-                             static_cast<std::size_t>(shape.rows), 1);
-  p.kind = cudaMemcpyDeviceToDevice;
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+void ProjectionTextureStore::replace_slot(int slot, const float* projection, ScratchContent scratch,
+                                          cudaStream_t stream) {
+  const LayeredArray& a = array_of(slot);
+  const TextureRef ref = slot_ref(slot);
+  const int mode = scratch_mode_of(scratch);
+  {
+    const dim3 block(32, 8);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
+                    static_cast<unsigned>((shape_.rows + 7) / 8));
+    replace_pixels_kernel<<<grid, block, 0, stream>>>(
+        projection, a.surface, ref.layer, const_cast<float*>(ref.linear), scratch_->surface,
+        scratch_plain_.empty() ? nullptr : scratch_plain_.data(), mode, shape_.rows, shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_pixels_kernel");
+  }
+  if (ref.quads != nullptr) {
+    const dim3 block(64, 4);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
+                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
+    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
+                                                     scratch_quads_.data(), mode, shape_.rows,
+                                                     shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
+  }
 }
-
-}  // namespace
 
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
   layer_to_linear(array_of(slot).array, slot % layers_per_array_, shape_, out, stream);
@@ -243,36 +357,6 @@ void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream
 
 void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream) const {
   layer_to_linear(scratch_->array, 0, shape_, out, stream);
-}
-
-void ProjectionTextureStore::copy_slot_to_scratch(int slot, cudaStream_t stream) {
-  const LayeredArray& a = array_of(slot);
-  cudaMemcpy3DParms p{};
-  p.srcArray = a.array;
-  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(slot % layers_per_array_));
-  p.dstArray = scratch_->array;
-  p.dstPos = make_cudaPos(0, 0, 0);
-  p.extent = make_cudaExtent(static_cast<std::size_t>(shape_.cols),
-                             static_cast<std::size_t>(shape_.rows), 1);
-  p.kind = cudaMemcpyDeviceToDevice;
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
-  if (!mirror_.empty()) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(
-        scratch_linear_.data(), mirror_.data() + shape_.pixels() * static_cast<std::size_t>(slot),
-        shape_.pixels() * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  }
-}
-
-void ProjectionTextureStore::write_scratch_difference(int slot, const float* projection,
-                                                      cudaStream_t stream) {
-  const LayeredArray& a = array_of(slot);
-  const dim3 block(32, 8);
-  const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
-                  static_cast<unsigned>((shape_.rows + 7) / 8));
-  store_difference_kernel<<<grid, block, 0, stream>>>(
-      projection, a.surface, slot % layers_per_array_, scratch_->surface,
-      scratch_linear_.empty() ? nullptr : scratch_linear_.data(), shape_.rows, shape_.cols);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("store_difference_kernel");
 }
 
 }  // namespace slicestream::cuda

@@ -1,22 +1,26 @@
 // The window of filtered projections on the GPU (issue 3, item 3).
 //
 // Slots live in layered CUDA arrays, each bound to its texture objects for the lifetime of the
-// scan; an arriving projection overwrites its layer in place (cudaMemcpy3DAsync from the filtered
-// device buffer), nothing is re-created or re-uploaded. One array holds up to the device's layer
-// limit (maxTexture2DLayered[2], 2048 on current GPUs); longer windows continue in further arrays
-// behind the same slot -> (array, layer) interface. A scratch array of one layer holds what the
-// incremental update backprojects besides the slot itself (new - old, or the old projection).
+// scan; an arriving projection overwrites its layer in place, nothing is re-created or
+// re-uploaded. One array holds up to the device's layer limit (maxTexture2DLayered[2], 2048 on
+// current GPUs); longer windows continue in further arrays behind the same slot -> (array, layer)
+// interface. A scratch layer holds what the incremental update backprojects besides the slot
+// itself (new - old, or the old projection).
 //
-// Each array has two texture objects over the same data: hardware bilinear filtering (fast, but
-// its weights have 8 fractional bits) and point sampling (exact texel values, also used by texture
-// gather), and a surface object for in-kernel reads and writes. Optionally every slot is mirrored
-// in linear memory for interpolation through the L1 cache (see BackprojectInterpolation).
+// Each array has two texture objects over the same data, hardware bilinear filtering (fast, but
+// its weights have 8 fractional bits) and point sampling (exact texel values, also for gathers),
+// and a surface object for in-kernel reads and writes. Optionally every slot also lives in linear
+// memory, for exact fp32 interpolation through the L1 cache (BackprojectInterpolation):
+//   kPlain  rows x cols floats;
+//   kQuads  (rows + 1) x (cols + 1) float4, quad (r, c) = the 2x2 texels (r..r+1, c..c+1) for
+//           r, c from -1, zeros outside: one 16-byte load per bilinear sample, no bounds checks.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/device_buffer.hpp"
@@ -24,10 +28,13 @@
 
 namespace slicestream::cuda {
 
+enum class LinearCopy { kNone, kPlain, kQuads };
+const char* to_string(LinearCopy copy);
+
 struct ProjectionStoreOptions {
   int max_layers_per_array = 0;  // 0: the device's limit; tests lower it to exercise several arrays
-  bool linear_mirror = false;    // keep a copy of each slot in linear memory (costs 2x memory)
-  bool texture_gather = true;    // ask for gather support (falls back when the driver refuses)
+  LinearCopy linear_copy = LinearCopy::kNone;
+  bool texture_gather = true;  // ask for gather support (falls back when the driver refuses)
 };
 
 // Where one stored projection (or the scratch layer) can be read from.
@@ -35,8 +42,12 @@ struct TextureRef {
   cudaTextureObject_t filtered = 0;  // bilinear filtering in hardware
   cudaTextureObject_t point = 0;     // point sampling and gather
   int layer = 0;
-  const float* linear = nullptr;  // rows x cols floats when the store keeps a linear mirror
+  const float* linear = nullptr;  // kPlain copy
+  const float4* quads = nullptr;  // kQuads copy
 };
+
+// What replace_slot leaves in the scratch layer.
+enum class ScratchContent { kUnchanged, kDifference, kOldProjection };
 
 class ProjectionTextureStore {
  public:
@@ -58,22 +69,22 @@ class ProjectionTextureStore {
   int layers_per_array() const { return layers_per_array_; }
   int array_count() const { return static_cast<int>(arrays_.size()); }
   bool gather_supported() const { return gather_supported_; }
-  bool has_linear_mirror() const { return !mirror_.empty(); }
+  LinearCopy linear_copy() const { return linear_copy_; }
 
   TextureRef slot_ref(int slot) const;
   TextureRef scratch_ref() const;
 
-  // Overwrites `slot` in place with `projection` (device, rows x cols floats, row-major).
+  // Overwrites `slot` with `projection` (device, rows x cols floats, row-major): the layer with
+  // cudaMemcpy3DAsync, the linear copy alike. For filling a store; arriving projections take
+  // replace_slot.
   void write_slot(int slot, const float* projection, cudaStream_t stream);
-  // Copies `slot` into device memory `out` (rows x cols floats).
+  // The per-projection update in one pass over the data: reads the old content of `slot` where
+  // `scratch` asks for it, leaves new - old or old in the scratch layer, and writes `projection`
+  // into the slot in place (layer through its surface, and the linear copy).
+  void replace_slot(int slot, const float* projection, ScratchContent scratch, cudaStream_t stream);
+
+  // Copies `slot` / the scratch layer (texture layer) into device memory `out` (rows x cols).
   void read_slot(int slot, float* out, cudaStream_t stream) const;
-  // Scratch layer := new - stored(slot), computed exactly in one pass (before write_slot).
-  void write_scratch_difference(int slot, const float* projection, cudaStream_t stream);
-  // Scratch layer := stored(slot) (the old projection, before write_slot overwrites it).
-  void copy_slot_to_scratch(int slot, cudaStream_t stream);
-  // Scratch layer := projection.
-  void write_scratch(const float* projection, cudaStream_t stream);
-  // Copies the scratch layer into device memory `out` (rows x cols floats).
   void read_scratch(float* out, cudaStream_t stream) const;
 
   struct LayeredArray;  // one layered CUDA array with its texture and surface objects
@@ -81,15 +92,19 @@ class ProjectionTextureStore {
  private:
   void check_slot(int slot) const;
   const LayeredArray& array_of(int slot) const;
+  std::size_t quad_count() const;
 
   DetectorShape shape_;
   int slots_;
   int layers_per_array_;
+  LinearCopy linear_copy_;
   bool gather_supported_ = false;
   std::vector<std::unique_ptr<LayeredArray>> arrays_;
   std::unique_ptr<LayeredArray> scratch_;
-  DeviceBuffer<float> mirror_;          // slots x rows x cols, when enabled
-  DeviceBuffer<float> scratch_linear_;  // rows x cols, when the mirror is enabled
+  DeviceBuffer<float> plain_;           // slots x rows x cols (kPlain)
+  DeviceBuffer<float> scratch_plain_;   // rows x cols (kPlain)
+  DeviceBuffer<float4> quads_;          // slots x quad_count() (kQuads)
+  DeviceBuffer<float4> scratch_quads_;  // quad_count() (kQuads)
 };
 
 }  // namespace slicestream::cuda

@@ -139,21 +139,32 @@ struct CudaBackend::Impl {
     }
   }
 
-  // The interpolation the store can serve: gather needs driver support for gather on layered
-  // arrays, the L1 path needs the linear mirror; otherwise the exact four-fetch path.
+  // The interpolation the store can serve. Gather needs driver support for gather on layered
+  // arrays; without it the exact paths are the store's linear copy, else four point fetches.
   cuda::BackprojectTuning effective_tuning(const cuda::BackprojectTuning& wanted,
                                            const cuda::ProjectionTextureStore& store) const {
+    using cuda::BackprojectInterpolation;
     cuda::BackprojectTuning t = wanted;
-    if (t.interpolation == cuda::BackprojectInterpolation::kTextureGather &&
-        !store.gather_supported()) {
-      t.interpolation = store.has_linear_mirror() ? cuda::BackprojectInterpolation::kLinearMemory
-                                                  : cuda::BackprojectInterpolation::kTexturePoint4;
+    if (t.interpolation == BackprojectInterpolation::kTextureGather && !store.gather_supported()) {
+      switch (store.linear_copy()) {
+        case cuda::LinearCopy::kQuads:
+          t.interpolation = BackprojectInterpolation::kLinearQuads;
+          break;
+        case cuda::LinearCopy::kPlain:
+          t.interpolation = BackprojectInterpolation::kLinearMemory;
+          break;
+        default:
+          t.interpolation = BackprojectInterpolation::kTexturePoint4;
+          break;
+      }
     }
-    if (t.interpolation == cuda::BackprojectInterpolation::kLinearMemory &&
-        !store.has_linear_mirror()) {
-      throw BackendError(
-          "cuda backend: linear-memory interpolation needs the store's linear mirror "
-          "(CudaBackendOptions::linear_mirror)");
+    const bool needs_plain = t.interpolation == BackprojectInterpolation::kLinearMemory;
+    const bool needs_quads = t.interpolation == BackprojectInterpolation::kLinearQuads;
+    if ((needs_plain && store.linear_copy() != cuda::LinearCopy::kPlain) ||
+        (needs_quads && store.linear_copy() != cuda::LinearCopy::kQuads)) {
+      throw BackendError(std::string("cuda backend: ") + cuda::to_string(t.interpolation) +
+                         " interpolation needs the store's " + (needs_plain ? "plain" : "quad") +
+                         " linear copy (CudaBackendOptions::linear_copy)");
     }
     return t;
   }
@@ -206,7 +217,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     // The memory budget, computed before allocating anything.
     const int slots = static_cast<int>(setup.geometry.vectors.size());
     cuda::ProjectionStoreOptions store_options;
-    store_options.linear_mirror = m.options.linear_mirror;
+    store_options.linear_copy = m.options.linear_copy;
     store_options.max_layers_per_array = m.options.max_layers_per_array;
     const std::size_t frame_bytes = detector.pixels() * sizeof(float);
     const std::size_t in_flight =
@@ -228,12 +239,12 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
       std::ostringstream out;
       out << "cuda backend: the scan does not fit in the memory of " << m.summary.name
           << ": it needs " << mib(needed) << " (projection store " << slots << " x "
-          << detector.rows << " x " << detector.cols << " floats"
-          << (store_options.linear_mirror ? " with linear mirror" : "") << " = " << mib(store_bytes)
-          << ", " << in_flight << " projections in flight = " << mib(pool_bytes)
-          << ", preprocessing " << mib(preprocess_bytes) << ", filter " << mib(filter_bytes)
-          << "), " << mib(free_bytes) << " of " << mib(total_bytes) << " are free and "
-          << mib(m.options.reserve_bytes) << " stay reserved";
+          << detector.rows << " x " << detector.cols << " floats, linear copy "
+          << cuda::to_string(store_options.linear_copy) << " = " << mib(store_bytes) << ", "
+          << in_flight << " projections in flight = " << mib(pool_bytes) << ", preprocessing "
+          << mib(preprocess_bytes) << ", filter " << mib(filter_bytes) << "), " << mib(free_bytes)
+          << " of " << mib(total_bytes) << " are free and " << mib(m.options.reserve_bytes)
+          << " stay reserved";
       throw BackendError(out.str());
     }
 
@@ -378,19 +389,21 @@ void CudaBackend::replace_projection(int slot, const ProjectionMap& map,
 
     // Live targets get +BP(new) - BP(old): with an unchanged map one backprojection of the
     // difference (computed exactly into the scratch layer); otherwise the old projection is kept
-    // in the scratch layer and both are backprojected in the same launch.
+    // in the scratch layer and both are backprojected in the same launch. One pass over the data
+    // also writes the new projection into its slot in place.
     std::vector<cuda::BackprojectSource> live_sources;
+    cuda::ScratchContent scratch = cuda::ScratchContent::kUnchanged;
     if (!live.empty() && had_old && same_map(old_map, map)) {
-      store.write_scratch_difference(slot, fresh.values(), stream);
+      scratch = cuda::ScratchContent::kDifference;
       live_sources.push_back({map, store.scratch_ref(), scale});
     } else if (!live.empty() && had_old) {
-      store.copy_slot_to_scratch(slot, stream);
+      scratch = cuda::ScratchContent::kOldProjection;
       live_sources.push_back({map, store.slot_ref(slot), scale});
       live_sources.push_back({old_map, store.scratch_ref(), -scale});
     } else if (!live.empty()) {
       live_sources.push_back({map, store.slot_ref(slot), scale});
     }
-    store.write_slot(slot, fresh.values(), stream);  // in place, after the reads above
+    store.replace_slot(slot, fresh.values(), scratch, stream);
     fresh.last_use().record(stream);
 
     std::vector<cuda::BackprojectJob> jobs;

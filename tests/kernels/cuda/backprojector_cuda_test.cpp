@@ -30,13 +30,13 @@ struct Fixture {
 };
 
 Fixture make_fixture(RandomSource& random, BeamKind beam, DetectorShape detector, int count,
-                     bool mirror) {
+                     cuda::LinearCopy copy) {
   Fixture f;
   f.geometry = test::circular_geometry(beam, detector, count);
   f.maps = make_projection_maps(f.geometry);
   cuda::ProjectionStoreOptions options;
   options.max_layers_per_array = 7;  // several arrays behind one store
-  options.linear_mirror = mirror;
+  options.linear_copy = copy;
   f.store = std::make_unique<cuda::ProjectionTextureStore>(0, detector, count, options);
   for (int p = 0; p < count; ++p) {
     f.projections.push_back(test::smooth_random_image(random, detector.rows, detector.cols));
@@ -51,7 +51,8 @@ Fixture make_fixture(RandomSource& random, BeamKind beam, DetectorShape detector
 std::vector<GridSpec> test_grids(RandomSource& random) {
   const VolumeBox box = test::centered_box(20.0);
   const auto slices = default_slices(box);
-  std::vector<GridSpec> grids = {slice_grid(slices[0], 45, 38), slice_grid(slices[1], 61, 29),
+  // The first two share a tiling: they form an interleaved group.
+  std::vector<GridSpec> grids = {slice_grid(slices[0], 45, 38), slice_grid(slices[1], 45, 38),
                                  slice_grid(slices[2], 50, 50)};
   // Oblique: random orthogonal axes through a random point near the centre.
   const Vec3 a = {random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1)};
@@ -97,16 +98,22 @@ std::vector<cuda::BackprojectSource> sources_for(const Fixture& f, const std::ve
 std::vector<BackprojectInterpolation> interpolations(const Fixture& f) {
   std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTexturePoint4};
   if (f.store->gather_supported()) modes.push_back(BackprojectInterpolation::kTextureGather);
-  if (f.store->has_linear_mirror()) modes.push_back(BackprojectInterpolation::kLinearMemory);
+  if (f.store->linear_copy() == cuda::LinearCopy::kPlain) {
+    modes.push_back(BackprojectInterpolation::kLinearMemory);
+  }
+  if (f.store->linear_copy() == cuda::LinearCopy::kQuads) {
+    modes.push_back(BackprojectInterpolation::kLinearQuads);
+  }
   return modes;
 }
 
-void check_all_slices(BeamKind beam) {
+void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
   RandomSource random;
   SCOPED_TRACE(random.trace());
+  SCOPED_TRACE(std::string("linear copy ") + cuda::to_string(copy));
   const DetectorShape detector{33, 61};
   const int count = 23;
-  Fixture f = make_fixture(random, beam, detector, count, true);
+  Fixture f = make_fixture(random, beam, detector, count, copy);
   const std::vector<GridSpec> grids = test_grids(random);
   std::vector<int> slots;
   for (int s = 0; s < count; ++s)
@@ -120,13 +127,17 @@ void check_all_slices(BeamKind beam) {
   }
   cuda::Backprojector backprojector(beam, detector);
   const cuda::BackprojectTuning shapes[] = {
-      {32, 4, 1}, {32, 8, 2}, {16, 16, 4}, {64, 2, 8}, {128, 1, 4}};
+      {32, 4, 1},  {32, 8, 2},
+      {16, 16, 4}, {64, 2, 8},
+      {128, 1, 4}, {32, 2, 16},
+      {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTextureGather, false}};
   for (BackprojectInterpolation interp : interpolations(f)) {
     for (cuda::BackprojectTuning tuning : shapes) {
       tuning.interpolation = interp;
       SCOPED_TRACE(std::string(to_string(interp)) + " block " + std::to_string(tuning.block_x) +
                    "x" + std::to_string(tuning.block_y) + " points " +
-                   std::to_string(tuning.points_per_thread));
+                   std::to_string(tuning.points_per_thread) +
+                   (tuning.interleave_targets ? " interleaved" : " one target after another"));
       backprojector.set_tuning(tuning);
       std::vector<cuda::DeviceBuffer<float>> targets;
       std::vector<cuda::BackprojectJob> jobs;
@@ -168,12 +179,14 @@ void check_all_slices(BeamKind beam) {
 
 TEST(BackprojectorCuda, ConeSlicesMatchCpu) {
   SLICESTREAM_REQUIRE_GPU();
-  check_all_slices(BeamKind::kCone);
+  check_all_slices(BeamKind::kCone, cuda::LinearCopy::kQuads);
+  check_all_slices(BeamKind::kCone, cuda::LinearCopy::kPlain);
 }
 
 TEST(BackprojectorCuda, ParallelSlicesMatchCpu) {
   SLICESTREAM_REQUIRE_GPU();
-  check_all_slices(BeamKind::kParallel);
+  check_all_slices(BeamKind::kParallel, cuda::LinearCopy::kQuads);
+  check_all_slices(BeamKind::kParallel, cuda::LinearCopy::kPlain);
 }
 
 TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
@@ -182,7 +195,7 @@ TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
   SCOPED_TRACE(random.trace());
   const DetectorShape detector{24, 40};
   const int count = 450;  // more than one launch holds
-  Fixture f = make_fixture(random, BeamKind::kCone, detector, count, false);
+  Fixture f = make_fixture(random, BeamKind::kCone, detector, count, cuda::LinearCopy::kQuads);
   const GridSpec volume = volume_grid(test::centered_box(20.0), 9, 7, 5);
   const GridSpec slice = slice_grid(default_slices(test::centered_box(20.0))[1], 31, 27);
   std::vector<int> all;
@@ -224,7 +237,7 @@ TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
     cuda::BackprojectTuning tuning;
     tuning.points_per_thread = points;
     tuning.interpolation = f.store->gather_supported() ? BackprojectInterpolation::kTextureGather
-                                                       : BackprojectInterpolation::kTexturePoint4;
+                                                       : BackprojectInterpolation::kLinearQuads;
     cuda::Backprojector backprojector(BeamKind::kCone, detector, tuning);
     EXPECT_GE(backprojector.run(jobs, nullptr), 3);
     EXPECT_LE(
