@@ -106,6 +106,9 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     BackprojectTuning automatic{32, 4, 0, interp, true};
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_ms = median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
+    automatic.interleave_targets = false;
+    auto_bp.set_tuning(automatic);
+    const double auto_separate_ms = median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
     const double update_ms = median_ms(reps, [&](cudaStream_t s) {
       for (int p = 0; p < n; ++p)
         store.write_slot(p, scene.projection(p), s);
@@ -122,6 +125,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
         .set("not interleaved ms", separate_ms)
         .set("auto 32x4 ms", auto_ms)
+        .set("auto not interleaved ms", auto_separate_ms)
         .set("with update ms", update_ms)
         .set("refill only ms", refill_ms)
         .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)

@@ -24,8 +24,14 @@ KernelFn<kMaxRecords> pick_points(int points) {
       return detail::backproject_kernel<kCone, kInterp, 2, kMaxRecords>;
     case 4:
       return detail::backproject_kernel<kCone, kInterp, 4, kMaxRecords>;
-    default:
+    case 8:
       return detail::backproject_kernel<kCone, kInterp, 8, kMaxRecords>;
+    case 16:
+      return detail::backproject_kernel<kCone, kInterp, 16, kMaxRecords>;
+    default:
+      // validate() admits no other value; never run a kernel whose tiling differs from the host's.
+      throw CudaError("backprojection: no kernel for " + std::to_string(points) +
+                      " points per thread");
   }
 }
 

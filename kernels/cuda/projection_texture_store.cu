@@ -1,6 +1,7 @@
 #include "kernels/cuda/projection_texture_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -56,13 +57,17 @@ std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(Detecto
                       static_cast<std::size_t>(layers));
   const unsigned base_flags = cudaArrayLayered | cudaArraySurfaceLoadStore;
   *gather = false;
-  if (want_gather) {
+  // Once refused, the driver is not asked again (each refusal is an API error that tools such as
+  // compute-sanitizer report).
+  static std::atomic<bool> gather_refused{false};
+  if (want_gather && !gather_refused.load()) {
     if (cudaMalloc3DArray(&result->array, &format, extent, base_flags | cudaArrayTextureGather) ==
         cudaSuccess) {
       *gather = true;
     } else {
       (void)cudaGetLastError();  // not sticky: clear it and try without gather
       result->array = nullptr;
+      gather_refused.store(true);
     }
   }
   if (result->array == nullptr) {
