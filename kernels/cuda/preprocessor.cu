@@ -7,50 +7,22 @@
 #include "kernels/cpu/preprocess_cpu.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/expr_device_evaluate.cuh"
-#include "kernels/expr/expr.hpp"
+#include "kernels/expr/preprocess_expression.hpp"
 
 namespace slicestream::cuda {
 namespace {
 
-// The fused pass for one pixel type and mode, the same expression as cpu::preprocess_rows:
-// `kLinear` skips flat-field correction and -log, `kWeighted` multiplies by the cosine weight.
+// The fused pass for one pixel type and mode: the expression cpu::preprocess_rows evaluates too
+// (kernels/expr/preprocess_expression.hpp), here evaluated by one device kernel.
 template <class Pixel, bool kLinear, bool kWeighted>
 void preprocess_typed(const Pixel* raw, const float* dark_table, const float* inv_gain_table,
                       DetectorShape shape, const PreprocessParams& params,
                       const CosineWeight& cosine, float* out, unsigned long long* counts,
                       cudaStream_t stream) {
-  using namespace expr;
-  const auto value = array(raw);
-  const auto dark = array(dark_table);
-  const auto inv_gain = array(inv_gain_table);
-  const auto dead = inv_gain == 0.0f;
-  const auto transmission = (value - dark) * inv_gain;
-  const float min_transmission = params.min_transmission;
-  const auto attenuation = [&] {
-    if constexpr (kLinear) {
-      return value;
-    } else {
-      return neg_log(max(transmission, min_transmission));
-    }
-  }();
-  const auto weighted = [&] {
-    if constexpr (kWeighted) {
-      return generator(cosine) * attenuation;
-    } else {
-      return attenuation;
-    }
-  }();
-  // A non-finite input, or a result that overflowed, becomes 0 and is counted.
-  const auto non_finite = !is_finite(value) || !is_finite(weighted);
-  const auto result = select(dead || non_finite, 0.0f, weighted);
-  const auto clamped_low = [&] {
-    if constexpr (kLinear) {
-      return scalar(0.0f) != 0.0f;  // no transmission to clamp
-    } else {
-      return !dead && transmission <= min_transmission;
-    }
-  }();
-  assign_2d(out, result, Extent2D{shape.rows, shape.cols}, counts, stream, non_finite, clamped_low);
+  const auto e = expr::preprocess_expression<kLinear, kWeighted>(raw, dark_table, inv_gain_table,
+                                                                 params.min_transmission, cosine);
+  assign_2d(out, e.result, expr::Extent2D{shape.rows, shape.cols}, counts, stream, e.non_finite,
+            e.clamped_low);
 }
 
 template <class Pixel>
