@@ -23,8 +23,6 @@ struct CudaBackendOptions {
   // exact path measured on the H100 (docs/performance.md): fp32 bilinear interpolation from the
   // store's plain linear copy through L1. Hardware texture filtering is faster on small set-ups
   // but its 8-bit weights miss the 1e-5 agreement with the CPU backend.
-  // Interleaving the targets helped the texture path (L2 reuse) but slowed this one slightly
-  // (Tomobank cone 9.14 -> 10.03 ms at 32x4x8), so it is off here.
   cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kLinearMemory, false};
   // The store's linear copy: kPlain for kLinearMemory interpolation, kQuads for kLinearQuads.
   cuda::LinearCopy linear_copy = cuda::LinearCopy::kPlain;

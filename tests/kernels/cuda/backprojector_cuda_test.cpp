@@ -130,7 +130,7 @@ void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
       {32, 4, 1},  {32, 8, 2},
       {16, 16, 4}, {64, 2, 8},
       {128, 1, 4}, {32, 2, 16},
-      {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTextureGather, false}};
+      {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTextureGather, true}};
   for (BackprojectInterpolation interp : interpolations(f)) {
     for (cuda::BackprojectTuning tuning : shapes) {
       tuning.interpolation = interp;
