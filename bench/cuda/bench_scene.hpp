@@ -1,0 +1,57 @@
+// The benchmark's scenes: the three KernelKit set-ups (paper Table 1) with random smooth
+// projections generated on the GPU into a projection store, and the quasi-3D slices.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/backprojector.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/projection_texture_store.hpp"
+#include "kernels/geometry.hpp"
+#include "kernels/grid_spec.hpp"
+
+namespace slicestream::bench {
+
+struct SetupSpec {
+  std::string name;
+  DetectorShape detector;  // rows x cols
+  int slice_side;
+  int projections;
+  // KernelKit's tuned cone-beam numbers on an H100 (issue 3): kernel only, and with the texture
+  // re-filled from device memory.
+  double kernelkit_kernel_ms;
+  double kernelkit_update_ms;
+};
+
+const std::vector<SetupSpec>& kernelkit_setups();
+
+// One set-up on the GPU: every projection in the store (and in `sources`, a device copy used to
+// re-fill the store), three orthogonal slices, their device targets.
+struct Scene {
+  SetupSpec spec;
+  BeamKind beam;
+  ScanGeometry geometry;
+  std::vector<ProjectionMap> maps;
+  cuda::DeviceBuffer<float> sources;                          // projections x rows x cols
+  std::unique_ptr<cuda::ProjectionTextureStore> store;        // layers + quad copy
+  std::unique_ptr<cuda::ProjectionTextureStore> plain_store;  // layers + plain copy
+  std::vector<GridSpec> slices;
+  std::vector<cuda::DeviceBuffer<float>> targets;
+
+  const float* projection(int p) const {
+    return sources.data() + spec.detector.pixels() * static_cast<std::size_t>(p);
+  }
+  // Quasi-3D full recompute: each slice := BP(all slots of `from`).
+  std::vector<cuda::BackprojectJob> full_recompute_jobs(float scale,
+                                                        const cuda::ProjectionTextureStore& from);
+  double samples_per_recompute() const;  // 3 * slice pixels * projections
+};
+
+std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam);
+
+// Fills `out` (rows x cols) with a smooth random image on the GPU (seeded by `seed`).
+void fill_smooth_random(float* out, DetectorShape shape, unsigned seed, cudaStream_t stream);
+
+}  // namespace slicestream::bench

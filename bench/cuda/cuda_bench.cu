@@ -1,0 +1,271 @@
+// CUDA backend benchmark (issue 3): texture-fetch ceilings, quasi-3D full recompute for the three
+// KernelKit set-ups (cone and parallel; kernel only and with the texture re-filled from device
+// memory; a block-shape / points-per-thread search per interpolation path), and the incremental
+// per-projection refresh. Prints tables; --json FILE writes every number.
+//
+//   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--json FILE]
+//
+// Inputs are random smooth projections generated on the GPU (never zeros). Times are CUDA-event
+// medians after a warm-up run. GUPS = 3 * slice pixels * projections / time.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_report.hpp"
+#include "bench_scene.hpp"
+#include "bench_timer.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_probe.hpp"
+#include "texture_ceiling.hpp"
+
+namespace slicestream::bench {
+namespace {
+
+using cuda::BackprojectInterpolation;
+using cuda::BackprojectTuning;
+
+std::vector<BackprojectTuning> tuning_space(bool quick) {
+  if (quick) return {{32, 4, 4}, {32, 4, 8}, {32, 2, 16}};
+  return {{32, 4, 2},  {32, 4, 4}, {32, 4, 8},  {32, 4, 16}, {32, 8, 2},  {32, 8, 4},
+          {32, 8, 8},  {64, 2, 4}, {64, 2, 8},  {64, 4, 2},  {16, 8, 4},  {16, 16, 2},
+          {128, 1, 4}, {32, 2, 8}, {32, 2, 16}, {64, 1, 8},  {64, 1, 16}, {256, 1, 2}};
+}
+
+std::string tuning_name(const BackprojectTuning& t) {
+  return std::to_string(t.block_x) + "x" + std::to_string(t.block_y) + "x" +
+         std::to_string(t.points_per_thread);
+}
+
+struct Best {
+  BackprojectTuning tuning;
+  double kernel_ms = 0;
+};
+
+// Full recompute of the scene's three slices: sweep the tuning space, keep the fastest.
+const cuda::ProjectionTextureStore& store_for(const Scene& scene, BackprojectInterpolation interp) {
+  return interp == BackprojectInterpolation::kLinearMemory ? *scene.plain_store : *scene.store;
+}
+
+Best sweep(Scene& scene, BackprojectInterpolation interp, bool quick, int reps, Report& report) {
+  const float scale = angular_weight(scene.spec.projections);
+  const std::vector<cuda::BackprojectJob> jobs =
+      scene.full_recompute_jobs(scale, store_for(scene, interp));
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector);
+  Best best;
+  best.kernel_ms = 1e30;
+  for (BackprojectTuning tuning : tuning_space(quick)) {
+    tuning.interpolation = interp;
+    backprojector.set_tuning(tuning);
+    const double ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    report.add("tuning search")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("interpolation", to_string(interp))
+        .set("block_x*block_y*points", tuning_name(tuning))
+        .set("ms", ms)
+        .set("GUPS", scene.samples_per_recompute() / (ms * 1e-3) / 1e9);
+    if (ms < best.kernel_ms) best = {tuning, ms};
+  }
+  return best;
+}
+
+void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
+  std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTextureLinear,
+                                                 BackprojectInterpolation::kLinearMemory,
+                                                 BackprojectInterpolation::kLinearQuads};
+  // Four point fetches per sample (the exact texture path without gather) ran at under half
+  // the hardware-filtered rate in the first measurements; gather replaces it where the driver
+  // allows gathers on layered arrays.
+  if (scene.store->gather_supported()) {
+    modes.insert(modes.begin() + 1, BackprojectInterpolation::kTextureGather);
+  }
+  const float scale = angular_weight(scene.spec.projections);
+  const int n = scene.spec.projections;
+  for (BackprojectInterpolation interp : modes) {
+    cuda::ProjectionTextureStore& store =
+        const_cast<cuda::ProjectionTextureStore&>(store_for(scene, interp));
+    const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale, store);
+    // Re-filling every slot from device memory in place (texture layers with cudaMemcpy3DAsync,
+    // and the store's linear copy): what the "with update" time adds.
+    const double refill_ms = median_ms(reps, [&](cudaStream_t s) {
+      for (int p = 0; p < n; ++p)
+        store.write_slot(p, scene.projection(p), s);
+    });
+    const Best best = sweep(scene, interp, quick, std::max(3, reps / 4), report);
+    cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
+    const double kernel_ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    // Side by side: the same tuning with the slices interleaved, and the automatic
+    // points-per-thread choice the backend uses (32 x 4 blocks), without and with interleaving.
+    BackprojectTuning interleaved = best.tuning;
+    interleaved.interleave_targets = true;
+    cuda::Backprojector interleaved_bp(scene.beam, scene.spec.detector, interleaved);
+    const double interleaved_ms =
+        median_ms(reps, [&](cudaStream_t s) { interleaved_bp.run(jobs, s); });
+    BackprojectTuning automatic{32, 4, 0, interp, false};
+    cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
+    const double auto_ms = median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
+    automatic.interleave_targets = true;
+    auto_bp.set_tuning(automatic);
+    const double auto_interleaved_ms =
+        median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
+    const double update_ms = median_ms(reps, [&](cudaStream_t s) {
+      for (int p = 0; p < n; ++p)
+        store.write_slot(p, scene.projection(p), s);
+      backprojector.run(jobs, s);
+    });
+    const bool cone = scene.beam == BeamKind::kCone;
+    report.add("quasi-3D full recompute")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("interpolation", to_string(interp))
+        .set("linear copy", cuda::to_string(store.linear_copy()))
+        .set("best tuning", tuning_name(best.tuning))
+        .set("kernel ms", kernel_ms)
+        .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
+        .set("interleaved ms", interleaved_ms)
+        .set("auto 32x4 ms", auto_ms)
+        .set("auto interleaved ms", auto_interleaved_ms)
+        .set("with update ms", update_ms)
+        .set("refill only ms", refill_ms)
+        .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)
+        .set("speed-up", cone ? scene.spec.kernelkit_kernel_ms / kernel_ms : 0.0)
+        .set("KernelKit update ms", cone ? scene.spec.kernelkit_update_ms : 0.0)
+        .set("update speed-up", cone ? scene.spec.kernelkit_update_ms / update_ms : 0.0);
+  }
+}
+
+// One arriving projection: one pass writes it into its slot in place (texture layer and linear
+// copy) and leaves new - old in the scratch; one launch adds BP(new - old) to the three live
+// slices. Breakdown per step, next to a plain copy of the projection.
+void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const BackprojectTuning& tuning,
+                 int reps, Report& report) {
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64);
+  const float scale = angular_weight(n);
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+  std::vector<cuda::BackprojectJob> jobs;
+  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
+    cuda::BackprojectJob job;
+    job.grid = scene.slices[s];
+    job.data = scene.targets[s].data();
+    job.accumulate = true;
+    jobs.push_back(std::move(job));
+  }
+  auto jobs_for = [&](int slot) {
+    for (auto& job : jobs) {
+      job.sources = {{scene.maps[static_cast<std::size_t>(slot)], store.scratch_ref(), scale}};
+    }
+    return jobs;
+  };
+  // The "new" projection of slot k is the stored projection of slot k + 1 (different data).
+  auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
+  auto per_frame_us = [&](auto&& enqueue_frame) {
+    return 1e3 *
+           median_ms(reps,
+                     [&](cudaStream_t s) {
+                       for (int k = 0; k < frames; ++k)
+                         enqueue_frame(k, s);
+                     }) /
+           frames;
+  };
+  const double total_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    backprojector.run(jobs_for(k), s);
+  });
+  const double replace_diff_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+  });
+  const double replace_us = per_frame_us([&](int k, cudaStream_t s) {
+    store.replace_slot(k, fresh(k), cuda::ScratchContent::kUnchanged, s);
+  });
+  const double memcpy3d_us =
+      per_frame_us([&](int k, cudaStream_t s) { store.write_slot(k, fresh(k), s); });
+  const double bp_us =
+      per_frame_us([&](int k, cudaStream_t s) { backprojector.run(jobs_for(k), s); });
+  cuda::DeviceBuffer<float> copy(scene.spec.detector.pixels());
+  const double copy_us = per_frame_us([&](int k, cudaStream_t s) {
+    SLICESTREAM_CUDA_CHECK(
+        cudaMemcpyAsync(copy.data(), fresh(k), copy.bytes(), cudaMemcpyDeviceToDevice, s));
+  });
+  // Reading and writing the three fp32 slices once per projection is the floor of this path.
+  const double target_bytes = 2.0 * 3.0 * scene.spec.slice_side * scene.spec.slice_side * 4.0;
+  report.add("incremental refresh per projection")
+      .set("setup", scene.spec.name)
+      .set("beam", to_string(scene.beam))
+      .set("interpolation", to_string(tuning.interpolation))
+      .set("linear copy", cuda::to_string(store.linear_copy()))
+      .set("tuning", tuning_name(backprojector.resolved_tuning(jobs)))
+      .set("total us", total_us)
+      .set("replace+diff us", replace_diff_us)
+      .set("replace us", replace_us)
+      .set("refill memcpy3D us", memcpy3d_us)
+      .set("plain copy us", copy_us)
+      .set("BP 3 slices us", bp_us)
+      .set("slice R/W MB", target_bytes / 1e6);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"CUDA backend benchmark (issue 3)"};
+  std::string setups_arg = "flexray,highspeed,tomobank";
+  std::string json_path = "cuda_bench.json";
+  int reps = 20;
+  bool quick = false;
+  app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
+  app.add_option("--reps", reps, "timed repetitions per measurement (median)");
+  app.add_flag("--quick", quick, "a small tuning space");
+  app.add_option("--json", json_path, "where to write the JSON results");
+  CLI11_PARSE(app, argc, argv);
+
+  const std::string reason = cuda::device_unavailable_reason(0);
+  if (!reason.empty()) {
+    std::fprintf(stderr, "cuda_bench: no usable GPU: %s\n", reason.c_str());
+    return 2;
+  }
+  const cuda::DeviceSummary device = cuda::describe_device(0);
+  std::printf("device: %s, %d SMs, compute %d.%d, %.1f GiB\n", device.name.c_str(),
+              device.multiprocessors, device.compute_major, device.compute_minor,
+              static_cast<double>(device.memory_total_bytes) / (1 << 30));
+  Report report;
+  for (const CeilingResult& c : measure_ceilings()) {
+    report.add("ceilings").set("what", c.what).set("per second", c.per_second).set("unit", c.unit);
+  }
+  report.print("ceilings");
+
+  std::vector<std::pair<std::string, BeamKind>> done;
+  for (const SetupSpec& spec : kernelkit_setups()) {
+    if (setups_arg.find(spec.name) == std::string::npos) continue;
+    for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+      std::unique_ptr<Scene> scene = make_scene(spec, beam);
+      full_recompute(*scene, quick, reps, report);
+      BackprojectTuning plain{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
+      incremental(*scene, *scene->plain_store, plain, std::max(3, reps / 4), report);
+      BackprojectTuning hardware{32, 4, 0, BackprojectInterpolation::kTextureLinear, false};
+      incremental(*scene, *scene->plain_store, hardware, std::max(3, reps / 4), report);
+      // Partial results survive a time limit: the JSON so far, and a line per scene.
+      report.write_json(json_path, device.name);
+      std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));
+      std::fflush(stdout);
+    }
+  }
+  report.print("tuning search");
+  report.print("quasi-3D full recompute");
+  report.print("incremental refresh per projection");
+  report.write_json(json_path, device.name);
+  std::printf("\nJSON: %s\n", json_path.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace slicestream::bench
+
+int main(int argc, char** argv) {
+  try {
+    return slicestream::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,87 @@
+// Voxel-driven backprojection on the GPU (issue 3, items 4 and 5): any GridSpec (slices of any
+// orientation, preview volumes), cone (weight / den^2) and parallel beam, every target of a call
+// in one launch where the kernel's parameter space allows. The CPU twin is
+// cpu::backproject_rows; both evaluate, for every grid point X and source p,
+//   target(X) (+)= sum_p p.scale * p.map.weight * bilinear(p, col(X), row(X)) / den(X)^2
+// with samples outside the detector reading 0 and points behind the source contributing nothing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/projection_texture_store.hpp"
+#include "kernels/geometry.hpp"
+#include "kernels/grid_spec.hpp"
+#include "kernels/projection_map.hpp"
+
+namespace slicestream::cuda {
+
+// How a bilinear sample is taken. All but kTextureLinear compute the interpolation weights in
+// fp32 and match the CPU twin to rounding; kTextureLinear uses the texture unit's filtering,
+// whose weights have 8 fractional bits (about 1e-3 relative error per sample).
+enum class BackprojectInterpolation {
+  kTextureLinear,  // one filtered fetch (hardware bilinear)
+  kTextureGather,  // one gather of the 2x2 texels (tld4 on the layered array) + fp32 lerp
+  kTexturePoint4,  // four point-sampled fetches + fp32 lerp
+  kLinearMemory,   // four loads from the store's plain linear copy through L1 + fp32 lerp
+  kLinearQuads,    // one 16-byte load of the 2x2 texels from the store's quad copy + fp32 lerp
+};
+const char* to_string(BackprojectInterpolation interpolation);
+
+struct BackprojectTuning {
+  int block_x = 32;
+  int block_y = 4;
+  // Grid points per thread along the grid's y axis: 1, 2, 4, 8 or 16; 0 picks the largest of
+  // 1..8 that still gives every multiprocessor six blocks (measured best on the H100, bench/cuda).
+  int points_per_thread = 0;
+  BackprojectInterpolation interpolation = BackprojectInterpolation::kTextureGather;
+  // Targets of equal shape in one launch take turns block by block, so that blocks running at
+  // the same time cover the same rows of every slice (hoping for L2 reuse of detector rows).
+  // Measured side by side on the H100 it did not pay (Tomobank cone: 5.44 vs 5.15 ms with
+  // hardware filtering, 10.0 vs 9.65 ms exact), so it is off by default.
+  bool interleave_targets = false;
+};
+// Empty when valid, else why not.
+std::string validate(const BackprojectTuning& tuning);
+
+// One projection to backproject and how it maps; `scale` multiplies map.weight (negative to
+// remove a projection's contribution).
+struct BackprojectSource {
+  ProjectionMap map;
+  TextureRef texture;
+  float scale = 1.0f;
+};
+
+// One target and what goes into planes [plane_begin, plane_end) of it.
+struct BackprojectJob {
+  GridSpec grid;
+  float* data = nullptr;  // device, grid.points() floats
+  int plane_begin = 0;
+  int plane_end = 1;
+  bool accumulate = false;  // false: planes := sum; true: planes += sum
+  std::vector<BackprojectSource> sources;
+};
+
+class Backprojector {
+ public:
+  Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning = {});
+
+  void set_tuning(const BackprojectTuning& tuning);  // throws CudaError when invalid
+  const BackprojectTuning& tuning() const { return tuning_; }
+  // The tuning a call with these jobs runs with (points_per_thread resolved).
+  BackprojectTuning resolved_tuning(const std::vector<BackprojectJob>& jobs) const;
+
+  // Enqueues the jobs on `stream`. Jobs with no sources still write (or keep) their planes.
+  // Returns the number of kernel launches used.
+  int run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const;
+
+ private:
+  BeamKind beam_;
+  DetectorShape detector_;
+  BackprojectTuning tuning_;
+  int multiprocessors_ = 1;
+};
+
+}  // namespace slicestream::cuda

@@ -1,0 +1,51 @@
+// CUDA twin of cpu::preprocess_rows (issue 3, item 1): a raw frame (uint16, uint32 or float32) is
+// staged through a pinned ring and uploaded asynchronously, then one fused kernel, built from the
+// same kernels/expr expression as the CPU pass, does dark and flat correction, guards, -log and
+// the FDK cosine weight, counting guarded pixels in the same pass.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/pinned_upload_ring.hpp"
+#include "kernels/frame_view.hpp"
+#include "kernels/preprocess_params.hpp"
+#include "kernels/projection_map.hpp"
+
+namespace slicestream::cuda {
+
+class Preprocessor {
+ public:
+  // Starts without calibration (dark 0, gain 1); uploads on `stream` and waits for it.
+  Preprocessor(DetectorShape shape, cudaStream_t stream);
+
+  // Device memory it takes (raw frame buffer, tables, counters), for the memory budget.
+  static std::size_t device_bytes(DetectorShape shape);
+
+  // Averaged darks and flats (empty: none taken), turned into tables exactly as on the CPU
+  // (cpu::make_preprocess_tables) and uploaded on `stream`; returns when the upload is done.
+  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat,
+                       cudaStream_t stream);
+
+  // Uploads `raw` and writes the preprocessed projection to `out` (device, rows x cols floats),
+  // both on `stream`. With `counters` it waits for the pass to finish and adds its counts;
+  // without, it returns as soon as the work is enqueued.
+  void run(const FrameView& raw, const PreprocessParams& params, const CosineWeight& cosine,
+           float* out, cudaStream_t stream, PreprocessCounters* counters);
+
+  DetectorShape shape() const { return shape_; }
+
+ private:
+  DetectorShape shape_;
+  DeviceBuffer<unsigned char> raw_;  // the largest pixel type
+  DeviceBuffer<float> dark_;
+  DeviceBuffer<float> inv_gain_;
+  DeviceBuffer<unsigned long long> counts_;  // non_finite, clamped_low
+  PinnedBuffer<unsigned long long> counts_host_;
+  PinnedUploadRing ring_;
+};
+
+}  // namespace slicestream::cuda

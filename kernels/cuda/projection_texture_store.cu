@@ -1,0 +1,367 @@
+#include "kernels/cuda/projection_texture_store.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace slicestream::cuda {
+
+// One layered CUDA array with its two texture objects and its surface object.
+struct ProjectionTextureStore::LayeredArray {
+  cudaArray_t array = nullptr;
+  cudaTextureObject_t filtered = 0;
+  cudaTextureObject_t point = 0;
+  cudaSurfaceObject_t surface = 0;
+  int layers = 0;
+
+  ~LayeredArray() {
+    if (surface != 0) cudaDestroySurfaceObject(surface);
+    if (point != 0) cudaDestroyTextureObject(point);
+    if (filtered != 0) cudaDestroyTextureObject(filtered);
+    if (array != nullptr) cudaFreeArray(array);
+  }
+};
+
+namespace {
+
+cudaTextureObject_t make_texture(cudaArray_t array, cudaTextureFilterMode filter) {
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = array;
+  cudaTextureDesc texture{};
+  for (auto& mode : texture.addressMode)
+    mode = cudaAddressModeBorder;  // zero outside
+  texture.borderColor[0] = texture.borderColor[1] = texture.borderColor[2] = 0.0f;
+  texture.borderColor[3] = 0.0f;
+  texture.filterMode = filter;
+  texture.readMode = cudaReadModeElementType;
+  texture.normalizedCoords = 0;
+  cudaTextureObject_t object = 0;
+  SLICESTREAM_CUDA_CHECK(cudaCreateTextureObject(&object, &resource, &texture, nullptr));
+  return object;
+}
+
+// Allocates `layers` layers of rows x cols floats. With `want_gather` it first asks for texture
+// gather support and, where the driver refuses that combination, allocates without it.
+std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(DetectorShape shape,
+                                                                         int layers,
+                                                                         bool want_gather,
+                                                                         bool* gather) {
+  auto result = std::make_unique<ProjectionTextureStore::LayeredArray>();
+  const cudaChannelFormatDesc format = cudaCreateChannelDesc<float>();
+  const cudaExtent extent =
+      make_cudaExtent(static_cast<std::size_t>(shape.cols), static_cast<std::size_t>(shape.rows),
+                      static_cast<std::size_t>(layers));
+  const unsigned base_flags = cudaArrayLayered | cudaArraySurfaceLoadStore;
+  *gather = false;
+  // Once refused, the driver is not asked again (each refusal is an API error that tools such as
+  // compute-sanitizer report).
+  static std::atomic<bool> gather_refused{false};
+  if (want_gather && !gather_refused.load()) {
+    if (cudaMalloc3DArray(&result->array, &format, extent, base_flags | cudaArrayTextureGather) ==
+        cudaSuccess) {
+      *gather = true;
+    } else {
+      (void)cudaGetLastError();  // not sticky: clear it and try without gather
+      result->array = nullptr;
+      gather_refused.store(true);
+    }
+  }
+  if (result->array == nullptr) {
+    SLICESTREAM_CUDA_CHECK(cudaMalloc3DArray(&result->array, &format, extent, base_flags));
+  }
+  result->layers = layers;
+  result->filtered = make_texture(result->array, cudaFilterModeLinear);
+  result->point = make_texture(result->array, cudaFilterModePoint);
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = result->array;
+  SLICESTREAM_CUDA_CHECK(cudaCreateSurfaceObject(&result->surface, &resource));
+  return result;
+}
+
+cudaMemcpy3DParms linear_to_layer(const float* src, DetectorShape shape, cudaArray_t array,
+                                  int layer) {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = make_cudaPitchedPtr(
+      const_cast<float*>(src), static_cast<std::size_t>(shape.cols) * sizeof(float),
+      static_cast<std::size_t>(shape.cols), static_cast<std::size_t>(shape.rows));
+  p.dstArray = array;
+  p.dstPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
+  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
+                             static_cast<std::size_t>(shape.rows), 1);
+  p.kind = cudaMemcpyDeviceToDevice;
+  return p;
+}
+
+constexpr int kScratchUnchanged = 0;
+constexpr int kScratchDifference = 1;
+constexpr int kScratchOld = 2;
+
+// The per-projection update of the texture layer and the plain copy, one thread per pixel: the
+// old value (from the plain copy when there is one, else through the surface) goes into the
+// scratch as new - old or old, then the new value overwrites the slot in place.
+__global__ void replace_pixels_kernel(const float* __restrict__ projection,
+                                      cudaSurfaceObject_t slot_surface, int layer,
+                                      float* __restrict__ slot_plain,
+                                      cudaSurfaceObject_t scratch_surface,
+                                      float* __restrict__ scratch_plain, int scratch_mode, int rows,
+                                      int cols) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (col >= cols || row >= rows) return;
+  const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+                            static_cast<std::size_t>(col);
+  const int x_bytes = col * static_cast<int>(sizeof(float));
+  const float fresh = projection[index];
+  if (scratch_mode != kScratchUnchanged) {
+    float old_value = 0.0f;
+    if (slot_plain != nullptr) {
+      old_value = slot_plain[index];
+    } else {
+      surf2DLayeredread(&old_value, slot_surface, x_bytes, row, layer);
+    }
+    const float value = scratch_mode == kScratchDifference ? fresh - old_value : old_value;
+    surf2DLayeredwrite(value, scratch_surface, x_bytes, row, 0);
+    if (scratch_plain != nullptr) scratch_plain[index] = value;
+  }
+  surf2DLayeredwrite(fresh, slot_surface, x_bytes, row, layer);
+  if (slot_plain != nullptr) slot_plain[index] = fresh;
+}
+
+__device__ __forceinline__ float texel_or_zero(const float* __restrict__ p, int r, int c, int rows,
+                                               int cols) {
+  return (r >= 0 && r < rows && c >= 0 && c < cols)
+             ? p[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+                 static_cast<std::size_t>(c)]
+             : 0.0f;
+}
+
+// The quad copy, one thread per quad (r, c), r in [-1, rows - 1], c in [-1, cols - 1]: the new
+// quad is built from the projection; the scratch gets new - old or old (old read from the slot's
+// quads), then the slot's quad is overwritten.
+__global__ void replace_quads_kernel(const float* __restrict__ projection,
+                                     float4* __restrict__ slot_quads,
+                                     float4* __restrict__ scratch_quads, int scratch_mode, int rows,
+                                     int cols) {
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) - 1;
+  const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) - 1;
+  if (c >= cols || r >= rows) return;
+  const std::size_t index = static_cast<std::size_t>(r + 1) * static_cast<std::size_t>(cols + 1) +
+                            static_cast<std::size_t>(c + 1);
+  const float4 fresh = make_float4(texel_or_zero(projection, r, c, rows, cols),
+                                   texel_or_zero(projection, r, c + 1, rows, cols),
+                                   texel_or_zero(projection, r + 1, c, rows, cols),
+                                   texel_or_zero(projection, r + 1, c + 1, rows, cols));
+  if (scratch_mode != kScratchUnchanged) {
+    const float4 old_quad = slot_quads[index];
+    scratch_quads[index] = scratch_mode == kScratchDifference
+                               ? make_float4(fresh.x - old_quad.x, fresh.y - old_quad.y,
+                                             fresh.z - old_quad.z, fresh.w - old_quad.w)
+                               : old_quad;
+  }
+  slot_quads[index] = fresh;
+}
+
+int scratch_mode_of(ScratchContent content) {
+  switch (content) {
+    case ScratchContent::kDifference:
+      return kScratchDifference;
+    case ScratchContent::kOldProjection:
+      return kScratchOld;
+    default:
+      return kScratchUnchanged;
+  }
+}
+
+void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
+                     cudaStream_t stream) {
+  cudaMemcpy3DParms p{};
+  p.srcArray = array;
+  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
+  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape.cols) * sizeof(float),
+                                 static_cast<std::size_t>(shape.cols),
+                                 static_cast<std::size_t>(shape.rows));
+  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
+                             static_cast<std::size_t>(shape.rows), 1);
+  p.kind = cudaMemcpyDeviceToDevice;
+  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+}
+
+}  // namespace
+
+const char* to_string(LinearCopy copy) {
+  switch (copy) {
+    case LinearCopy::kNone:
+      return "none";
+    case LinearCopy::kPlain:
+      return "plain";
+    case LinearCopy::kQuads:
+      return "quads";
+  }
+  return "unknown";
+}
+
+int ProjectionTextureStore::device_layer_limit(int device) {
+  cudaDeviceProp prop{};
+  SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.maxTexture2DLayered[2];
+}
+
+std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape shape) {
+  cudaDeviceProp prop{};
+  SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (shape.cols <= 0 || shape.rows <= 0) return "the detector shape is empty";
+  if (shape.cols > prop.maxTexture2DLayered[0] || shape.rows > prop.maxTexture2DLayered[1] ||
+      shape.cols > prop.maxSurface2DLayered[0] || shape.rows > prop.maxSurface2DLayered[1]) {
+    return "detector " + std::to_string(shape.rows) + " x " + std::to_string(shape.cols) +
+           " exceeds the layered texture limit " + std::to_string(prop.maxTexture2DLayered[1]) +
+           " x " + std::to_string(prop.maxTexture2DLayered[0]) + " of " + prop.name;
+  }
+  return {};
+}
+
+std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
+                                                 const ProjectionStoreOptions& options) {
+  const std::size_t layers = static_cast<std::size_t>(slots) + 1;  // + scratch
+  std::size_t per_layer = shape.pixels() * sizeof(float);
+  if (options.linear_copy == LinearCopy::kPlain) per_layer += shape.pixels() * sizeof(float);
+  if (options.linear_copy == LinearCopy::kQuads) {
+    per_layer += static_cast<std::size_t>(shape.rows + 1) *
+                 static_cast<std::size_t>(shape.cols + 1) * sizeof(float4);
+  }
+  return per_layer * layers;
+}
+
+ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
+                                               const ProjectionStoreOptions& options)
+    : shape_(shape), slots_(slots), linear_copy_(options.linear_copy) {
+  if (slots <= 0) throw std::invalid_argument("projection store needs at least one slot");
+  const std::string reason = unsupported_reason(device, shape);
+  if (!reason.empty()) throw CudaError(reason);
+  const int limit = device_layer_limit(device);
+  layers_per_array_ =
+      options.max_layers_per_array > 0 ? std::min(options.max_layers_per_array, limit) : limit;
+  bool gather = options.texture_gather;
+  for (int first = 0; first < slots; first += layers_per_array_) {
+    const int layers = std::min(layers_per_array_, slots - first);
+    bool array_gather = false;
+    arrays_.push_back(make_layered_array(shape, layers, gather, &array_gather));
+    gather = gather && array_gather;  // all arrays must agree
+  }
+  bool scratch_gather = false;
+  scratch_ = make_layered_array(shape, 1, gather, &scratch_gather);
+  gather_supported_ = gather && scratch_gather;
+  const std::size_t count = static_cast<std::size_t>(slots);
+  if (linear_copy_ == LinearCopy::kPlain) {
+    plain_ = DeviceBuffer<float>(shape.pixels() * count);
+    scratch_plain_ = DeviceBuffer<float>(shape.pixels());
+  } else if (linear_copy_ == LinearCopy::kQuads) {
+    // Zeroed: empty slots read as zero projections, like the fresh layers.
+    quads_ = DeviceBuffer<float4>(quad_count() * count);
+    scratch_quads_ = DeviceBuffer<float4>(quad_count());
+    SLICESTREAM_CUDA_CHECK(cudaMemset(quads_.data(), 0, quads_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaMemset(scratch_quads_.data(), 0, scratch_quads_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+ProjectionTextureStore::~ProjectionTextureStore() = default;
+
+std::size_t ProjectionTextureStore::quad_count() const {
+  return static_cast<std::size_t>(shape_.rows + 1) * static_cast<std::size_t>(shape_.cols + 1);
+}
+
+void ProjectionTextureStore::check_slot(int slot) const {
+  if (slot < 0 || slot >= slots_) {
+    throw CudaError("projection store slot " + std::to_string(slot) + " out of range [0, " +
+                    std::to_string(slots_) + ")");
+  }
+}
+
+const ProjectionTextureStore::LayeredArray& ProjectionTextureStore::array_of(int slot) const {
+  check_slot(slot);
+  return *arrays_[static_cast<std::size_t>(slot / layers_per_array_)];
+}
+
+TextureRef ProjectionTextureStore::slot_ref(int slot) const {
+  const LayeredArray& a = array_of(slot);
+  TextureRef ref;
+  ref.filtered = a.filtered;
+  ref.point = a.point;
+  ref.layer = slot % layers_per_array_;
+  const std::size_t s = static_cast<std::size_t>(slot);
+  if (!plain_.empty()) ref.linear = plain_.data() + shape_.pixels() * s;
+  if (!quads_.empty()) ref.quads = quads_.data() + quad_count() * s;
+  return ref;
+}
+
+TextureRef ProjectionTextureStore::scratch_ref() const {
+  TextureRef ref;
+  ref.filtered = scratch_->filtered;
+  ref.point = scratch_->point;
+  ref.layer = 0;
+  if (!scratch_plain_.empty()) ref.linear = scratch_plain_.data();
+  if (!scratch_quads_.empty()) ref.quads = scratch_quads_.data();
+  return ref;
+}
+
+void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaStream_t stream) {
+  const LayeredArray& a = array_of(slot);
+  const cudaMemcpy3DParms p =
+      linear_to_layer(projection, shape_, a.array, slot % layers_per_array_);
+  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+  const TextureRef ref = slot_ref(slot);
+  if (ref.linear != nullptr) {
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(ref.linear), projection,
+                                           shape_.pixels() * sizeof(float),
+                                           cudaMemcpyDeviceToDevice, stream));
+  }
+  if (ref.quads != nullptr) {
+    const dim3 block(64, 4);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
+                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
+    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
+                                                     nullptr, kScratchUnchanged, shape_.rows,
+                                                     shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
+  }
+}
+
+void ProjectionTextureStore::replace_slot(int slot, const float* projection, ScratchContent scratch,
+                                          cudaStream_t stream) {
+  const LayeredArray& a = array_of(slot);
+  const TextureRef ref = slot_ref(slot);
+  const int mode = scratch_mode_of(scratch);
+  {
+    const dim3 block(32, 8);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
+                    static_cast<unsigned>((shape_.rows + 7) / 8));
+    replace_pixels_kernel<<<grid, block, 0, stream>>>(
+        projection, a.surface, ref.layer, const_cast<float*>(ref.linear), scratch_->surface,
+        scratch_plain_.empty() ? nullptr : scratch_plain_.data(), mode, shape_.rows, shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_pixels_kernel");
+  }
+  if (ref.quads != nullptr) {
+    const dim3 block(64, 4);
+    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
+                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
+    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
+                                                     scratch_quads_.data(), mode, shape_.rows,
+                                                     shape_.cols);
+    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
+  }
+}
+
+void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
+  layer_to_linear(array_of(slot).array, slot % layers_per_array_, shape_, out, stream);
+}
+
+void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream) const {
+  layer_to_linear(scratch_->array, 0, shape_, out, stream);
+}
+
+}  // namespace slicestream::cuda

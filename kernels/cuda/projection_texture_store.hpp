@@ -1,0 +1,110 @@
+// The window of filtered projections on the GPU (issue 3, item 3).
+//
+// Slots live in layered CUDA arrays, each bound to its texture objects for the lifetime of the
+// scan; an arriving projection overwrites its layer in place, nothing is re-created or
+// re-uploaded. One array holds up to the device's layer limit (maxTexture2DLayered[2], 2048 on
+// current GPUs); longer windows continue in further arrays behind the same slot -> (array, layer)
+// interface. A scratch layer holds what the incremental update backprojects besides the slot
+// itself (new - old, or the old projection).
+//
+// Each array has two texture objects over the same data, hardware bilinear filtering (fast, but
+// its weights have 8 fractional bits) and point sampling (exact texel values, also for gathers),
+// and a surface object for in-kernel reads and writes. Optionally every slot also lives in linear
+// memory, for exact fp32 interpolation through the L1 cache (BackprojectInterpolation):
+//   kPlain  rows x cols floats;
+//   kQuads  (rows + 1) x (cols + 1) float4, quad (r, c) = the 2x2 texels (r..r+1, c..c+1) for
+//           r, c from -1, zeros outside: one 16-byte load per bilinear sample, no bounds checks.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/frame_view.hpp"
+
+namespace slicestream::cuda {
+
+enum class LinearCopy { kNone, kPlain, kQuads };
+const char* to_string(LinearCopy copy);
+
+struct ProjectionStoreOptions {
+  int max_layers_per_array = 0;  // 0: the device's limit; tests lower it to exercise several arrays
+  LinearCopy linear_copy = LinearCopy::kNone;
+  bool texture_gather = true;  // ask for gather support (falls back when the driver refuses)
+};
+
+// Where one stored projection (or the scratch layer) can be read from.
+struct TextureRef {
+  cudaTextureObject_t filtered = 0;  // bilinear filtering in hardware
+  cudaTextureObject_t point = 0;     // point sampling and gather
+  int layer = 0;
+  const float* linear = nullptr;  // kPlain copy
+  const float4* quads = nullptr;  // kQuads copy
+};
+
+// What replace_slot leaves in the scratch layer.
+enum class ScratchContent { kUnchanged, kDifference, kOldProjection };
+
+class ProjectionTextureStore {
+ public:
+  ProjectionTextureStore(int device, DetectorShape shape, int slots,
+                         const ProjectionStoreOptions& options = {});
+  ~ProjectionTextureStore();
+  ProjectionTextureStore(const ProjectionTextureStore&) = delete;
+  ProjectionTextureStore& operator=(const ProjectionTextureStore&) = delete;
+
+  // Device memory the store will take, computed before allocating (the memory budget).
+  static std::size_t device_bytes(DetectorShape shape, int slots,
+                                  const ProjectionStoreOptions& options);
+  // Layers per array this device allows, and why a shape cannot be stored ("" when it can).
+  static int device_layer_limit(int device);
+  static std::string unsupported_reason(int device, DetectorShape shape);
+
+  DetectorShape shape() const { return shape_; }
+  int slots() const { return slots_; }
+  int layers_per_array() const { return layers_per_array_; }
+  int array_count() const { return static_cast<int>(arrays_.size()); }
+  bool gather_supported() const { return gather_supported_; }
+  LinearCopy linear_copy() const { return linear_copy_; }
+
+  TextureRef slot_ref(int slot) const;
+  TextureRef scratch_ref() const;
+
+  // Overwrites `slot` with `projection` (device, rows x cols floats, row-major): the layer with
+  // cudaMemcpy3DAsync, the linear copy alike. For filling a store; arriving projections take
+  // replace_slot.
+  void write_slot(int slot, const float* projection, cudaStream_t stream);
+  // The per-projection update in one pass over the data: reads the old content of `slot` where
+  // `scratch` asks for it, leaves new - old or old in the scratch layer, and writes `projection`
+  // into the slot in place (layer through its surface, and the linear copy).
+  void replace_slot(int slot, const float* projection, ScratchContent scratch, cudaStream_t stream);
+
+  // Copies `slot` / the scratch layer (texture layer) into device memory `out` (rows x cols).
+  void read_slot(int slot, float* out, cudaStream_t stream) const;
+  void read_scratch(float* out, cudaStream_t stream) const;
+
+  struct LayeredArray;  // one layered CUDA array with its texture and surface objects
+
+ private:
+  void check_slot(int slot) const;
+  const LayeredArray& array_of(int slot) const;
+  std::size_t quad_count() const;
+
+  DetectorShape shape_;
+  int slots_;
+  int layers_per_array_;
+  LinearCopy linear_copy_;
+  bool gather_supported_ = false;
+  std::vector<std::unique_ptr<LayeredArray>> arrays_;
+  std::unique_ptr<LayeredArray> scratch_;
+  DeviceBuffer<float> plain_;           // slots x rows x cols (kPlain)
+  DeviceBuffer<float> scratch_plain_;   // rows x cols (kPlain)
+  DeviceBuffer<float4> quads_;          // slots x quad_count() (kQuads)
+  DeviceBuffer<float4> scratch_quads_;  // quad_count() (kQuads)
+};
+
+}  // namespace slicestream::cuda

@@ -1,0 +1,64 @@
+// CUDA twin of cpu::RampFilter (issue 3, item 2): every row of a projection zero-padded to
+// padded_filter_width(cols) (data first, zeros after, as on the CPU), one batched cuFFT R2C over
+// all rows, multiplication by ramp_filter_response's real gains, one batched C2R, and the first
+// cols values written back. Plans and buffers are made once per detector shape.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/filter_config.hpp"
+#include "kernels/frame_view.hpp"
+
+namespace slicestream::cuda {
+
+// Owns one cuFFT plan (destroyed even when a later constructor step throws).
+class CufftPlan {
+ public:
+  CufftPlan() = default;
+  ~CufftPlan() {
+    if (valid_) cufftDestroy(handle_);
+  }
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
+  // Batched 1D transforms of `n` points, rows `in_stride` / `out_stride` elements apart.
+  void make(int n, int in_stride, int out_stride, cufftType type, int batch);
+  cufftHandle get() const { return handle_; }
+
+ private:
+  cufftHandle handle_ = 0;
+  bool valid_ = false;
+};
+
+class RampFilterCuda {
+ public:
+  RampFilterCuda(DetectorShape shape, const FilterConfig& config);
+  RampFilterCuda(const RampFilterCuda&) = delete;
+  RampFilterCuda& operator=(const RampFilterCuda&) = delete;
+
+  // Device memory it takes (padded rows, spectrum, gains, cuFFT work areas), for the budget.
+  static std::size_t device_bytes(DetectorShape shape);
+
+  // New gains for the projections filtered from now on; the upload is ordered on `stream`.
+  void set_config(const FilterConfig& config, cudaStream_t stream);
+
+  // Filters `projection` (device, rows x cols floats) in place on `stream`.
+  void filter(float* projection, cudaStream_t stream);
+
+  DetectorShape shape() const { return shape_; }
+  int padded_width() const { return padded_width_; }
+
+ private:
+  DetectorShape shape_;
+  int padded_width_;
+  int bins_;
+  DeviceBuffer<float> padded_;     // rows x padded_width
+  DeviceBuffer<float2> spectrum_;  // rows x bins
+  DeviceBuffer<float> gains_;      // bins
+  PinnedBuffer<float> gains_host_;
+  CufftPlan forward_;
+  CufftPlan inverse_;
+};
+
+}  // namespace slicestream::cuda

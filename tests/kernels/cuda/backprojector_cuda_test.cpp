@@ -1,0 +1,264 @@
+// The CUDA backprojector against its CPU twin (cpu::backproject_rows) on fresh random
+// projections: cone and parallel beam, every interpolation path, every points-per-thread value,
+// several block shapes, axis-aligned, oblique and one-pixel slices, slices reaching past the
+// detector, volume plane ranges, several arrays behind one store, many sources (several
+// launches), and the same target twice in one call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/backproject_cpu.hpp"
+#include "kernels/cuda/backprojector.hpp"
+#include "kernels/cuda/cuda_stream.hpp"
+#include "kernels/cuda/projection_texture_store.hpp"
+#include "tests/kernels/cuda/cuda_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+using cuda::BackprojectInterpolation;
+using test::RandomSource;
+
+struct Fixture {
+  ScanGeometry geometry;
+  std::vector<ProjectionMap> maps;
+  std::vector<std::vector<float>> projections;
+  std::unique_ptr<cuda::ProjectionTextureStore> store;
+};
+
+Fixture make_fixture(RandomSource& random, BeamKind beam, DetectorShape detector, int count,
+                     cuda::LinearCopy copy) {
+  Fixture f;
+  f.geometry = test::circular_geometry(beam, detector, count);
+  f.maps = make_projection_maps(f.geometry);
+  cuda::ProjectionStoreOptions options;
+  options.max_layers_per_array = 7;  // several arrays behind one store
+  options.linear_copy = copy;
+  f.store = std::make_unique<cuda::ProjectionTextureStore>(0, detector, count, options);
+  for (int p = 0; p < count; ++p) {
+    f.projections.push_back(test::smooth_random_image(random, detector.rows, detector.cols));
+    cuda::DeviceBuffer<float> d = test::to_device(f.projections.back());
+    f.store->write_slot(p, d.data(), nullptr);
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  return f;
+}
+
+// Slices of every kind through a box of half-size 20 mm.
+std::vector<GridSpec> test_grids(RandomSource& random) {
+  const VolumeBox box = test::centered_box(20.0);
+  const auto slices = default_slices(box);
+  // The first two share a tiling: they form an interleaved group.
+  std::vector<GridSpec> grids = {slice_grid(slices[0], 45, 38), slice_grid(slices[1], 45, 38),
+                                 slice_grid(slices[2], 50, 50)};
+  // Oblique: random orthogonal axes through a random point near the centre.
+  const Vec3 a = {random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1)};
+  const Vec3 b0 = {random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1)};
+  const Vec3 x = (30.0 / norm(a)) * a;
+  const Vec3 b = b0 - (dot(b0, a) / dot(a, a)) * a;
+  const Vec3 y = (25.0 / norm(b)) * b;
+  const Vec3 centre = {random.uniform(-3, 3), random.uniform(-3, 3), random.uniform(-3, 3)};
+  grids.push_back(
+      slice_grid(SliceOrientation::from_axes(x, y, centre - 0.5 * x - 0.5 * y), 33, 41));
+  // One-pixel slices and one reaching well past the detector (zero border).
+  grids.push_back(slice_grid(slices[2], 1, 1));
+  grids.push_back(slice_grid(slices[0], 1, 17));
+  grids.push_back(slice_grid(slices[1], 23, 1));
+  grids.push_back(slice_grid(default_slices(test::centered_box(60.0))[2], 40, 40));
+  return grids;
+}
+
+std::vector<float> cpu_backproject(const Fixture& f, const GridSpec& grid,
+                                   const std::vector<int>& slots, float scale,
+                                   std::vector<float> initial, int plane_begin, int plane_end) {
+  std::vector<cpu::ProjectionRef> refs;
+  for (int s : slots) {
+    refs.push_back(
+        {f.projections[static_cast<std::size_t>(s)].data(), f.maps[static_cast<std::size_t>(s)]});
+  }
+  for (int k = plane_begin; k < plane_end; ++k) {
+    cpu::backproject_rows(grid, f.geometry.detector, refs.data(), static_cast<int>(refs.size()),
+                          scale, initial.data(), k, 0, grid.height);
+  }
+  return initial;
+}
+
+std::vector<cuda::BackprojectSource> sources_for(const Fixture& f, const std::vector<int>& slots,
+                                                 float scale) {
+  std::vector<cuda::BackprojectSource> sources;
+  for (int s : slots) {
+    sources.push_back({f.maps[static_cast<std::size_t>(s)], f.store->slot_ref(s), scale});
+  }
+  return sources;
+}
+
+std::vector<BackprojectInterpolation> interpolations(const Fixture& f) {
+  std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTexturePoint4};
+  if (f.store->gather_supported()) modes.push_back(BackprojectInterpolation::kTextureGather);
+  if (f.store->linear_copy() == cuda::LinearCopy::kPlain) {
+    modes.push_back(BackprojectInterpolation::kLinearMemory);
+  }
+  if (f.store->linear_copy() == cuda::LinearCopy::kQuads) {
+    modes.push_back(BackprojectInterpolation::kLinearQuads);
+  }
+  return modes;
+}
+
+void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  SCOPED_TRACE(std::string("linear copy ") + cuda::to_string(copy));
+  const DetectorShape detector{33, 61};
+  const int count = 23;
+  Fixture f = make_fixture(random, beam, detector, count, copy);
+  const std::vector<GridSpec> grids = test_grids(random);
+  std::vector<int> slots;
+  for (int s = 0; s < count; ++s)
+    slots.push_back(s);
+  const float scale = angular_weight(count);
+
+  std::vector<std::vector<float>> expected;
+  for (const GridSpec& g : grids) {
+    expected.push_back(
+        cpu_backproject(f, g, slots, scale, std::vector<float>(g.points(), 0.0f), 0, 1));
+  }
+  cuda::Backprojector backprojector(beam, detector);
+  const cuda::BackprojectTuning shapes[] = {
+      {32, 4, 1},  {32, 8, 2},
+      {16, 16, 4}, {64, 2, 8},
+      {128, 1, 4}, {32, 2, 16},
+      {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTextureGather, true}};
+  for (BackprojectInterpolation interp : interpolations(f)) {
+    for (cuda::BackprojectTuning tuning : shapes) {
+      tuning.interpolation = interp;
+      SCOPED_TRACE(std::string(to_string(interp)) + " block " + std::to_string(tuning.block_x) +
+                   "x" + std::to_string(tuning.block_y) + " points " +
+                   std::to_string(tuning.points_per_thread) +
+                   (tuning.interleave_targets ? " interleaved" : " one target after another"));
+      backprojector.set_tuning(tuning);
+      std::vector<cuda::DeviceBuffer<float>> targets;
+      std::vector<cuda::BackprojectJob> jobs;
+      for (const GridSpec& g : grids) {
+        // Poisoned: an overwriting job must write every point.
+        targets.push_back(test::to_device(
+            std::vector<float>(g.points(), std::numeric_limits<float>::quiet_NaN())));
+        cuda::BackprojectJob job;
+        job.grid = g;
+        job.data = targets.back().data();
+        job.sources = sources_for(f, slots, scale);
+        jobs.push_back(std::move(job));
+      }
+      EXPECT_EQ(backprojector.run(jobs, nullptr), 1);  // all eight targets in one launch
+      for (std::size_t t = 0; t < grids.size(); ++t) {
+        const std::vector<float> actual = test::to_host(targets[t].data(), grids[t].points());
+        for (float v : actual)
+          ASSERT_TRUE(std::isfinite(v)) << "target " << t << " unwritten";
+        EXPECT_LE(test::relative_error(actual, expected[t]), 1e-5) << "target " << t;
+      }
+    }
+  }
+
+  // Hardware filtering (8-bit weights): the speed reference; report its error, bound it loosely.
+  cuda::BackprojectTuning hw;
+  hw.interpolation = BackprojectInterpolation::kTextureLinear;
+  backprojector.set_tuning(hw);
+  cuda::DeviceBuffer<float> target(grids[2].points());
+  cuda::BackprojectJob job;
+  job.grid = grids[2];
+  job.data = target.data();
+  job.sources = sources_for(f, slots, scale);
+  backprojector.run({job}, nullptr);
+  const double hw_error =
+      test::relative_error(test::to_host(target.data(), grids[2].points()), expected[2]);
+  std::printf("%s: hardware-filtered texture error vs fp32 CPU: %.2e\n", to_string(beam), hw_error);
+  EXPECT_LE(hw_error, 2e-2);
+}
+
+TEST(BackprojectorCuda, ConeSlicesMatchCpu) {
+  SLICESTREAM_REQUIRE_GPU();
+  check_all_slices(BeamKind::kCone, cuda::LinearCopy::kQuads);
+  check_all_slices(BeamKind::kCone, cuda::LinearCopy::kPlain);
+}
+
+TEST(BackprojectorCuda, ParallelSlicesMatchCpu) {
+  SLICESTREAM_REQUIRE_GPU();
+  check_all_slices(BeamKind::kParallel, cuda::LinearCopy::kQuads);
+  check_all_slices(BeamKind::kParallel, cuda::LinearCopy::kPlain);
+}
+
+TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
+  SLICESTREAM_REQUIRE_GPU();
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  const DetectorShape detector{24, 40};
+  const int count = 450;  // more than one launch holds
+  Fixture f = make_fixture(random, BeamKind::kCone, detector, count, cuda::LinearCopy::kQuads);
+  const GridSpec volume = volume_grid(test::centered_box(20.0), 9, 7, 5);
+  const GridSpec slice = slice_grid(default_slices(test::centered_box(20.0))[1], 31, 27);
+  std::vector<int> all;
+  for (int s = 0; s < count; ++s)
+    all.push_back(s);
+  const std::vector<int> some = {3, 17, 99, 100, 449};
+  const float scale = 0.01f;
+
+  const std::vector<float> volume_initial = random.floats(volume.points(), -1.0, 1.0);
+  const std::vector<float> slice_initial = random.floats(slice.points(), -1.0, 1.0);
+  // volume planes [1, 4) += BP(all); slice := BP(all) then, as a second job on the same
+  // target in the same call, += BP(some).
+  const std::vector<float> volume_expected =
+      cpu_backproject(f, volume, all, scale, volume_initial, 1, 4);
+  std::vector<float> slice_expected =
+      cpu_backproject(f, slice, all, scale, std::vector<float>(slice.points(), 0.0f), 0, 1);
+  slice_expected = cpu_backproject(f, slice, some, scale, slice_expected, 0, 1);
+
+  cuda::DeviceBuffer<float> volume_target = test::to_device(volume_initial);
+  cuda::DeviceBuffer<float> slice_target = test::to_device(slice_initial);
+  std::vector<cuda::BackprojectJob> jobs(3);
+  jobs[0].grid = volume;
+  jobs[0].data = volume_target.data();
+  jobs[0].plane_begin = 1;
+  jobs[0].plane_end = 4;
+  jobs[0].accumulate = true;
+  jobs[0].sources = sources_for(f, all, scale);
+  jobs[1].grid = slice;
+  jobs[1].data = slice_target.data();
+  jobs[1].sources = sources_for(f, all, scale);
+  jobs[2].grid = slice;
+  jobs[2].data = slice_target.data();
+  jobs[2].accumulate = true;
+  jobs[2].sources = sources_for(f, some, scale);
+  for (int points : {1, 4, 8}) {
+    SCOPED_TRACE("points per thread " + std::to_string(points));
+    SLICESTREAM_CUDA_CHECK(cudaMemcpy(volume_target.data(), volume_initial.data(),
+                                      volume_target.bytes(), cudaMemcpyHostToDevice));
+    cuda::BackprojectTuning tuning;
+    tuning.points_per_thread = points;
+    tuning.interpolation = f.store->gather_supported() ? BackprojectInterpolation::kTextureGather
+                                                       : BackprojectInterpolation::kLinearQuads;
+    cuda::Backprojector backprojector(BeamKind::kCone, detector, tuning);
+    EXPECT_GE(backprojector.run(jobs, nullptr), 3);
+    EXPECT_LE(
+        test::relative_error(test::to_host(volume_target.data(), volume.points()), volume_expected),
+        1e-5);
+    EXPECT_LE(
+        test::relative_error(test::to_host(slice_target.data(), slice.points()), slice_expected),
+        1e-5);
+  }
+}
+
+TEST(BackprojectorCuda, RejectsInvalidTuningAndJobs) {
+  SLICESTREAM_REQUIRE_GPU();
+  cuda::Backprojector backprojector(BeamKind::kParallel, {4, 4});
+  EXPECT_THROW(backprojector.set_tuning({32, 4, 3}), cuda::CudaError);
+  EXPECT_THROW(backprojector.set_tuning({33, 1, 1}), cuda::CudaError);
+  cuda::BackprojectJob job;
+  job.grid = volume_grid(test::centered_box(1.0), 2, 2, 2);
+  job.data = nullptr;
+  EXPECT_THROW(backprojector.run({job}, nullptr), cuda::CudaError);
+}
+
+}  // namespace
+}  // namespace slicestream

@@ -1,0 +1,159 @@
+// The layered projection store: in-place layer updates, windows spread over several arrays
+// (the per-array layer limit lowered for the test), exact scratch difference and copies.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "kernels/cuda/cuda_stream.hpp"
+#include "kernels/cuda/projection_texture_store.hpp"
+#include "tests/kernels/cuda/cuda_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+using test::RandomSource;
+
+std::vector<float> read_slot(const cuda::ProjectionTextureStore& store, int slot,
+                             cudaStream_t stream) {
+  cuda::DeviceBuffer<float> out(store.shape().pixels());
+  store.read_slot(slot, out.data(), stream);
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return test::to_host(out.data(), out.size());
+}
+
+std::vector<float> read_scratch(const cuda::ProjectionTextureStore& store, cudaStream_t stream) {
+  cuda::DeviceBuffer<float> out(store.shape().pixels());
+  store.read_scratch(out.data(), stream);
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return test::to_host(out.data(), out.size());
+}
+
+TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
+  SLICESTREAM_REQUIRE_GPU();
+  const int limit = cuda::ProjectionTextureStore::device_layer_limit(0);
+  EXPECT_GE(limit, 2048);
+  cuda::ProjectionTextureStore store(0, {8, 8}, 2);
+  ::testing::Test::RecordProperty("layer_limit", limit);
+  ::testing::Test::RecordProperty("texture_gather_on_layered_arrays",
+                                  store.gather_supported() ? "yes" : "no");
+  std::printf("layered texture limit %d layers; gather on layered arrays: %s\n", limit,
+              store.gather_supported() ? "supported" : "refused by the driver");
+  EXPECT_NE(cuda::ProjectionTextureStore::unsupported_reason(0, {1, 1 << 20}), "");
+}
+
+// The quad copy expected for `p`: quad (r, c) = texels (r..r+1, c..c+1), r, c from -1, zeros
+// outside.
+std::vector<float> expected_quads(const std::vector<float>& p, DetectorShape shape) {
+  auto at = [&](int r, int c) {
+    return (r < 0 || r >= shape.rows || c < 0 || c >= shape.cols)
+               ? 0.0f
+               : p[static_cast<std::size_t>(r) * static_cast<std::size_t>(shape.cols) +
+                   static_cast<std::size_t>(c)];
+  };
+  std::vector<float> quads;
+  for (int r = -1; r < shape.rows; ++r) {
+    for (int c = -1; c < shape.cols; ++c) {
+      for (float v : {at(r, c), at(r, c + 1), at(r + 1, c), at(r + 1, c + 1)})
+        quads.push_back(v);
+    }
+  }
+  return quads;
+}
+
+std::vector<float> read_quads(const float4* quads, DetectorShape shape) {
+  const std::size_t count =
+      static_cast<std::size_t>(shape.rows + 1) * static_cast<std::size_t>(shape.cols + 1) * 4;
+  return test::to_host(reinterpret_cast<const float*>(quads), count);
+}
+
+// Every view of a slot (texture layer, plain or quad copy) holds `expected`.
+void expect_slot(const cuda::ProjectionTextureStore& store, int slot,
+                 const std::vector<float>& expected, cudaStream_t stream) {
+  EXPECT_EQ(read_slot(store, slot, stream), expected) << "layer of slot " << slot;
+  const cuda::TextureRef ref = store.slot_ref(slot);
+  if (ref.linear != nullptr) {
+    EXPECT_EQ(test::to_host(ref.linear, expected.size()), expected) << "plain copy " << slot;
+  }
+  if (ref.quads != nullptr) {
+    EXPECT_EQ(read_quads(ref.quads, store.shape()), expected_quads(expected, store.shape()))
+        << "quad copy " << slot;
+  }
+}
+
+void expect_scratch(const cuda::ProjectionTextureStore& store, const std::vector<float>& expected,
+                    cudaStream_t stream) {
+  EXPECT_EQ(read_scratch(store, stream), expected) << "scratch layer";
+  const cuda::TextureRef ref = store.scratch_ref();
+  if (ref.linear != nullptr) {
+    EXPECT_EQ(test::to_host(ref.linear, expected.size()), expected) << "scratch plain copy";
+  }
+  if (ref.quads != nullptr) {
+    EXPECT_EQ(read_quads(ref.quads, store.shape()), expected_quads(expected, store.shape()))
+        << "scratch quad copy";
+  }
+}
+
+TEST(ProjectionStoreCuda, InPlaceUpdatesAcrossSeveralArrays) {
+  SLICESTREAM_REQUIRE_GPU();
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  const DetectorShape shape{19, 37};
+  for (cuda::LinearCopy copy :
+       {cuda::LinearCopy::kNone, cuda::LinearCopy::kPlain, cuda::LinearCopy::kQuads}) {
+    SCOPED_TRACE(std::string("linear copy ") + cuda::to_string(copy));
+    cuda::ProjectionStoreOptions options;
+    options.max_layers_per_array = 3;
+    options.linear_copy = copy;
+    const int slots = 8;
+    cuda::ProjectionTextureStore store(0, shape, slots, options);
+    ASSERT_EQ(store.array_count(), 3);
+    ASSERT_EQ(store.layers_per_array(), 3);
+    EXPECT_EQ(store.linear_copy(), copy);
+    cuda::Stream stream;
+    std::vector<std::vector<float>> contents;
+    for (int s = 0; s < slots; ++s) {
+      contents.push_back(random.floats(shape.pixels(), -1.0, 1.0));
+      cuda::DeviceBuffer<float> d = test::to_device(contents.back());
+      store.write_slot(s, d.data(), stream.get());
+      SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      EXPECT_EQ(store.slot_ref(s).layer, s % 3);
+    }
+    // In-place replacements: plain, leaving new - old, leaving the old projection.
+    const cuda::ScratchContent modes[] = {cuda::ScratchContent::kUnchanged,
+                                          cuda::ScratchContent::kDifference,
+                                          cuda::ScratchContent::kOldProjection};
+    const int replaced[] = {4, 7, 2};
+    for (int k = 0; k < 3; ++k) {
+      const int s = replaced[k];
+      std::vector<float>& stored = contents[static_cast<std::size_t>(s)];
+      const std::vector<float> fresh = random.floats(shape.pixels(), -1.0, 1.0);
+      cuda::DeviceBuffer<float> d = test::to_device(fresh);
+      store.replace_slot(s, d.data(), modes[k], stream.get());
+      SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      if (modes[k] == cuda::ScratchContent::kDifference) {
+        std::vector<float> difference(shape.pixels());
+        for (std::size_t i = 0; i < difference.size(); ++i)
+          difference[i] = fresh[i] - stored[i];
+        expect_scratch(store, difference, stream.get());
+      } else if (modes[k] == cuda::ScratchContent::kOldProjection) {
+        expect_scratch(store, stored, stream.get());
+      }
+      stored = fresh;
+    }
+    for (int s = 0; s < slots; ++s) {
+      SCOPED_TRACE("slot " + std::to_string(s));
+      expect_slot(store, s, contents[static_cast<std::size_t>(s)], stream.get());
+    }
+  }
+}
+
+TEST(ProjectionStoreCuda, RejectsSlotsOutsideTheWindow) {
+  SLICESTREAM_REQUIRE_GPU();
+  cuda::ProjectionTextureStore store(0, {4, 4}, 3);
+  EXPECT_THROW(store.slot_ref(3), cuda::CudaError);
+  EXPECT_THROW(store.slot_ref(-1), cuda::CudaError);
+}
+
+}  // namespace
+}  // namespace slicestream
