@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <stdexcept>
-#include <tuple>
 
 #include "kernels/tensorcore/fused_expression.hpp"
 
@@ -11,8 +10,9 @@ namespace slicestream::tensorcore {
 namespace {
 
 using fused::assign;
-using fused::make_pass;
+using fused::pass_of;
 using fused::per_column;
+using fused::reduce_only;
 using fused::sum_of_squares;
 using fused::vec;
 
@@ -33,8 +33,7 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
 
   CglsReport report;
   report.column_iterations.assign(c, 0);
-  fused::evaluate_host(make_pass(std::tuple<>{}, std::make_tuple(sum_of_squares(vec(b)))),
-                       ray_values, columns, b_norm2.data());
+  fused::evaluate_host(reduce_only(sum_of_squares(vec(b))), ray_values, columns, b_norm2.data());
   auto relative = [&](std::size_t col) {
     return b_norm2[col] > 0 ? std::sqrt(r_norm2[col] / b_norm2[col]) : std::sqrt(r_norm2[col]);
   };
@@ -51,13 +50,12 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
 
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2.
   op.forward(x, q.data(), columns);
-  fused::evaluate_host(make_pass(std::make_tuple(assign(r.data(), vec(b) - vec(q.data()))),
-                                 std::make_tuple(sum_of_squares(vec(r.data())))),
-                       ray_values, columns, r_norm2.data());
+  fused::evaluate_host(
+      pass_of(assign(r.data(), vec(b) - vec(q.data())), sum_of_squares(vec(r.data()))), ray_values,
+      columns, r_norm2.data());
   record();
   op.backward(r.data(), s.data(), columns);
-  fused::evaluate_host(make_pass(std::make_tuple(assign(p.data(), vec(s.data()))),
-                                 std::make_tuple(sum_of_squares(vec(s.data())))),
+  fused::evaluate_host(pass_of(assign(p.data(), vec(s.data())), sum_of_squares(vec(s.data()))),
                        pixel_values, columns, gamma.data());
 
   for (int it = 0; it < options.max_iterations; ++it) {
@@ -66,22 +64,19 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
       any = any || (active[col] && gamma[col] > 0);
     if (!any) break;
     op.forward(p.data(), q.data(), columns);
-    fused::evaluate_host(make_pass(std::tuple<>{}, std::make_tuple(sum_of_squares(vec(q.data())))),
-                         ray_values, columns, delta.data());
+    fused::evaluate_host(reduce_only(sum_of_squares(vec(q.data()))), ray_values, columns,
+                         delta.data());
     for (std::size_t col = 0; col < c; ++col) {
       const bool step = active[col] && gamma[col] > 0 && delta[col] > 0;
       alpha[col] = step ? static_cast<float>(gamma[col] / delta[col]) : 0.0f;
       if (step) ++report.column_iterations[col];
     }
     // x += alpha p; r -= alpha q with |r|^2: one fused pass over each space.
+    fused::evaluate_host(pass_of(assign(x, vec(x) + per_column(alpha.data()) * vec(p.data()))),
+                         pixel_values, columns, nullptr);
     fused::evaluate_host(
-        make_pass(std::make_tuple(assign(x, vec(x) + per_column(alpha.data()) * vec(p.data()))),
-                  std::tuple<>{}),
-        pixel_values, columns, nullptr);
-    fused::evaluate_host(
-        make_pass(std::make_tuple(
-                      assign(r.data(), vec(r.data()) - per_column(alpha.data()) * vec(q.data()))),
-                  std::make_tuple(sum_of_squares(vec(r.data())))),
+        pass_of(assign(r.data(), vec(r.data()) - per_column(alpha.data()) * vec(q.data())),
+                sum_of_squares(vec(r.data()))),
         ray_values, columns, r_norm2.data());
     ++report.iterations;
     record();
@@ -91,18 +86,15 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
     // swamp the gradient in late iterations.
     op.backward(q.data(), t.data(), columns);
     fused::evaluate_host(
-        make_pass(std::make_tuple(
-                      assign(s.data(), vec(s.data()) - per_column(alpha.data()) * vec(t.data()))),
-                  std::make_tuple(sum_of_squares(vec(s.data())))),
+        pass_of(assign(s.data(), vec(s.data()) - per_column(alpha.data()) * vec(t.data())),
+                sum_of_squares(vec(s.data()))),
         pixel_values, columns, gamma_next.data());
     for (std::size_t col = 0; col < c; ++col) {
       beta[col] = gamma[col] > 0 ? static_cast<float>(gamma_next[col] / gamma[col]) : 0.0f;
       if (alpha[col] != 0) gamma[col] = gamma_next[col];
     }
     fused::evaluate_host(
-        make_pass(std::make_tuple(
-                      assign(p.data(), vec(s.data()) + per_column(beta.data()) * vec(p.data()))),
-                  std::tuple<>{}),
+        pass_of(assign(p.data(), vec(s.data()) + per_column(beta.data()) * vec(p.data()))),
         pixel_values, columns, nullptr);
   }
   return report;

@@ -16,9 +16,7 @@
 
 #include <cmath>
 #include <cstddef>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/host_device.hpp"
 
@@ -136,61 +134,104 @@ SLICESTREAM_INLINE Reduce<E> max_abs(const E& e) {
   return {ReduceKind::kMaxAbs, e};
 }
 
-// A pass: assignments then reductions. Results: reductions x columns doubles (row-major).
-template <class Assigns, class Reduces>
+// Placeholders for unused slots of a pass.
+struct NoAssign {};
+struct NoReduce {};
+
+template <class T>
+constexpr int kSlotUsed = std::is_same_v<T, NoAssign> || std::is_same_v<T, NoReduce> ? 0 : 1;
+
+// A pass: up to two assignments, evaluated in order, then up to two reductions per column.
+// A plain aggregate (no std::tuple) so that it is trivially copyable into a kernel.
+template <class A0 = NoAssign, class A1 = NoAssign, class R0 = NoReduce, class R1 = NoReduce>
 struct Pass {
-  Assigns assigns;  // std::tuple<Assign<...>...>
-  Reduces reduces;  // std::tuple<Reduce<...>...>
+  A0 a0;
+  A1 a1;
+  R0 r0;
+  R1 r1;
+  static constexpr int kReductions = kSlotUsed<R0> + kSlotUsed<R1>;
+  static_assert(kSlotUsed<R0> >= kSlotUsed<R1>, "fill reduction slots in order");
 };
-template <class... A, class... R>
-Pass<std::tuple<A...>, std::tuple<R...>> make_pass(std::tuple<A...> assigns,
-                                                   std::tuple<R...> reduces) {
-  return {assigns, reduces};
+
+template <class A>
+SLICESTREAM_INLINE void assign_one(const A& a, std::size_t i, int column) {
+  a.out[i] = a.expr.at(i, column);
+}
+SLICESTREAM_INLINE void assign_one(const NoAssign&, std::size_t, int) {}
+
+template <class R>
+SLICESTREAM_INLINE double contribution_of(const R& r, std::size_t i, int column) {
+  return r.contribution(i, column);
+}
+SLICESTREAM_INLINE double contribution_of(const NoReduce&, std::size_t, int) {
+  return 0;
+}
+template <class R>
+SLICESTREAM_INLINE ReduceKind kind_of(const R& r) {
+  return r.kind;
+}
+SLICESTREAM_INLINE ReduceKind kind_of(const NoReduce&) {
+  return ReduceKind::kSumOfSquares;
 }
 
-template <class P>
-constexpr int kReductionCount = static_cast<int>(std::tuple_size_v<decltype(P::reduces)>);
-
-// Evaluates element i: assignments in order, then returns nothing; reductions are read with
-// reduction_at.
+// Element i: the assignments in order.
 template <class P>
 SLICESTREAM_INLINE void assign_at(const P& pass, std::size_t i, int column) {
-  (void)i, (void)column;  // unused without assignments
-  std::apply([&](const auto&... a) { ((a.out[i] = a.expr.at(i, column)), ...); }, pass.assigns);
+  assign_one(pass.a0, i, column);
+  assign_one(pass.a1, i, column);
 }
 
-template <int K, class P>
-SLICESTREAM_INLINE double reduction_at(const P& pass, std::size_t i, int column) {
-  return std::get<K>(pass.reduces).contribution(i, column);
+// Folds element i's reduction inputs into acc[0..kReductions).
+SLICESTREAM_INLINE double fold(ReduceKind kind, double acc, double v) {
+  return kind == ReduceKind::kSumOfSquares ? acc + v : (v > acc ? v : acc);
 }
-template <int K, class P>
-SLICESTREAM_INLINE ReduceKind reduction_kind(const P& pass) {
-  return std::get<K>(pass.reduces).kind;
+template <class P>
+SLICESTREAM_INLINE void reduce_at(const P& pass, std::size_t i, int column, double* acc) {
+  if constexpr (P::kReductions > 0)
+    acc[0] = fold(kind_of(pass.r0), acc[0], contribution_of(pass.r0, i, column));
+  if constexpr (P::kReductions > 1)
+    acc[1] = fold(kind_of(pass.r1), acc[1], contribution_of(pass.r1, i, column));
+}
+template <class P>
+SLICESTREAM_INLINE ReduceKind reduction_kind(const P& pass, int k) {
+  return k == 0 ? kind_of(pass.r0) : kind_of(pass.r1);
 }
 
-template <class P, int... K>
-SLICESTREAM_INLINE void accumulate_host(const P& pass, std::size_t i, int column, int columns,
-                                        double* results, std::integer_sequence<int, K...>) {
-  (void)pass, (void)i, (void)column, (void)columns, (void)results;  // unused without reductions
-  ((results[K * columns + column] =
-        reduction_kind<K>(pass) == ReduceKind::kSumOfSquares
-            ? results[K * columns + column] + reduction_at<K>(pass, i, column)
-            : fmax(results[K * columns + column], reduction_at<K>(pass, i, column))),
-   ...);
+// Pass builders: assignments then reductions.
+template <class A0>
+Pass<A0> pass_of(const A0& a0) {
+  return {a0, {}, {}, {}};
+}
+template <class A0, class R0>
+Pass<A0, NoAssign, R0> pass_of(const A0& a0, const R0& r0) {
+  return {a0, {}, r0, {}};
+}
+template <class R0>
+Pass<NoAssign, NoAssign, R0> reduce_only(const R0& r0) {
+  return {{}, {}, r0, {}};
+}
+template <class A0, class A1, class R0, class R1>
+Pass<A0, A1, R0, R1> pass_of(const A0& a0, const A1& a1, const R0& r0, const R1& r1) {
+  return {a0, a1, r0, r1};
 }
 
 // Host evaluation over `size` elements of `columns` columns; results[k * columns + c].
 template <class P>
 void evaluate_host(const P& pass, std::size_t size, int columns, double* results) {
-  constexpr int kReductions = kReductionCount<P>;
+  constexpr int kReductions = P::kReductions;
   for (int k = 0; k < kReductions * columns; ++k)
     results[k] = 0;
+  double acc[2];
   for (std::size_t row_start = 0; row_start < size;
        row_start += static_cast<std::size_t>(columns)) {
     for (int c = 0; c < columns && row_start + static_cast<std::size_t>(c) < size; ++c) {
       const std::size_t i = row_start + static_cast<std::size_t>(c);
       assign_at(pass, i, c);
-      accumulate_host(pass, i, c, columns, results, std::make_integer_sequence<int, kReductions>{});
+      for (int k = 0; k < kReductions; ++k)
+        acc[k] = results[k * columns + c];
+      reduce_at(pass, i, c, acc);
+      for (int k = 0; k < kReductions; ++k)
+        results[k * columns + c] = acc[k];
     }
   }
 }

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <tuple>
 
 #include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/tensorcore/cgls.hpp"
@@ -24,11 +23,9 @@ TEST(FusedExpression, AssignsThenReducesPerColumn) {
   const float alpha[3] = {0.5f, -2.0f, 0.0f};
   double results[2 * 3];
   using namespace fused;
-  evaluate_host(
-      make_pass(
-          std::make_tuple(assign(r.data(), vec(r.data()) - per_column(alpha) * vec(q.data()))),
-          std::make_tuple(sum_of_squares(vec(r.data())), max_abs(vec(r.data()) * 2.0f))),
-      n, columns, results);
+  evaluate_host(pass_of(assign(r.data(), vec(r.data()) - per_column(alpha) * vec(q.data())),
+                        NoAssign{}, sum_of_squares(vec(r.data())), max_abs(vec(r.data()) * 2.0f)),
+                n, columns, results);
   double sums[3] = {}, maxima[3] = {};
   for (std::size_t i = 0; i < n; ++i) {
     const int c = static_cast<int>(i % 3);

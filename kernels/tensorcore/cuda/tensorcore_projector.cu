@@ -1,0 +1,426 @@
+#include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/tensorcore/cuda/bsr_spmm.hpp"
+#include "kernels/tensorcore/cuda/cuda_check.hpp"
+#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cuda/fused_expression_kernel.cuh"
+#include "kernels/tensorcore/operand_scaling.hpp"
+
+namespace slicestream::tensorcore::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(std::size_t n) {
+  return static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, 1u << 30));
+}
+
+int round_up(int v, int m) {
+  return (v + m - 1) / m * m;
+}
+
+// Per product column c (slice c / per_slice): the fp16 operand scale and the output factor.
+// Padding columns get operand scale 0 (zero operands) and factor 0.
+__global__ void compute_scales_kernel(const float* max_f, const double* max_d, int slices,
+                                      int per_slice, int columns, float value_scale,
+                                      float* operand_scale, float* column_scale) {
+  for (int c = static_cast<int>(threadIdx.x); c < columns; c += static_cast<int>(blockDim.x)) {
+    const int s = c / per_slice;
+    if (s < slices) {
+      const float m = max_f != nullptr ? max_f[s] : static_cast<float>(max_d[s]);
+      const float scale = half_operand_scale(m);
+      operand_scale[c] = scale;
+      column_scale[c] = value_scale / scale;
+    } else {
+      operand_scale[c] = 0.0f;
+      column_scale[c] = 0.0f;
+    }
+  }
+}
+
+// X (fp16, [columns / nf][x_rows][nf]) from the image (pixels x slices). Plain: column c is slice
+// c. Symmetric: column c = 8 s + t holds slice s under symmetry t gathered onto the octant.
+__global__ void forward_operand_kernel(const float* __restrict__ image, int slices, bool symmetric,
+                                       long long pixels, const int* __restrict__ col_source,
+                                       const int* __restrict__ octant_image, long long x_rows,
+                                       int nf, int columns, const float* __restrict__ operand_scale,
+                                       __half* __restrict__ x) {
+  const std::size_t total = static_cast<std::size_t>(columns) * static_cast<std::size_t>(x_rows);
+  const std::size_t group_size = static_cast<std::size_t>(x_rows) * nf;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int g = static_cast<int>(i / group_size);
+    const std::size_t rest = i % group_size;
+    const long long slot = static_cast<long long>(rest / nf);
+    const int c = g * nf + static_cast<int>(rest % nf);
+    const int source = col_source[slot];
+    float v = 0.0f;
+    if (symmetric) {
+      const int s = c >> 3;
+      const int t = c & 7;
+      if (s < slices && source >= 0) {
+        const int pixel = octant_image[static_cast<long long>(t) * pixels + source];
+        if (pixel >= 0) v = image[static_cast<std::size_t>(pixel) * slices + s];
+      }
+    } else if (c < slices && source >= 0) {
+      v = image[static_cast<std::size_t>(source) * slices + c];
+    }
+    x[i] = __float2half_rn(v * operand_scale[c]);
+  }
+}
+
+// Sinogram (rays x slices) from the SpMM output (mapped rows x columns). Symmetric: the sum over t
+// of column 8 s + t at the row of ray t^-1(r) (ray_slot holds those rows, [8][rays]).
+__global__ void forward_output_kernel(const float* __restrict__ y, int columns, bool symmetric,
+                                      long long rays, int slices, const int* __restrict__ ray_slot,
+                                      float* __restrict__ sinogram) {
+  const std::size_t total = static_cast<std::size_t>(rays) * slices;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const long long r = static_cast<long long>(i / slices);
+    const int s = static_cast<int>(i % slices);
+    if (symmetric) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int t = 0; t < 8; ++t) {
+        sum += y[static_cast<std::size_t>(ray_slot[t * rays + r]) * columns + s * 8 + t];
+      }
+      sinogram[i] = sum;
+    } else {
+      sinogram[i] = y[static_cast<std::size_t>(ray_slot[r]) * columns + s];
+    }
+  }
+}
+
+// Y (fp16, [columns16 / 16][y_rows][16]) from the sinogram. Symmetric: column 8 s + t holds
+// slice s at ray t(r).
+__global__ void backward_operand_kernel(const float* __restrict__ sinogram, int slices,
+                                        bool symmetric, long long rays, long long rows,
+                                        const int* __restrict__ row_source,
+                                        const int* __restrict__ ray_image, long long y_rows,
+                                        int columns16, const float* __restrict__ operand_scale,
+                                        __half* __restrict__ y) {
+  const std::size_t total = static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
+  const std::size_t group_size = static_cast<std::size_t>(y_rows) * 16;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int g = static_cast<int>(i / group_size);
+    const std::size_t rest = i % group_size;
+    const long long slot = static_cast<long long>(rest / 16);
+    const int c = g * 16 + static_cast<int>(rest % 16);
+    const int ray = slot < rows ? row_source[slot] : -1;
+    float v = 0.0f;
+    if (ray >= 0) {
+      if (symmetric) {
+        const int s = c >> 3;
+        if (s < slices)
+          v = sinogram[static_cast<std::size_t>(ray_image[(c & 7) * rays + ray]) * slices + s];
+      } else if (c < slices) {
+        v = sinogram[static_cast<std::size_t>(ray) * slices + c];
+      }
+    }
+    y[i] = __float2half_rn(v * operand_scale[c]);
+  }
+}
+
+// Image (pixels x slices) from the transposed SpMM output: the sum over the column layouts, and
+// for the symmetry over the transforms t that map the pixel's octant representative onto it.
+__global__ void backward_output_kernel(const float* __restrict__ x, int x_columns, bool symmetric,
+                                       long long pixels, int slices, int layouts,
+                                       const int* __restrict__ pixel_slots,
+                                       const unsigned char* __restrict__ transform_mask,
+                                       float* __restrict__ image) {
+  const std::size_t total = static_cast<std::size_t>(pixels) * slices;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const long long p = static_cast<long long>(i / slices);
+    const int s = static_cast<int>(i % slices);
+    float sum = 0.0f;
+    for (int l = 0; l < layouts; ++l) {
+      const float* row = x + static_cast<std::size_t>(pixel_slots[l * pixels + p]) * x_columns;
+      if (symmetric) {
+        const unsigned mask = transform_mask[p];
+        for (int t = 0; t < 8; ++t) {
+          if (mask & (1u << t)) sum += row[s * 8 + t];
+        }
+      } else {
+        sum += row[s];
+      }
+    }
+    image[i] = sum;
+  }
+}
+
+template <class T>
+DeviceBuffer<T> upload(const std::vector<T>& host) {
+  return DeviceBuffer<T>(host);
+}
+
+}  // namespace
+
+struct TensorCoreProjector::Impl {
+  std::shared_ptr<const TensorCoreMatrix> m;
+  bool symmetric = false;
+  int per_slice = 1;
+  int layouts = 1;
+  DeviceBuffer<std::uint16_t> blocks;
+  DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
+  DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
+  DeviceBuffer<unsigned char> transform_mask;
+  // Work space, sized per call.
+  DeviceBuffer<std::uint16_t> x_half, y_half;
+  DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
+  DeviceBuffer<double> reduce;
+  BsrForwardArgs forward_args;
+  BsrTransposedArgs transposed_args;
+  bool forward_ready = false;
+  bool transposed_ready = false;
+
+  void upload_matrix();
+  void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
+                      int columns, cudaStream_t stream);
+};
+
+void TensorCoreProjector::Impl::upload_matrix() {
+  const BsrMatrixHalf& bsr = m->bsr;
+  std::vector<std::uint16_t> padded_blocks(bsr.blocks);
+  padded_blocks.resize(padded_blocks.size() + static_cast<std::size_t>(bsr.block_elements()), 0);
+  blocks = upload(padded_blocks);
+  row_ptr = upload(bsr.row_ptr);
+  col_index = upload(bsr.col_index);
+  col_ptr = upload(bsr.col_ptr);
+  col_blocks = upload(bsr.col_blocks);
+  col_block_rows = upload(bsr.col_block_rows);
+
+  const long long pixels = m->grid.pixels();
+  const long long rays = m->geometry.rays();
+  const ColumnLayouts& cl = m->col_layouts;
+  layouts = static_cast<int>(cl.layouts.size());
+  const SymmetryPlan* plan = m->symmetry.get();
+
+  // Canonical octant representative and transform mask of every pixel (symmetric only).
+  std::vector<int> canonical(static_cast<std::size_t>(pixels), -1);
+  std::vector<unsigned char> mask(static_cast<std::size_t>(pixels), 0);
+  std::vector<int> octant(plan != nullptr ? static_cast<std::size_t>(8 * pixels) : 0, -1);
+  if (plan != nullptr) {
+    for (std::size_t i = 0; i < plan->octant_pixels.size(); ++i) {
+      const int q = plan->octant_pixels[i];
+      for (int t = 0; t < 8; ++t) {
+        const int p = plan->pixel_image[static_cast<std::size_t>(t)][i];
+        canonical[static_cast<std::size_t>(p)] = q;
+        mask[static_cast<std::size_t>(p)] |= static_cast<unsigned char>(1u << t);
+        octant[static_cast<std::size_t>(t * pixels + q)] = p;
+      }
+    }
+  }
+
+  std::vector<int> cols(static_cast<std::size_t>(bsr.cols), -1);
+  std::vector<int> slots(static_cast<std::size_t>(layouts * pixels));
+  for (int l = 0; l < layouts; ++l) {
+    const IndexMapping& layout = cl.layouts[static_cast<std::size_t>(l)];
+    const long long offset = cl.offset[static_cast<std::size_t>(l)];
+    for (long long p = 0; p < pixels; ++p) {
+      const long long slot = offset + layout.to_mapped[static_cast<std::size_t>(p)];
+      if (plan == nullptr || plan->column_factor[static_cast<std::size_t>(p)] > 0) {
+        cols[static_cast<std::size_t>(slot)] = static_cast<int>(p);
+      }
+      const long long source = plan == nullptr ? p : canonical[static_cast<std::size_t>(p)];
+      slots[static_cast<std::size_t>(l * pixels + p)] =
+          static_cast<int>(offset + layout.to_mapped[static_cast<std::size_t>(source)]);
+    }
+  }
+  col_source = upload(cols);
+  pixel_slots = upload(slots);
+
+  std::vector<int> rows(static_cast<std::size_t>(bsr.rows), -1);
+  for (long long r = 0; r < rays; ++r) {
+    rows[static_cast<std::size_t>(m->row_mapping.to_mapped[static_cast<std::size_t>(r)])] =
+        static_cast<int>(r);
+  }
+  row_source = upload(rows);
+  std::vector<int> ray_slots(static_cast<std::size_t>((plan != nullptr ? 8 : 1) * rays));
+  std::vector<int> images(plan != nullptr ? static_cast<std::size_t>(8 * rays) : 0);
+  for (long long r = 0; r < rays; ++r) {
+    if (plan == nullptr) {
+      ray_slots[static_cast<std::size_t>(r)] =
+          m->row_mapping.to_mapped[static_cast<std::size_t>(r)];
+      continue;
+    }
+    for (int t = 0; t < 8; ++t) {
+      const int source =
+          plan->ray_image[static_cast<std::size_t>(kInverseSymmetry[static_cast<std::size_t>(t)])]
+                         [static_cast<std::size_t>(r)];
+      ray_slots[static_cast<std::size_t>(t * rays + r)] =
+          m->row_mapping.to_mapped[static_cast<std::size_t>(source)];
+      images[static_cast<std::size_t>(t * rays + r)] =
+          plan->ray_image[static_cast<std::size_t>(t)][static_cast<std::size_t>(r)];
+    }
+  }
+  ray_slot = upload(ray_slots);
+  if (plan != nullptr) {
+    ray_image = upload(images);
+    octant_image = upload(octant);
+    transform_mask = upload(mask);
+  }
+}
+
+void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
+                                               const float* max_abs, int columns,
+                                               cudaStream_t stream) {
+  operand_scale.resize(static_cast<std::size_t>(columns));
+  column_scale.resize(static_cast<std::size_t>(columns));
+  const double* max_d = nullptr;
+  if (max_abs == nullptr) {
+    reduce.resize(static_cast<std::size_t>(slices));
+    evaluate_device(fused::reduce_only(fused::max_abs(fused::vec(input))),
+                    static_cast<std::size_t>(rows) * static_cast<std::size_t>(slices), slices,
+                    reduce.data(), stream);
+    max_d = reduce.data();
+  }
+  compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice, columns,
+                                                    m->bsr.value_scale, operand_scale.data(),
+                                                    column_scale.data());
+  check_launch("compute_scales_kernel");
+}
+
+TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix)
+    : impl_(std::make_unique<Impl>()) {
+  if (matrix == nullptr) throw std::invalid_argument("TensorCoreProjector: no matrix");
+  impl_->m = std::move(matrix);
+  impl_->symmetric = impl_->m->symmetry != nullptr;
+  impl_->per_slice = impl_->symmetric ? 8 : 1;
+  impl_->upload_matrix();
+}
+
+TensorCoreProjector::~TensorCoreProjector() = default;
+
+long long TensorCoreProjector::rays() const {
+  return impl_->m->geometry.rays();
+}
+long long TensorCoreProjector::pixels() const {
+  return impl_->m->grid.pixels();
+}
+const TensorCoreMatrix& TensorCoreProjector::matrix() const {
+  return *impl_->m;
+}
+
+std::size_t TensorCoreProjector::matrix_device_bytes() const {
+  const Impl& d = *impl_;
+  return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
+         d.col_blocks.bytes() + d.col_block_rows.bytes();
+}
+
+int TensorCoreProjector::forward_columns(int slices) const {
+  const int real = slices * impl_->per_slice;
+  const WmmaShape shape = impl_->m->options.shape;
+  int columns = round_up(real, dims(shape).n);
+  if (columns > 32) columns = round_up(real, 32);
+  if (slices <= 0 || forward_warp_columns(shape, columns) == 0) {
+    throw std::invalid_argument("Tensor Core forward: " + std::to_string(slices) + " slices need " +
+                                std::to_string(real) +
+                                " product columns; at most 256 are supported");
+  }
+  return columns;
+}
+
+int TensorCoreProjector::transposed_columns(int slices) const {
+  const int real = slices * impl_->per_slice;
+  int columns = round_up(real, 16);
+  if (columns > 16) columns = round_up(real, 32);
+  if (slices <= 0 || columns > 256) {
+    throw std::invalid_argument("Tensor Core backprojection: " + std::to_string(slices) +
+                                " slices need " + std::to_string(real) +
+                                " product columns; at most 256 are supported");
+  }
+  return columns;
+}
+
+void TensorCoreProjector::forward(const float* image, float* sinogram, int slices,
+                                  cudaStream_t stream, const float* max_abs) {
+  Impl& d = *impl_;
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const int columns = forward_columns(slices);
+  const int nf = dims(d.m->options.shape).n;
+  d.prepare_scales(image, pixels(), slices, max_abs, columns, stream);
+  d.x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols));
+  d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
+  forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
+      image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
+      nf, columns, d.operand_scale.data(), reinterpret_cast<__half*>(d.x_half.data()));
+  check_launch("forward_operand_kernel");
+
+  BsrForwardArgs& a = d.forward_args;
+  a.blocks = d.blocks.data();
+  a.row_ptr = d.row_ptr.data();
+  a.col_index = d.col_index.data();
+  a.block_row_count = static_cast<int>(bsr.block_row_count());
+  a.x = d.x_half.data();
+  a.x_rows = bsr.cols;
+  a.columns = columns;
+  a.column_scale = d.column_scale.data();
+  a.y = d.y_out.data();
+  d.forward_ready = true;
+  launch_bsr_forward(d.m->options.shape, a, stream);
+
+  const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
+  forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
+      d.y_out.data(), columns, d.symmetric, rays(), slices, d.ray_slot.data(), sinogram);
+  check_launch("forward_output_kernel");
+}
+
+void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
+                                   cudaStream_t stream, const float* max_abs) {
+  Impl& d = *impl_;
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const int columns16 = transposed_columns(slices);
+  const int x_columns = slices * d.per_slice;
+  const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
+  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, stream);
+  d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
+  d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
+  backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
+      sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
+      y_rows, columns16, d.operand_scale.data(), reinterpret_cast<__half*>(d.y_half.data()));
+  check_launch("backward_operand_kernel");
+
+  BsrTransposedArgs& a = d.transposed_args;
+  a.blocks = d.blocks.data();
+  a.col_ptr = d.col_ptr.data();
+  a.col_blocks = d.col_blocks.data();
+  a.col_block_rows = d.col_block_rows.data();
+  a.block_col_count = static_cast<int>(bsr.block_col_count());
+  a.y = d.y_half.data();
+  a.y_rows = y_rows;
+  a.columns16 = columns16;
+  a.x_columns = x_columns;
+  a.column_scale = d.column_scale.data();
+  a.x = d.x_out.data();
+  d.transposed_ready = true;
+  launch_bsr_transposed(d.m->options.shape, a, stream);
+
+  const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
+  backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
+      d.x_out.data(), x_columns, d.symmetric, pixels(), slices, d.layouts, d.pixel_slots.data(),
+      d.transform_mask.data(), image);
+  check_launch("backward_output_kernel");
+}
+
+void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {
+  if (!impl_->forward_ready) throw std::logic_error("run_forward_spmm before forward");
+  launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
+}
+
+void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
+  if (!impl_->transposed_ready) throw std::logic_error("run_transposed_spmm before backward");
+  launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
+}
+
+}  // namespace slicestream::tensorcore::cuda
