@@ -51,7 +51,7 @@ ldd ./tensorcore_bench | grep -E "cusparse|cudart|not found" | tee "$out/ldd.txt
   echo "HGMMA: $(cuobjdump -sass ./tensorcore_bench 2>/dev/null | grep -c HGMMA)"
 } > "$out/sass.txt" 2>&1
 head -30 "$out/sass.txt"
-timeout "${TEST_TIMEOUT:-240}" ./fused_expression_gpu_test 2>&1 | tail -5 | tee "$out/fused_test.log"
+timeout "${TEST_TIMEOUT:-240}" ./fused_expression_gpu_test > "$out/fused_test.log" 2>&1; echo "fused_expression_gpu_test exit $?"; grep -E "Failure|OK \]|PASSED|FAILED" -A3 "$out/fused_test.log" | head -20
 timeout "${TEST_TIMEOUT:-240}" ./tensorcore_gpu_test --gtest_output=json:"$out/gpu_test.json" > "$out/gpu_test.log" 2>&1
 echo "tensorcore_gpu_test exit $?"
 grep -E "FAILED|Failure|OK \]|cuSPARSE configuration|PASSED" "$out/gpu_test.log" | head -40

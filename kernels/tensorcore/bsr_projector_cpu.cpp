@@ -27,26 +27,55 @@ void round_columns_to_half(float* data, long long rows, int columns, float* scal
   }
 }
 
-BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix)
-    : matrix_(std::move(matrix)) {
+BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix, bool compensated)
+    : matrix_(std::move(matrix)), compensated_(compensated) {
   if (matrix_ == nullptr) throw std::invalid_argument("BsrProjectorCpu: no matrix");
+}
+
+int BsrProjectorCpu::make_operands(const float* values, long long rows, int columns,
+                                   std::vector<float>* undo) {
+  const int wide = compensated_ ? 2 * columns : columns;
+  const std::size_t c = static_cast<std::size_t>(columns);
+  operands_.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(wide), 0.0f);
+  std::vector<float> hi(values, values + static_cast<std::size_t>(rows) * c);
+  std::vector<float> scales(c);
+  round_columns_to_half(hi.data(), rows, columns, scales.data());
+  undo->assign(static_cast<std::size_t>(wide), 0.0f);
+  for (std::size_t k = 0; k < c; ++k) {
+    (*undo)[k] = 1.0f / scales[k];
+    if (compensated_) (*undo)[c + k] = 1.0f / (scales[k] * kLowOperandFactor);
+  }
+  for (long long r = 0; r < rows; ++r) {
+    for (std::size_t k = 0; k < c; ++k) {
+      const std::size_t in = static_cast<std::size_t>(r) * c + k;
+      float* row = operands_.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(wide);
+      row[k] = hi[in];
+      if (compensated_) {
+        const float rest = (values[in] * scales[k] - hi[in]) * kLowOperandFactor;
+        row[c + k] = half_bits_to_float(float_to_half_bits(rest));
+      }
+    }
+  }
+  return wide;
 }
 
 void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int columns) {
   const TensorCoreMatrix& m = *matrix_;
   const std::size_t c = static_cast<std::size_t>(columns);
-  mapped_in_.resize(static_cast<std::size_t>(m.bsr.cols) * c);
-  mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * c);
-  std::fill(mapped_in_.begin(), mapped_in_.end(), 0.0f);
-  replicate_columns(m.col_layouts, image, mapped_in_.data(), columns);
-  std::vector<float> scales(c);
-  round_columns_to_half(mapped_in_.data(), m.bsr.cols, columns, scales.data());
-  bsr_multiply_cpu(m.bsr, mapped_in_.data(), mapped_out_.data(), columns);
+  std::vector<float> replicated(static_cast<std::size_t>(m.bsr.cols) * c, 0.0f);
+  replicate_columns(m.col_layouts, image, replicated.data(), columns);
+  std::vector<float> undo;
+  const int wide = make_operands(replicated.data(), m.bsr.cols, columns, &undo);
+  const std::size_t w = static_cast<std::size_t>(wide);
+  mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * w);
+  bsr_multiply_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide);
   for (long long r = 0; r < m.row_mapping.size(); ++r) {
-    const long long slot = m.row_mapping.to_mapped[static_cast<std::size_t>(r)];
+    const std::size_t slot =
+        static_cast<std::size_t>(m.row_mapping.to_mapped[static_cast<std::size_t>(r)]);
     for (std::size_t k = 0; k < c; ++k) {
-      sinogram[static_cast<std::size_t>(r) * c + k] =
-          mapped_out_[static_cast<std::size_t>(slot) * c + k] / scales[k];
+      float v = mapped_out_[slot * w + k] * undo[k];
+      if (compensated_) v += mapped_out_[slot * w + c + k] * undo[c + k];
+      sinogram[static_cast<std::size_t>(r) * c + k] = v;
     }
   }
 }
@@ -54,18 +83,22 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
 void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int columns) {
   const TensorCoreMatrix& m = *matrix_;
   const std::size_t c = static_cast<std::size_t>(columns);
-  mapped_in_.resize(static_cast<std::size_t>(m.bsr.rows) * c);
-  mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * c);
-  std::fill(mapped_in_.begin(), mapped_in_.end(), 0.0f);
+  mapped_in_.assign(static_cast<std::size_t>(m.bsr.rows) * c, 0.0f);
   map_rows(m.row_mapping, sinogram, mapped_in_.data(), columns);
-  std::vector<float> scales(c);
-  round_columns_to_half(mapped_in_.data(), m.bsr.rows, columns, scales.data());
-  bsr_multiply_transposed_cpu(m.bsr, mapped_in_.data(), mapped_out_.data(), columns);
-  sum_columns(m.col_layouts, mapped_out_.data(), image, columns);
-  for (long long p = 0; p < m.grid.pixels(); ++p) {
-    for (std::size_t k = 0; k < c; ++k)
-      image[static_cast<std::size_t>(p) * c + k] /= scales[k];
+  std::vector<float> undo;
+  const int wide = make_operands(mapped_in_.data(), m.bsr.rows, columns, &undo);
+  const std::size_t w = static_cast<std::size_t>(wide);
+  mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * w);
+  bsr_multiply_transposed_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide);
+  std::vector<float> combined(static_cast<std::size_t>(m.bsr.cols) * c);
+  for (long long q = 0; q < m.bsr.cols; ++q) {
+    for (std::size_t k = 0; k < c; ++k) {
+      float v = mapped_out_[static_cast<std::size_t>(q) * w + k] * undo[k];
+      if (compensated_) v += mapped_out_[static_cast<std::size_t>(q) * w + c + k] * undo[c + k];
+      combined[static_cast<std::size_t>(q) * c + k] = v;
+    }
   }
+  sum_columns(m.col_layouts, combined.data(), image, columns);
 }
 
 void BsrProjectorCpu::forward(const float* image, float* sinogram, int columns) {

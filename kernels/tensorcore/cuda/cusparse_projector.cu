@@ -68,8 +68,9 @@ struct CusparseProjector::Impl {
   DeviceCsr a;
   DeviceCsr at;
   std::map<std::pair<bool, int>, std::unique_ptr<ProductPlan>> plans;  // (transposed, columns)
-  std::string forward_algorithm = "not run";
-  std::string backward_algorithm = "not run";
+  // What each direction ran with, for several right-hand sides and for one.
+  std::string spmm_algorithm[2] = {"not run", "not run"};
+  std::string spmv_algorithm[2] = {"not run", "not run"};
 
   ~Impl() {
     plans.clear();
@@ -86,7 +87,7 @@ void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const floa
   const float alpha = 1.0f;
   const float beta = 0.0f;
   std::unique_ptr<ProductPlan>& plan = plans[{transposed, columns}];
-  std::string& used = transposed ? backward_algorithm : forward_algorithm;
+  const int direction = transposed ? 1 : 0;
   if (columns == 1) {
     if (plan == nullptr) {
       plan = std::make_unique<ProductPlan>();
@@ -106,7 +107,7 @@ void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const floa
         cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.descr, plan->in_vec, &beta,
                      plan->out_vec, CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG1, plan->buffer.data()),
         "cusparseSpMV");
-    used = "SpMV CSR_ALG1";
+    spmv_algorithm[direction] = "SpMV CSR_ALG1";
     return;
   }
   if (plan == nullptr) {
@@ -142,7 +143,7 @@ void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const floa
                      &alpha, m.descr, plan->in, &beta, plan->out, CUDA_R_32F, plan->algorithm,
                      plan->buffer.data()),
         "cusparseSpMM");
-  used = std::string("SpMM ") + algorithm_name(plan->algorithm) + " row-major";
+  spmm_algorithm[direction] = std::string("SpMM ") + algorithm_name(plan->algorithm) + " row-major";
 }
 
 CusparseProjector::CusparseProjector(const CsrMatrix& a) : impl_(std::make_unique<Impl>()) {
@@ -198,9 +199,10 @@ std::size_t CusparseProjector::matrix_device_bytes() const {
 }
 
 std::string CusparseProjector::configuration() const {
-  return "CSR fp32, 32-bit indices; forward: " + impl_->forward_algorithm +
-         "; backward (A^T stored as CSR via csr2csc): " + impl_->backward_algorithm +
-         "; SpMM preprocessed once per column count";
+  const Impl& d = *impl_;
+  return "CSR fp32, 32-bit indices; A.X: " + d.spmm_algorithm[0] + ", " + d.spmv_algorithm[0] +
+         "; A^T.Y (A^T stored as CSR via csr2csc): " + d.spmm_algorithm[1] + ", " +
+         d.spmv_algorithm[1] + "; SpMM preprocessed once per column count";
 }
 
 void CusparseProjector::forward(const float* image, float* sinogram, int columns,

@@ -27,18 +27,30 @@ int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-// Per product column c (slice c / per_slice): the fp16 operand scale and the output factor.
-// Padding columns get operand scale 0 (zero operands) and factor 0.
+constexpr float kLowFactor = 4096.0f;  // lo operands: (v - hi) * 2^12
+
+// Column c of a product with `real` value columns, compensated (lo_offset = real) or not (0):
+// the value column it carries, or -1 for padding.
+__host__ __device__ inline int value_column(int c, int real, int lo_offset) {
+  if (c < real) return c;
+  if (lo_offset > 0 && c < 2 * real) return c - real;
+  return -1;
+}
+
+// Per product column c (slice value_column / per_slice): the fp16 operand scale and the output
+// factor (lo columns: 2^-12 more). Padding columns get operand scale 0 (zero operands), factor 0.
 __global__ void compute_scales_kernel(const float* max_f, const double* max_d, int slices,
-                                      int per_slice, int columns, float value_scale,
+                                      int per_slice, int columns, int lo_offset, float value_scale,
                                       float* operand_scale, float* column_scale) {
+  const int real = slices * per_slice;
   for (int c = static_cast<int>(threadIdx.x); c < columns; c += static_cast<int>(blockDim.x)) {
-    const int s = c / per_slice;
-    if (s < slices) {
+    const int v = value_column(c, real, lo_offset);
+    if (v >= 0) {
+      const int s = v / per_slice;
       const float m = max_f != nullptr ? max_f[s] : static_cast<float>(max_d[s]);
       const float scale = half_operand_scale(m);
       operand_scale[c] = scale;
-      column_scale[c] = value_scale / scale;
+      column_scale[c] = value_scale / (c == v ? scale : scale * kLowFactor);
     } else {
       operand_scale[c] = 0.0f;
       column_scale[c] = 0.0f;
@@ -48,10 +60,19 @@ __global__ void compute_scales_kernel(const float* max_f, const double* max_d, i
 
 // X (fp16, [columns / nf][x_rows][nf]) from the image (pixels x slices). Plain: column c is slice
 // c. Symmetric: column c = 8 s + t holds slice s under symmetry t gathered onto the octant.
+// The fp16 operand of value v in product column c (lo columns carry the rounding remainder).
+__device__ inline __half operand_of(float v, int c, int real, float scale) {
+  const float scaled = v * scale;
+  const __half hi = __float2half_rn(scaled);
+  if (c < real) return hi;
+  return __float2half_rn((scaled - __half2float(hi)) * kLowFactor);
+}
+
 __global__ void forward_operand_kernel(const float* __restrict__ image, int slices, bool symmetric,
                                        long long pixels, const int* __restrict__ col_source,
                                        const int* __restrict__ octant_image, long long x_rows,
-                                       int nf, int columns, const float* __restrict__ operand_scale,
+                                       int nf, int columns, int real, int lo_offset,
+                                       const float* __restrict__ operand_scale,
                                        __half* __restrict__ x) {
   const std::size_t total = static_cast<std::size_t>(columns) * static_cast<std::size_t>(x_rows);
   const std::size_t group_size = static_cast<std::size_t>(x_rows) * nf;
@@ -61,26 +82,26 @@ __global__ void forward_operand_kernel(const float* __restrict__ image, int slic
     const std::size_t rest = i % group_size;
     const long long slot = static_cast<long long>(rest / nf);
     const int c = g * nf + static_cast<int>(rest % nf);
+    const int vc = value_column(c, real, lo_offset);
     const int source = col_source[slot];
     float v = 0.0f;
-    if (symmetric) {
-      const int s = c >> 3;
-      const int t = c & 7;
-      if (s < slices && source >= 0) {
-        const int pixel = octant_image[static_cast<long long>(t) * pixels + source];
-        if (pixel >= 0) v = image[static_cast<std::size_t>(pixel) * slices + s];
+    if (vc >= 0 && source >= 0) {
+      if (symmetric) {
+        const int pixel = octant_image[static_cast<long long>(vc & 7) * pixels + source];
+        if (pixel >= 0) v = image[static_cast<std::size_t>(pixel) * slices + (vc >> 3)];
+      } else {
+        v = image[static_cast<std::size_t>(source) * slices + vc];
       }
-    } else if (c < slices && source >= 0) {
-      v = image[static_cast<std::size_t>(source) * slices + c];
     }
-    x[i] = __float2half_rn(v * operand_scale[c]);
+    x[i] = operand_of(v, c, real, operand_scale[c]);
   }
 }
 
 // Sinogram (rays x slices) from the SpMM output (mapped rows x columns). Symmetric: the sum over t
 // of column 8 s + t at the row of ray t^-1(r) (ray_slot holds those rows, [8][rays]).
-__global__ void forward_output_kernel(const float* __restrict__ y, int columns, bool symmetric,
-                                      long long rays, int slices, const int* __restrict__ ray_slot,
+__global__ void forward_output_kernel(const float* __restrict__ y, int columns, int lo_offset,
+                                      bool symmetric, long long rays, int slices,
+                                      const int* __restrict__ ray_slot,
                                       float* __restrict__ sinogram) {
   const std::size_t total = static_cast<std::size_t>(rays) * slices;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
@@ -91,11 +112,13 @@ __global__ void forward_output_kernel(const float* __restrict__ y, int columns, 
       float sum = 0.0f;
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
-        sum += y[static_cast<std::size_t>(ray_slot[t * rays + r]) * columns + s * 8 + t];
+        const float* row = y + static_cast<std::size_t>(ray_slot[t * rays + r]) * columns;
+        sum += row[s * 8 + t] + (lo_offset > 0 ? row[lo_offset + s * 8 + t] : 0.0f);
       }
       sinogram[i] = sum;
     } else {
-      sinogram[i] = y[static_cast<std::size_t>(ray_slot[r]) * columns + s];
+      const float* row = y + static_cast<std::size_t>(ray_slot[r]) * columns;
+      sinogram[i] = row[s] + (lo_offset > 0 ? row[lo_offset + s] : 0.0f);
     }
   }
 }
@@ -106,7 +129,8 @@ __global__ void backward_operand_kernel(const float* __restrict__ sinogram, int 
                                         bool symmetric, long long rays, long long rows,
                                         const int* __restrict__ row_source,
                                         const int* __restrict__ ray_image, long long y_rows,
-                                        int columns16, const float* __restrict__ operand_scale,
+                                        int columns16, int real, int lo_offset,
+                                        const float* __restrict__ operand_scale,
                                         __half* __restrict__ y) {
   const std::size_t total = static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
   const std::size_t group_size = static_cast<std::size_t>(y_rows) * 16;
@@ -133,8 +157,8 @@ __global__ void backward_operand_kernel(const float* __restrict__ sinogram, int 
 
 // Image (pixels x slices) from the transposed SpMM output: the sum over the column layouts, and
 // for the symmetry over the transforms t that map the pixel's octant representative onto it.
-__global__ void backward_output_kernel(const float* __restrict__ x, int x_columns, bool symmetric,
-                                       long long pixels, int slices, int layouts,
+__global__ void backward_output_kernel(const float* __restrict__ x, int x_columns, int lo_offset,
+                                       bool symmetric, long long pixels, int slices, int layouts,
                                        const int* __restrict__ pixel_slots,
                                        const unsigned char* __restrict__ transform_mask,
                                        float* __restrict__ image) {
@@ -149,10 +173,11 @@ __global__ void backward_output_kernel(const float* __restrict__ x, int x_column
       if (symmetric) {
         const unsigned mask = transform_mask[p];
         for (int t = 0; t < 8; ++t) {
-          if (mask & (1u << t)) sum += row[s * 8 + t];
+          if (mask & (1u << t))
+            sum += row[s * 8 + t] + (lo_offset > 0 ? row[lo_offset + s * 8 + t] : 0.0f);
         }
       } else {
-        sum += row[s];
+        sum += row[s] + (lo_offset > 0 ? row[lo_offset + s] : 0.0f);
       }
     }
     image[i] = sum;
@@ -169,6 +194,7 @@ DeviceBuffer<T> upload(const std::vector<T>& host) {
 struct TensorCoreProjector::Impl {
   std::shared_ptr<const TensorCoreMatrix> m;
   bool symmetric = false;
+  bool compensated = false;
   int per_slice = 1;
   int layouts = 1;
   DeviceBuffer<std::uint16_t> blocks;
@@ -187,6 +213,9 @@ struct TensorCoreProjector::Impl {
   void upload_matrix();
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
                       int columns, cudaStream_t stream);
+  int real_columns(int slices) const { return slices * per_slice; }
+  int lo_offset(int slices) const { return compensated ? real_columns(slices) : 0; }
+  int product_values(int slices) const { return real_columns(slices) * (compensated ? 2 : 1); }
 };
 
 void TensorCoreProjector::Impl::upload_matrix() {
@@ -286,8 +315,8 @@ void TensorCoreProjector::Impl::prepare_scales(const float* input, long long row
     max_d = reduce.data();
   }
   compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice, columns,
-                                                    m->bsr.value_scale, operand_scale.data(),
-                                                    column_scale.data());
+                                                    lo_offset(slices), m->bsr.value_scale,
+                                                    operand_scale.data(), column_scale.data());
   check_launch("compute_scales_kernel");
 }
 
@@ -318,8 +347,15 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
          d.col_blocks.bytes() + d.col_block_rows.bytes();
 }
 
+void TensorCoreProjector::set_compensated_operands(bool on) {
+  impl_->compensated = on;
+}
+bool TensorCoreProjector::compensated_operands() const {
+  return impl_->compensated;
+}
+
 int TensorCoreProjector::forward_columns(int slices) const {
-  const int real = slices * impl_->per_slice;
+  const int real = impl_->product_values(slices);
   const WmmaShape shape = impl_->m->options.shape;
   int columns = round_up(real, dims(shape).n);
   if (columns > 32) columns = round_up(real, 32);
@@ -332,7 +368,7 @@ int TensorCoreProjector::forward_columns(int slices) const {
 }
 
 int TensorCoreProjector::transposed_columns(int slices) const {
-  const int real = slices * impl_->per_slice;
+  const int real = impl_->product_values(slices);
   int columns = round_up(real, 16);
   if (columns > 16) columns = round_up(real, 32);
   if (slices <= 0 || columns > 256) {
@@ -354,7 +390,8 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
   forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
       image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
-      nf, columns, d.operand_scale.data(), reinterpret_cast<__half*>(d.x_half.data()));
+      nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      reinterpret_cast<__half*>(d.x_half.data()));
   check_launch("forward_operand_kernel");
 
   BsrForwardArgs& a = d.forward_args;
@@ -372,7 +409,8 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
 
   const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
   forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
-      d.y_out.data(), columns, d.symmetric, rays(), slices, d.ray_slot.data(), sinogram);
+      d.y_out.data(), columns, d.lo_offset(slices), d.symmetric, rays(), slices, d.ray_slot.data(),
+      sinogram);
   check_launch("forward_output_kernel");
 }
 
@@ -381,14 +419,15 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   Impl& d = *impl_;
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns16 = transposed_columns(slices);
-  const int x_columns = slices * d.per_slice;
+  const int x_columns = d.product_values(slices);
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
   d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, stream);
   d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
   d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
   backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
       sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
-      y_rows, columns16, d.operand_scale.data(), reinterpret_cast<__half*>(d.y_half.data()));
+      y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      reinterpret_cast<__half*>(d.y_half.data()));
   check_launch("backward_operand_kernel");
 
   BsrTransposedArgs& a = d.transposed_args;
@@ -408,8 +447,8 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
 
   const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
-      d.x_out.data(), x_columns, d.symmetric, pixels(), slices, d.layouts, d.pixel_slots.data(),
-      d.transform_mask.data(), image);
+      d.x_out.data(), x_columns, d.lo_offset(slices), d.symmetric, pixels(), slices, d.layouts,
+      d.pixel_slots.data(), d.transform_mask.data(), image);
   check_launch("backward_output_kernel");
 }
 

@@ -31,7 +31,14 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
                 const float* max_abs = nullptr) override;
 
-  // Product columns of the SpMM for `slices` slices (symmetry and padding included).
+  // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
+  // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
+  // products; the matrix stays fp16. CG needs it where it drives the error down far (fp16
+  // operands alone cost up to 9% in the 20-iteration error at 512^2, docs/performance.md).
+  void set_compensated_operands(bool on);
+  bool compensated_operands() const;
+
+  // Product columns of the SpMM for `slices` slices (symmetry, compensation, padding included).
   int forward_columns(int slices) const;
   int transposed_columns(int slices) const;
   // Blocks and indices held on the device.

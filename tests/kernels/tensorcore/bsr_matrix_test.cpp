@@ -148,6 +148,39 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
   }
 }
 
+TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
+  // With hi + lo fp16 operands (about 22 bits) the twin equals the CSR product with fp16-rounded
+  // weights to single-precision accuracy.
+  const Problem p;
+  CsrMatrix rounded = p.a;
+  for (float& v : rounded.values) {
+    v = half_bits_to_float(float_to_half_bits(v / static_cast<float>(p.grid.pixel_mm))) *
+        static_cast<float>(p.grid.pixel_mm);
+  }
+  TensorCoreMatrixOptions options;
+  options.shape = WmmaShape::kM16N16K16;
+  BsrProjectorCpu plain(std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr)));
+  BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
+                                  p.a, p.geometry, p.grid, options, nullptr)),
+                              true);
+  const int columns = 3;
+  const std::vector<float> x =
+      testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * columns), 51);
+  std::vector<float> y(static_cast<std::size_t>(p.geometry.rays() * columns)), y_plain(y.size()),
+      y_ref(y.size());
+  compensated.forward(x.data(), y.data(), columns);
+  plain.forward(x.data(), y_plain.data(), columns);
+  csr_multiply(rounded, x.data(), y_ref.data(), columns);
+  EXPECT_LT(testing::relative_error(y, y_ref), 2e-6);
+  EXPECT_GT(testing::relative_error(y_plain, y_ref), 1e-5);  // fp16 operands alone do not get there
+  const std::vector<float> r = testing::random_vector(y.size(), 52);
+  std::vector<float> b(x.size()), b_ref(x.size());
+  compensated.backward(r.data(), b.data(), columns);
+  csr_multiply_transposed(rounded, r.data(), b_ref.data(), columns);
+  EXPECT_LT(testing::relative_error(b, b_ref), 2e-6);
+}
+
 TEST(BsrMatrix, RefusesMismatchedMappings) {
   const Problem p;
   const IndexMapping rows = identity_mapping(p.a.rows, p.a.rows);

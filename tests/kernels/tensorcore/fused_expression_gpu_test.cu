@@ -33,11 +33,12 @@ TEST(TensorCoreGpu, FusedPassesMatchHost) {
                 NoAssign{}, sum_of_squares(vec(r.data())), max_abs(vec(r.data()))),
         n, columns, host.data());
     const std::vector<float> got = dr.download();
-    EXPECT_LT(testing::relative_error(got, r), 1e-7);
+    // The device may contract r - alpha * q into one FMA: the values differ in the last bit.
+    EXPECT_LT(testing::relative_error(got, r), 1e-6);
     const std::vector<double> results = dresults.download();
     for (int k = 0; k < 2 * columns; ++k) {
       EXPECT_NEAR(results[static_cast<std::size_t>(k)], host[static_cast<std::size_t>(k)],
-                  1e-9 * std::abs(host[static_cast<std::size_t>(k)]));
+                  1e-6 * std::abs(host[static_cast<std::size_t>(k)]));
     }
   }
 }
