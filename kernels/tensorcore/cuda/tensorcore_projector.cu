@@ -141,17 +141,16 @@ __global__ void backward_operand_kernel(const float* __restrict__ sinogram, int 
     const long long slot = static_cast<long long>(rest / 16);
     const int c = g * 16 + static_cast<int>(rest % 16);
     const int ray = slot < rows ? row_source[slot] : -1;
+    const int vc = value_column(c, real, lo_offset);
     float v = 0.0f;
-    if (ray >= 0) {
+    if (ray >= 0 && vc >= 0) {
       if (symmetric) {
-        const int s = c >> 3;
-        if (s < slices)
-          v = sinogram[static_cast<std::size_t>(ray_image[(c & 7) * rays + ray]) * slices + s];
-      } else if (c < slices) {
-        v = sinogram[static_cast<std::size_t>(ray) * slices + c];
+        v = sinogram[static_cast<std::size_t>(ray_image[(vc & 7) * rays + ray]) * slices + (vc >> 3)];
+      } else {
+        v = sinogram[static_cast<std::size_t>(ray) * slices + vc];
       }
     }
-    y[i] = __float2half_rn(v * operand_scale[c]);
+    y[i] = operand_of(v, c, real, operand_scale[c]);
   }
 }
 
