@@ -35,6 +35,9 @@ struct ScanSetup {
   PixelType pixel_type = PixelType::kUint16;
   PreprocessParams preprocess;
   FilterConfig filter;
+  // The most projections the pipeline holds outside the store at once (queues and stages), for
+  // the up-front memory estimate.
+  std::size_t projections_in_flight = 0;
 };
 
 struct BackendInfo {
@@ -115,6 +118,13 @@ enum class BackendKind { kCpu, kCuda, kAuto };
 // Creates the backend once at start-up. kAuto takes CUDA when a usable GPU exists.
 // Throws BackendError when kCuda is requested and not available (with the reason).
 std::unique_ptr<Backend> make_backend(BackendKind kind, int cpu_threads);
+
+struct BackendOptions {
+  int cpu_threads = 0;                 // CPU worker threads; <= 0: hardware_concurrency()
+  std::size_t memory_limit_bytes = 0;  // CPU backend's limit; 0: 3/4 of physical memory
+  int cuda_device = 0;
+};
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options);
 // Empty when a CUDA backend can run here, else why not (not built, no device, driver error).
 std::string cuda_unavailable_reason();
 

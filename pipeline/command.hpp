@@ -58,8 +58,8 @@ struct SetParametersCommand {  // unset fields keep their value
   std::optional<double> preview_interval_s;
 };
 
-using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand,
-                             GetStatusCommand, SetParametersCommand>;
+using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
+                             SetParametersCommand>;
 
 struct Parameters {
   FilterConfig filter;
@@ -95,8 +95,8 @@ struct StatusReport {
 
 struct CommandReply {
   Status status;
-  std::optional<SliceImage> slice;  // GetSlice
-  std::optional<StatusReport> report;  // GetStatus
+  std::optional<SliceImage> slice;       // GetSlice
+  std::optional<StatusReport> report;    // GetStatus
   std::optional<Parameters> parameters;  // SetParameters (the values now in force)
 };
 

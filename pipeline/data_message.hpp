@@ -17,7 +17,8 @@ const char* to_string(FrameKind kind);
 struct RawFrame {
   std::uint64_t scan_id = 0;
   FrameKind kind = FrameKind::kProjection;
-  std::uint32_t index = 0;  // running number within its kind (darks 0.., flats 0.., projections 0..)
+  std::uint32_t index =
+      0;  // running number within its kind (darks 0.., flats 0.., projections 0..)
   // Where a projection was taken: a slot of the rotation, or an explicit angle (circular
   // geometries only; the window then keeps the last N projections).
   std::optional<std::uint32_t> position;

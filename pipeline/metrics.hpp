@@ -16,11 +16,11 @@ struct LatencySummary {
 };
 
 struct StageMetrics {
-  std::string name;            // "ingest", "preprocess", "filter", "reconstruct", "publish"
-  std::uint64_t items = 0;     // processed since start
-  double rate_per_s = 0;       // over the last stats interval
-  double busy_fraction = 0;    // time spent working over the last stats interval
-  LatencySummary service_us;   // time per item in this stage
+  std::string name;             // "ingest", "preprocess", "filter", "reconstruct", "publish"
+  std::uint64_t items = 0;      // processed since start
+  double rate_per_s = 0;        // over the last stats interval
+  double busy_fraction = 0;     // time spent working over the last stats interval
+  LatencySummary service_us;    // time per item in this stage
   std::size_t queue_depth = 0;  // items waiting in front of the stage
   std::size_t queue_capacity = 0;
 };
@@ -29,19 +29,19 @@ struct MetricsSnapshot {
   double uptime_s = 0;
   std::vector<StageMetrics> stages;
   std::uint64_t bytes_received = 0;
-  std::uint64_t frames_received = 0;    // accepted into the pipeline
+  std::uint64_t frames_received = 0;  // accepted into the pipeline
   std::uint64_t darks_received = 0;
   std::uint64_t flats_received = 0;
   std::uint64_t projections_integrated = 0;
   std::uint64_t slices_published = 0;
   std::uint64_t previews_published = 0;
-  std::uint64_t pixels_clamped = 0;     // preprocessing guards
+  std::uint64_t pixels_clamped = 0;  // preprocessing guards
   std::uint64_t pixels_non_finite = 0;
   std::uint64_t scans_started = 0;
   std::uint64_t scans_ended = 0;
-  std::uint64_t errors = 0;             // backend/stage failures
+  std::uint64_t errors = 0;                       // backend/stage failures
   std::map<std::string, std::uint64_t> discards;  // reason -> count; nothing is dropped silently
-  LatencySummary frame_to_slice_us;  // frame arrival -> slice containing it published
+  LatencySummary frame_to_slice_us;               // frame arrival -> slice containing it published
 };
 
 }  // namespace slicestream

@@ -8,13 +8,16 @@
 namespace slicestream {
 
 struct PipelineConfig {
-  Parameters parameters;  // initial run-time parameters (SetParameters changes them)
-  int queue_depth = 64;   // per stage queue; a full queue blocks the stage before it
+  Parameters parameters;   // initial run-time parameters (SetParameters changes them)
+  int queue_depth = 64;    // per stage queue; a full queue blocks the stage before it
   int preview_size = 128;  // preview volume edge in voxels (0 disables the preview)
   // Sliding window: rebuild every slice from scratch once every this many rotations (bounds float
   // drift of the +new - old updates); the rebuild is spread over one rotation's frames.
   int refresh_rotations = 4;
   int max_slices = 64;
+  // Edge in pixels of the three default slices placed when a scan starts and no client has set
+  // slices; 0: the detector's column count.
+  int default_slice_size = 0;
   int max_slice_side = 8192;  // width and height limit for SetSlice / GetSlice
 };
 

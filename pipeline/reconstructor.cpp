@@ -1,0 +1,486 @@
+#include "pipeline/reconstructor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <utility>
+
+namespace slicestream {
+namespace {
+
+// While frames are queued the preview may take at most this share of the reconstruct thread.
+constexpr double kPreviewShareUnderLoad = 0.25;
+// The loop wakes at least this often even when nothing is due.
+constexpr auto kMaxIdleWait = std::chrono::milliseconds(250);
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+std::chrono::nanoseconds seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
+}
+
+}  // namespace
+
+Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
+                             MetricsRegistry& metrics, EventReporter& events, Publish publish,
+                             MetricsSource metrics_source)
+    : config_(config),
+      backend_(backend),
+      metrics_(metrics),
+      events_(events),
+      publish_(std::move(publish)),
+      metrics_source_(std::move(metrics_source)),
+      params_(config.parameters),
+      preview_(backend, config.preview_size) {}
+
+Reconstructor::~Reconstructor() {
+  try {
+    release_scan();
+  } catch (const std::exception& e) {
+    spdlog::error("releasing the scan failed: {}", e.what());
+  }
+}
+
+void Reconstructor::handle(StageItem&& item) {
+  std::visit(Overloaded{
+                 [&](ScanStartItem& start) { on_scan_start(start); },
+                 [&](CalibrationItem& calibration) { on_calibration(calibration); },
+                 [&](ProjectionItem& projection) { on_projection(projection); },
+                 [&](ScanEndItem& end) { on_scan_end(end); },
+                 [&](FlushMarker& marker) {
+                   markers_.push_back(std::move(marker));
+                   release_markers_if_clean();
+                 },
+                 [&](CommandItem& command) { on_command(command); },
+             },
+             item);
+}
+
+void Reconstructor::backend_error(const std::string& what, const std::exception& e,
+                                  std::uint64_t frames) {
+  if (frames > 0) metrics_.add_discard("backend_error", frames);
+  events_.error("backend_error", what + ": " + e.what(), scan_.scan_id);
+}
+
+// ------------------------------------------------------------------------------ scan lifecycle
+
+void Reconstructor::release_scan() {
+  for (auto& [id, slice] : slices_) {
+    slice.live.reset();
+    slice.shadow.reset();
+    slice.shadow_active = false;
+    slice.dirty = false;
+  }
+  preview_.end_scan();
+  if (store_ready_) backend_.end_scan();
+  store_ready_ = false;
+  scan_running_ = false;
+}
+
+void Reconstructor::on_scan_start(ScanStartItem& item) {
+  const ScanDescription& scan = item.scan;
+  if (scan_running_) on_scan_end(ScanEndItem{scan_.scan_id, "superseded"});
+  release_scan();
+  ScanSetup setup;
+  setup.geometry = scan.geometry;
+  setup.pixel_type = scan.pixel_type;
+  setup.preprocess.already_linear = scan.already_linear;
+  setup.filter = params_.filter;
+  // Projections between preprocess and the store: two queues plus one in each stage.
+  setup.projections_in_flight = 2 * static_cast<std::size_t>(config_.queue_depth) + 3;
+  try {
+    backend_.begin_scan(setup);
+  } catch (const std::exception& e) {
+    events_.error("backend_error",
+                  "scan " + std::to_string(scan.scan_id) + " cannot start: " + e.what(),
+                  scan.scan_id);
+    item.started.set_value(Status{StatusCode::kResourceExhausted, e.what()});
+    return;
+  }
+  store_ready_ = true;
+  scan_running_ = true;
+  scan_ = scan;
+  window_ = scan.projections_per_rotation();
+  scale_ = angular_weight(window_);
+  all_slots_.resize(static_cast<std::size_t>(window_));
+  std::iota(all_slots_.begin(), all_slots_.end(), 0);
+  slot_vectors_ = scan.geometry.vectors;
+  integrated_ = 0;
+  newest_timestamp_ns_ = 0;
+  newest_arrival_ns_ = 0;
+  any_projection_ = false;
+  rotation_ = 0;
+  unpublished_arrivals_.clear();
+  rotation_arrivals_.clear();
+  store_version_ = 0;
+  preview_version_ = 0;
+  preview_forced_ = false;
+  preview_started_ = Clock::time_point{};
+
+  if (!client_configured_slices_) place_default_slices();
+  for (auto it = slices_.begin(); it != slices_.end();) {
+    try {
+      build_slice_targets(it->second);
+      ++it;
+    } catch (const std::exception& e) {
+      events_.error("backend_error", "slice " + std::to_string(it->first) + " removed: " + e.what(),
+                    scan.scan_id);
+      it = slices_.erase(it);
+    }
+  }
+  try {
+    preview_.begin_scan(scan.volume, window_);
+  } catch (const std::exception& e) {
+    events_.error("backend_error", std::string("preview disabled for this scan: ") + e.what(),
+                  scan.scan_id);
+  }
+  scan_state_ = scan.dark_count + scan.flat_count > 0 ? "calibrating" : "reconstructing";
+  ++metrics_.counters().scans_started;
+  std::ostringstream message;
+  message << "scan started: " << to_string(scan.geometry.beam) << " beam, "
+          << scan.geometry.detector.rows << " x " << scan.geometry.detector.cols << " "
+          << to_string(scan.pixel_type) << ", " << window_ << " projections per rotation, "
+          << scan.dark_count << " darks, " << scan.flat_count << " flats, " << slices_.size()
+          << " slices, mode " << to_string(params_.window_mode);
+  if (!scan.description.empty()) message << " (" << scan.description << ")";
+  events_.scan_event(EventKind::kScanStarted, scan.scan_id, message.str());
+  item.started.set_value(Status{});
+}
+
+void Reconstructor::place_default_slices() {
+  for (auto it = slices_.begin(); it != slices_.end();) {
+    it = it->second.is_default ? slices_.erase(it) : std::next(it);
+  }
+  const std::array<SliceOrientation, 3> orientations = default_slices(scan_.volume);
+  int size =
+      config_.default_slice_size > 0 ? config_.default_slice_size : scan_.geometry.detector.cols;
+  size = std::clamp(size, 1, config_.max_slice_side);
+  for (std::uint32_t id = 0; id < 3; ++id) {
+    if (slices_.count(id) > 0) continue;
+    SliceState slice;
+    slice.spec = SetSliceCommand{id, orientations[id], size, size};
+    slice.is_default = true;
+    slices_.emplace(id, std::move(slice));
+  }
+}
+
+void Reconstructor::on_calibration(CalibrationItem& item) {
+  try {
+    backend_.set_calibration(item.dark, item.flat);
+    scan_state_ = "reconstructing";
+    item.applied.set_value(Status{});
+  } catch (const std::exception& e) {
+    backend_error("scan " + std::to_string(item.scan_id) + ": calibration not applied", e, 0);
+    item.applied.set_value(Status{StatusCode::kInternal, e.what()});
+  }
+}
+
+void Reconstructor::on_scan_end(const ScanEndItem& item) {
+  if (!scan_running_ || item.scan_id != scan_.scan_id) return;
+  const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
+  for (auto& [id, slice] : slices_) {
+    // Per-rotation: the last, partial rotation is published (completed from the store).
+    if (per_rotation && slice.shadow_active && slice.covered_count > 0) complete_shadow(id, slice);
+    slice.shadow_active = false;
+  }
+  publish_due(Clock::now(), /*force=*/true);
+  scan_running_ = false;
+  scan_state_ = "ended";
+  preview_forced_ = true;  // one last preview of the complete scan
+  ++metrics_.counters().scans_ended;
+  events_.scan_event(
+      EventKind::kScanEnded, item.scan_id,
+      "scan ended (" + item.why + "): " + std::to_string(integrated_) + " projections integrated");
+}
+
+// ------------------------------------------------------------------------------ projections
+
+ProjectionMap Reconstructor::map_of(const ProjectionVector& vector) const {
+  ScanGeometry single{scan_.geometry.beam, scan_.geometry.detector, {vector}};
+  if (params_.rotation_axis_offset_px != 0) {
+    single = with_rotation_axis_offset(single, params_.rotation_axis_offset_px);
+  }
+  return make_projection_map(single.beam, single.vectors[0], single.detector);
+}
+
+void Reconstructor::on_projection(ProjectionItem& item) {
+  if (!scan_running_ || item.meta.scan_id != scan_.scan_id || !item.buffer) {
+    metrics_.add_discard("scan_ended");
+    return;
+  }
+  scan_state_ = "reconstructing";
+  advance_rotation(item.placement.rotation);
+  const int slot = item.placement.slot;
+  const bool sliding = params_.window_mode == WindowMode::kSlidingWindow;
+  std::vector<ReconTarget*> live;
+  std::vector<ReconTarget*> accumulate;
+  for (auto& [id, slice] : slices_) {
+    if (!slice.live) continue;
+    if (sliding) live.push_back(slice.live.get());
+    if (!slice.shadow_active) continue;
+    std::vector<bool>::reference covered = slice.covered[static_cast<std::size_t>(slot)];
+    if (covered) {
+      live.push_back(slice.shadow.get());  // the shadow already holds this slot: +new - old
+    } else {
+      accumulate.push_back(slice.shadow.get());
+      covered = true;
+      ++slice.covered_count;
+    }
+  }
+  try {
+    backend_.replace_projection(slot, map_of(item.placement.vector), std::move(item.buffer), live,
+                                accumulate, scale_);
+  } catch (const std::exception& e) {
+    backend_error("projection " + std::to_string(item.meta.index) + " not integrated", e, 1);
+    // The targets may be half-updated: rebuild them from the store.
+    for (auto& [id, slice] : slices_) {
+      slice.shadow_active = false;
+      try {
+        if (slice.live) recompute(slice);
+      } catch (const std::exception& again) {
+        backend_error("slice " + std::to_string(id) + " not rebuilt", again, 0);
+      }
+    }
+    return;
+  }
+  slot_vectors_[static_cast<std::size_t>(slot)] = item.placement.vector;
+  ++integrated_;
+  ++metrics_.counters().projections_integrated;
+  newest_timestamp_ns_ = item.meta.detector_timestamp_ns;
+  newest_arrival_ns_ = item.meta.arrival_ns;
+  ++store_version_;
+  if (sliding) {
+    for (auto& [id, slice] : slices_) {
+      if (!slice.live) continue;
+      mark_live_current(slice);
+      slice.dirty = true;
+    }
+  }
+  if (!slices_.empty()) {
+    (sliding ? unpublished_arrivals_ : rotation_arrivals_).push_back(item.meta.arrival_ns);
+  }
+  // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
+  // the next rotation's first frame).
+  for (auto& [id, slice] : slices_) {
+    if (!slice.shadow_active || slice.covered_count < static_cast<std::size_t>(window_)) continue;
+    complete_shadow(id, slice);
+    if (sliding) continue;
+    try {
+      start_shadow(slice);
+    } catch (const std::exception& e) {
+      backend_error("slice " + std::to_string(id) + ": no shadow target", e, 0);
+    }
+  }
+}
+
+void Reconstructor::mark_live_current(SliceState& slice) {
+  slice.projections_integrated = integrated_;
+  slice.newest_timestamp_ns = newest_timestamp_ns_;
+  slice.newest_arrival_ns = newest_arrival_ns_;
+}
+
+void Reconstructor::advance_rotation(std::uint64_t rotation) {
+  if (!any_projection_) {
+    any_projection_ = true;
+    rotation_ = rotation;
+    for (auto& [id, slice] : slices_)
+      slice.rebuilt_rotation = rotation;
+    return;
+  }
+  if (rotation <= rotation_) return;  // a late frame of an earlier rotation joins the current one
+  // Shadows the ended rotation did not fill completely (missed frames, slice added mid-rotation).
+  for (auto& [id, slice] : slices_) {
+    if (slice.shadow_active && slice.covered_count > 0) complete_shadow(id, slice);
+  }
+  rotation_ = rotation;
+  start_shadows();
+}
+
+void Reconstructor::complete_shadow(std::uint32_t id, SliceState& slice) {
+  slice.shadow_active = false;
+  // Slots this rotation did not deliver come from the store, so the shadow equals a full
+  // recompute of the window.
+  std::vector<int> missing;
+  for (int s = 0; s < window_; ++s) {
+    if (!slice.covered[static_cast<std::size_t>(s)]) missing.push_back(s);
+  }
+  try {
+    if (!missing.empty()) {
+      backend_.backproject_store(missing, *slice.shadow, scale_, /*accumulate=*/true, 0,
+                                 slice.shadow->grid().depth);
+    }
+  } catch (const std::exception& e) {
+    backend_error("slice " + std::to_string(id) + ": rotation not completed", e, 0);
+    return;
+  }
+  std::swap(slice.live, slice.shadow);
+  slice.rebuilt_rotation = rotation_;
+  if (params_.window_mode == WindowMode::kPerRotation) {
+    mark_live_current(slice);
+    slice.dirty = true;
+    unpublished_arrivals_.insert(unpublished_arrivals_.end(), rotation_arrivals_.begin(),
+                                 rotation_arrivals_.end());
+    rotation_arrivals_.clear();
+  }
+}
+
+void Reconstructor::start_shadows() {
+  const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
+  const auto refresh = static_cast<std::uint64_t>(std::max(0, config_.refresh_rotations));
+  for (auto& [id, slice] : slices_) {
+    if (!slice.live || slice.shadow_active) continue;
+    const bool refresh_due = refresh > 0 && rotation_ - slice.rebuilt_rotation >= refresh;
+    if (!per_rotation && !refresh_due) continue;
+    try {
+      start_shadow(slice);
+    } catch (const std::exception& e) {
+      backend_error("slice " + std::to_string(id) + ": no shadow target", e, 0);
+    }
+  }
+}
+
+void Reconstructor::start_shadow(SliceState& slice) {
+  if (!slice.shadow) slice.shadow = backend_.create_target(slice.live->grid());
+  backend_.clear_target(*slice.shadow);
+  slice.covered.assign(static_cast<std::size_t>(window_), false);
+  slice.covered_count = 0;
+  slice.shadow_active = true;
+}
+
+void Reconstructor::recompute(SliceState& slice) {
+  backend_.backproject_store(all_slots_, *slice.live, scale_, /*accumulate=*/false, 0,
+                             slice.live->grid().depth);
+  slice.rebuilt_rotation = rotation_;
+  mark_live_current(slice);
+}
+
+void Reconstructor::build_slice_targets(SliceState& slice) {
+  std::unique_ptr<ReconTarget> live = backend_.create_target(
+      slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
+  slice.live = std::move(live);
+  slice.shadow.reset();
+  slice.shadow_active = false;
+  slice.covered.clear();
+  recompute(slice);
+  if (params_.window_mode == WindowMode::kPerRotation && scan_running_) start_shadow(slice);
+}
+
+// ------------------------------------------------------------------------------ publication
+
+void Reconstructor::publish_slice(std::uint32_t id, SliceState& slice, Clock::time_point now) {
+  SlicePublication publication;
+  SliceImage& image = publication.image;
+  image.slice_id = id;
+  image.orientation = slice.spec.orientation;
+  image.width = slice.spec.width;
+  image.height = slice.spec.height;
+  image.scan_id = scan_.scan_id;
+  image.projections_integrated = slice.projections_integrated;
+  image.newest_detector_timestamp_ns = slice.newest_timestamp_ns;
+  image.newest_arrival_ns = slice.newest_arrival_ns;
+  image.values.resize(slice.live->grid().points());
+  try {
+    backend_.read_target(*slice.live, image.values.data());
+  } catch (const std::exception& e) {
+    backend_error("slice " + std::to_string(id) + " not published", e, 0);
+    return;
+  }
+  image.sequence = ++slice.sequence;
+  slice.dirty = false;
+  slice.last_publish = now;
+  publication.arrivals_ns = std::move(unpublished_arrivals_);
+  unpublished_arrivals_.clear();
+  if (!publish_(PublishItem(std::move(publication)))) {
+    metrics_.add_discard("shutdown_unpublished");
+  }
+}
+
+void Reconstructor::publish_due(Clock::time_point now, bool force) {
+  const double rate = params_.publish_rate_hz;
+  const auto period = rate > 0 ? seconds(1.0 / rate) : std::chrono::nanoseconds(0);
+  for (auto& [id, slice] : slices_) {
+    if (!slice.dirty || !slice.live) continue;
+    if (force || rate <= 0 || now - slice.last_publish >= period) publish_slice(id, slice, now);
+  }
+}
+
+void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
+  if (!preview_.enabled() || !store_ready_) return;
+  if (!preview_.building()) {
+    if (store_version_ == preview_version_ || integrated_ == 0) return;
+    if (!preview_forced_ && now - preview_started_ < seconds(params_.preview_interval_s)) return;
+    preview_.start();
+    preview_started_ = now;
+    preview_version_ = store_version_;
+    preview_integrated_ = integrated_;
+    preview_forced_ = false;
+  }
+  if (input_waiting && now < preview_next_unit_) return;
+  const Clock::time_point begin = Clock::now();
+  bool complete = false;
+  try {
+    complete = preview_.run_unit(scale_);
+  } catch (const std::exception& e) {
+    preview_.cancel();
+    backend_error("preview not built", e, 0);
+    return;
+  }
+  const Clock::time_point end = Clock::now();
+  const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin);
+  preview_next_unit_ = end + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 spent * ((1 - kPreviewShareUnderLoad) / kPreviewShareUnderLoad));
+  if (!complete) return;
+  try {
+    if (!publish_(PublishItem(preview_.take_result(scan_.scan_id, preview_integrated_)))) {
+      metrics_.add_discard("shutdown_unpublished");
+    }
+  } catch (const std::exception& e) {
+    backend_error("preview not published", e, 0);
+  }
+}
+
+void Reconstructor::release_markers_if_clean() {
+  if (markers_.empty()) return;
+  for (const auto& [id, slice] : slices_) {
+    if (slice.dirty && slice.live) return;  // wait_idle also waits for deferred publications
+  }
+  for (FlushMarker& marker : markers_)
+    publish_(PublishItem(std::move(marker)));
+  markers_.clear();
+}
+
+void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
+  publish_due(now, /*force=*/false);
+  run_preview(now, input_waiting);
+  release_markers_if_clean();
+}
+
+Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point now) const {
+  if (preview_.building()) return now;
+  Clock::time_point deadline = now + kMaxIdleWait;
+  if (preview_.enabled() && store_ready_ && store_version_ != preview_version_ && integrated_ > 0) {
+    deadline = std::min(
+        deadline, preview_forced_ ? now : preview_started_ + seconds(params_.preview_interval_s));
+  }
+  const double rate = params_.publish_rate_hz;
+  for (const auto& [id, slice] : slices_) {
+    if (!slice.dirty || !slice.live) continue;
+    if (rate <= 0) return now;
+    deadline = std::min(deadline, slice.last_publish + seconds(1.0 / rate));
+  }
+  return std::max(deadline, now);
+}
+
+void Reconstructor::finish() {
+  publish_due(Clock::now(), /*force=*/true);
+  release_markers_if_clean();
+}
+
+}  // namespace slicestream

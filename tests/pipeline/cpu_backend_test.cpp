@@ -1,0 +1,222 @@
+// CpuBackend bookkeeping: the store, +new - old updates with equal and different maps, the
+// accumulate list, slot maps, plane ranges, memory limits and error reporting.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+#include "pipeline/cpu_backend.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+using test::relative_error;
+
+// An already-linear float32 parallel scan: preprocess() copies the raw values unchanged, so
+// the tests place arbitrary data in the store (without the filter).
+struct Fixture {
+  DetectorShape detector{12, 20};
+  int slots = 9;
+  ScanSetup setup;
+  std::mt19937 rng{1234};
+  std::unique_ptr<CpuBackend> backend;
+
+  explicit Fixture(std::size_t memory_limit = 0) {
+    CircularParallelParams params;
+    for (int i = 0; i < slots; ++i)
+      params.angles_rad.push_back(M_PI * i / slots);
+    setup.geometry = make_parallel_geometry(detector, params);
+    setup.pixel_type = PixelType::kFloat32;
+    setup.preprocess.already_linear = true;
+    setup.projections_in_flight = 4;
+    backend = std::make_unique<CpuBackend>(CpuBackendOptions{2, memory_limit});
+  }
+
+  std::vector<float> random_values() {
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> v(detector.pixels());
+    for (float& x : v)
+      x = uniform(rng);
+    return v;
+  }
+
+  std::unique_ptr<ProjectionBuffer> projection(const std::vector<float>& values, int slot) {
+    const FrameView view{values.data(), PixelType::kFloat32, detector};
+    PreprocessCounters counters;
+    return backend->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)],
+                               &counters);
+  }
+
+  ProjectionMap map(int slot, double offset_px = 0) const {
+    return make_projection_maps(
+        with_rotation_axis_offset(setup.geometry, offset_px))[static_cast<std::size_t>(slot)];
+  }
+
+  std::vector<float> read(const ReconTarget& target) {
+    std::vector<float> out(target.grid().points());
+    backend->read_target(target, out.data());
+    return out;
+  }
+
+  std::vector<int> all_slots() const {
+    std::vector<int> s(static_cast<std::size_t>(slots));
+    std::iota(s.begin(), s.end(), 0);
+    return s;
+  }
+
+  GridSpec slice() const {
+    const VolumeBox box{{-10, -10, -6}, {10, 10, 6}};
+    return slice_grid(default_slices(box)[2], 16, 16);
+  }
+};
+
+TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithEqualMaps) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  auto live = f.backend->create_target(f.slice());
+  const float scale = angular_weight(f.slots);
+  // Three rotations of fresh data: every slot is replaced twice (the diff path).
+  for (int rotation = 0; rotation < 3; ++rotation) {
+    for (int slot = 0; slot < f.slots; ++slot) {
+      f.backend->replace_projection(slot, f.map(slot), f.projection(f.random_values(), slot),
+                                    {live.get()}, {}, scale);
+    }
+  }
+  auto full = f.backend->create_target(f.slice());
+  f.backend->backproject_store(f.all_slots(), *full, scale, false, 0, 1);
+  const std::vector<float> reference = f.read(*full);
+  ASSERT_GT(test::max_abs(reference), 0.1);
+  EXPECT_LT(relative_error(f.read(*live), reference), 1e-5);
+}
+
+TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithChangingMaps) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  auto live = f.backend->create_target(f.slice());
+  const float scale = angular_weight(f.slots);
+  // The map of a slot changes every rotation (explicit angles): BP(new) - BP_old_map(old).
+  for (int rotation = 0; rotation < 3; ++rotation) {
+    for (int slot = 0; slot < f.slots; ++slot) {
+      f.backend->replace_projection(slot, f.map(slot, 0.7 * rotation),
+                                    f.projection(f.random_values(), slot), {live.get()}, {}, scale);
+    }
+  }
+  auto full = f.backend->create_target(f.slice());
+  f.backend->backproject_store(f.all_slots(), *full, scale, false, 0, 1);
+  EXPECT_LT(relative_error(f.read(*live), f.read(*full)), 1e-5);
+}
+
+TEST(CpuBackend, AccumulateTargetsReceiveOnlyTheNewProjection) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  const float scale = angular_weight(f.slots);
+  auto ignored = f.backend->create_target(f.slice());
+  for (int slot = 0; slot < f.slots; ++slot) {  // fill the store
+    f.backend->replace_projection(slot, f.map(slot), f.projection(f.random_values(), slot),
+                                  {ignored.get()}, {}, scale);
+  }
+  auto shadow = f.backend->create_target(f.slice());
+  f.backend->replace_projection(4, f.map(4), f.projection(f.random_values(), 4), {}, {shadow.get()},
+                                scale);
+  auto expected = f.backend->create_target(f.slice());
+  f.backend->backproject_store({4}, *expected, scale, false, 0, 1);
+  EXPECT_LT(relative_error(f.read(*shadow), f.read(*expected)), 1e-6);
+}
+
+TEST(CpuBackend, SetSlotMapsChangesLaterBackprojections) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  const float scale = angular_weight(f.slots);
+  std::vector<std::vector<float>> data;
+  for (int slot = 0; slot < f.slots; ++slot) {
+    data.push_back(f.random_values());
+    f.backend->replace_projection(slot, f.map(slot), f.projection(data.back(), slot), {}, {},
+                                  scale);
+  }
+  std::vector<ProjectionMap> shifted;
+  for (int slot = 0; slot < f.slots; ++slot)
+    shifted.push_back(f.map(slot, 1.5));
+  f.backend->set_slot_maps(shifted);
+  auto after = f.backend->create_target(f.slice());
+  f.backend->backproject_store(f.all_slots(), *after, scale, false, 0, 1);
+
+  // The same data stored with the shifted maps from the start.
+  Fixture g;
+  g.backend->begin_scan(g.setup);
+  for (int slot = 0; slot < g.slots; ++slot) {
+    g.backend->replace_projection(slot, g.map(slot, 1.5),
+                                  g.projection(data[static_cast<std::size_t>(slot)], slot), {}, {},
+                                  scale);
+  }
+  auto expected = g.backend->create_target(g.slice());
+  g.backend->backproject_store(g.all_slots(), *expected, scale, false, 0, 1);
+  EXPECT_LT(relative_error(f.read(*after), g.read(*expected)), 1e-6);
+  EXPECT_THROW(f.backend->set_slot_maps({shifted[0]}), BackendError);
+}
+
+TEST(CpuBackend, PlaneRangesAndAccumulateComposeToTheWholeVolume) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  const float scale = angular_weight(f.slots);
+  for (int slot = 0; slot < f.slots; ++slot) {
+    f.backend->replace_projection(slot, f.map(slot), f.projection(f.random_values(), slot), {}, {},
+                                  scale);
+  }
+  const GridSpec grid = volume_grid({{-10, -10, -6}, {10, 10, 6}}, 10, 10, 6);
+  auto whole = f.backend->create_target(grid);
+  f.backend->backproject_store(f.all_slots(), *whole, scale, false, 0, 6);
+  // Built in pieces: planes [0, 2) and [2, 6), each from two slot chunks.
+  auto pieces = f.backend->create_target(grid);
+  const std::vector<int> first{0, 1, 2, 3};
+  const std::vector<int> second{4, 5, 6, 7, 8};
+  for (auto [begin, end] : {std::pair{0, 2}, std::pair{2, 6}}) {
+    f.backend->backproject_store(first, *pieces, scale, false, begin, end);
+    f.backend->backproject_store(second, *pieces, scale, true, begin, end);
+  }
+  EXPECT_LT(relative_error(f.read(*pieces), f.read(*whole)), 1e-6);
+  EXPECT_THROW(f.backend->backproject_store(first, *pieces, scale, false, 3, 7), BackendError);
+  EXPECT_THROW(f.backend->backproject_store({9}, *pieces, scale, false, 0, 1), BackendError);
+}
+
+TEST(CpuBackend, ReportsMemoryUseAndRefusesScansOverTheLimit) {
+  Fixture roomy;
+  roomy.backend->begin_scan(roomy.setup);
+  const std::size_t frame = roomy.detector.pixels() * sizeof(float);
+  EXPECT_EQ(roomy.backend->info().memory_used_by_scan_bytes,
+            (static_cast<std::size_t>(roomy.slots) + 4 + 2) * frame);
+  EXPECT_EQ(roomy.backend->info().name, "cpu");
+  EXPECT_EQ(roomy.backend->info().threads, 2);
+
+  Fixture tight(3 * frame);
+  try {
+    tight.backend->begin_scan(tight.setup);
+    FAIL() << "a scan over the memory limit was accepted";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
+  }
+  Fixture small((static_cast<std::size_t>(roomy.slots) + 6) * frame + 1024);
+  small.backend->begin_scan(small.setup);
+  EXPECT_THROW(small.backend->create_target(volume_grid({{-1, -1, -1}, {1, 1, 1}}, 64, 64, 64)),
+               BackendError);
+  auto fits = small.backend->create_target(small.slice());  // 1 KiB fits
+  EXPECT_NE(fits, nullptr);
+}
+
+TEST(CpuBackend, RejectsMisuseWithBackendErrors) {
+  Fixture f;
+  const std::vector<float> values = f.random_values();
+  const FrameView view{values.data(), PixelType::kFloat32, f.detector};
+  EXPECT_THROW(f.backend->preprocess(view, f.setup.geometry.vectors[0], nullptr), BackendError);
+  f.backend->begin_scan(f.setup);
+  const FrameView wrong{values.data(), PixelType::kFloat32,
+                        DetectorShape{f.detector.cols, f.detector.rows}};
+  EXPECT_THROW(f.backend->preprocess(wrong, f.setup.geometry.vectors[0], nullptr), BackendError);
+  EXPECT_THROW(f.backend->replace_projection(f.slots, f.map(0), f.projection(values, 0), {}, {}, 1),
+               BackendError);
+  EXPECT_THROW(f.backend->set_calibration(std::vector<float>(3), {}), BackendError);
+  EXPECT_THROW(f.backend->create_target(GridSpec{}), BackendError);
+}
+
+}  // namespace
+}  // namespace slicestream

@@ -1,0 +1,103 @@
+// Helpers shared by the pipeline tests: a recording PublishSink, scan and frame builders, and
+// small numeric utilities.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/phantom/ellipsoid_phantom.hpp"
+#include "pipeline/cpu_backend.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace slicestream::test {
+
+// Records everything the pipeline publishes; optionally slow (back-pressure tests).
+class RecordingSink : public PublishSink {
+ public:
+  void publish_slice(const SliceImage& slice) override;
+  void publish_preview(const PreviewVolume& preview) override;
+  void publish_event(const ServerEvent& event) override;
+
+  void set_slice_delay(std::chrono::milliseconds delay);
+  // Blocks every publish_slice until release() (stop-without-drain tests).
+  void block();
+  void release();
+
+  std::vector<SliceImage> slices() const;
+  std::vector<SliceImage> slices_of(std::uint32_t id) const;
+  std::optional<SliceImage> last_slice(std::uint32_t id) const;
+  std::vector<PreviewVolume> previews() const;
+  std::vector<ServerEvent> events() const;
+  std::size_t events_with_reason(const std::string& reason) const;
+  std::size_t events_of_kind(EventKind kind) const;
+  // Waits up to `timeout` for `predicate` over the recorded state.
+  bool wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout);
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::chrono::milliseconds delay_{0};
+  bool blocked_ = false;
+  std::vector<SliceImage> slices_;
+  std::vector<PreviewVolume> previews_;
+  std::vector<ServerEvent> events_;
+};
+
+// A small circular scan and the frames to feed it.
+struct TestScan {
+  ScanDescription description;
+  std::vector<phantom::Ellipsoid> phantom;
+  float flat_value = 40000.0f;
+  float dark_value = 100.0f;
+};
+
+// Parallel beam over 180 degrees, square pixels of 1 mm, box covering the detector width.
+TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
+                            PixelType type = PixelType::kUint16, int darks = 2, int flats = 2);
+// Cone beam over 360 degrees.
+TestScan make_cone_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
+                        double source_origin_mm, double origin_detector_mm,
+                        PixelType type = PixelType::kUint16, int darks = 2, int flats = 2);
+
+// A frame message with the given pixel payload (bytes copied).
+RawFrame make_frame(const ScanDescription& scan, FrameKind kind, std::uint32_t index,
+                    const void* pixels, std::size_t bytes);
+// Uniform dark / flat frames of the scan's pixel type.
+RawFrame make_calibration_frame(const TestScan& scan, FrameKind kind, std::uint32_t index);
+// The phantom's projection at `vector` as raw detector counts (uint16/uint32: dark + (flat -
+// dark) exp(-p), rounded; float32 with already_linear: the line integrals).
+RawFrame make_phantom_frame(const TestScan& scan, std::uint32_t index,
+                            const ProjectionVector& vector);
+// Fresh random line integrals in [0, 1) (already-linear float32 scans).
+RawFrame make_random_frame(const ScanDescription& scan, std::uint32_t index, std::mt19937& rng);
+
+// ScanBegin, darks, flats (not for already-linear scans).
+void begin_scan(Pipeline& pipeline, const TestScan& scan);
+// Projections [first, first + count) of the phantom, slot = index % N.
+void feed_phantom(Pipeline& pipeline, const TestScan& scan, std::uint32_t first,
+                  std::uint32_t count);
+void end_scan(Pipeline& pipeline, const TestScan& scan, std::uint64_t frames_sent = 0);
+
+// Sends a command and waits for its reply.
+CommandReply call(Pipeline& pipeline, Command command);
+
+PipelineConfig small_config();
+std::unique_ptr<Backend> cpu_backend(int threads = 2);
+
+double relative_error(const std::vector<float>& values, const std::vector<float>& reference);
+double max_abs(const std::vector<float>& values);
+
+// The axial (z = centre) slice of the scan's box, `size` x `size`.
+SetSliceCommand axial_slice(const ScanDescription& scan, std::uint32_t id, int size);
+SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int size);
+
+}  // namespace slicestream::test
