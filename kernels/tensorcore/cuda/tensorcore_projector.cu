@@ -145,7 +145,8 @@ __global__ void backward_operand_kernel(const float* __restrict__ sinogram, int 
     float v = 0.0f;
     if (ray >= 0 && vc >= 0) {
       if (symmetric) {
-        v = sinogram[static_cast<std::size_t>(ray_image[(vc & 7) * rays + ray]) * slices + (vc >> 3)];
+        v = sinogram[static_cast<std::size_t>(ray_image[(vc & 7) * rays + ray]) * slices +
+                     (vc >> 3)];
       } else {
         v = sinogram[static_cast<std::size_t>(ray) * slices + vc];
       }

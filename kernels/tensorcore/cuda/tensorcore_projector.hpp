@@ -33,8 +33,8 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
 
   // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
   // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
-  // products; the matrix stays fp16. CG needs it where it drives the error down far (fp16
-  // operands alone cost up to 9% in the 20-iteration error at 512^2, docs/performance.md).
+  // products; the matrix stays fp16. In the CPU twin this removes the operand part of the CG
+  // error (docs/performance.md); on the GPU it does so up to 256^2 only so far.
   void set_compensated_operands(bool on);
   bool compensated_operands() const;
 
