@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/tensorcore/gpu_timer.hpp"
+#include "bench/tensorcore/json_writer.hpp"
 #include "kernels/tensorcore/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/cuda_check.hpp"
 #include "kernels/tensorcore/cuda/cusparse_projector.hpp"
@@ -34,39 +35,6 @@ using cuda::DeviceBuffer;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A tiny JSON builder: objects of numbers, strings and nested objects/arrays, in insertion order.
-class Json {
- public:
-  Json& num(const std::string& key, double v) {
-    std::ostringstream o;
-    o.precision(9);
-    o << v;
-    return raw(key, std::isfinite(v) ? o.str() : "null");
-  }
-  Json& str(const std::string& key, const std::string& v) { return raw(key, "\"" + v + "\""); }
-  Json& obj(const std::string& key, const Json& v) { return raw(key, v.text()); }
-  Json& raw(const std::string& key, const std::string& v) {
-    items_.push_back("\"" + key + "\": " + v);
-    return *this;
-  }
-  std::string text() const {
-    std::string s = "{";
-    for (std::size_t i = 0; i < items_.size(); ++i)
-      s += (i ? ", " : "") + items_[i];
-    return s + "}";
-  }
-
- private:
-  std::vector<std::string> items_;
-};
-
-std::string array_of(const std::vector<Json>& items) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < items.size(); ++i)
-    s += (i ? ",\n  " : "\n  ") + items[i].text();
-  return s + "\n]";
 }
 
 struct Options {
