@@ -1,0 +1,395 @@
+// Tensor Core forward projection benchmark: the paper's Tables 2-7 on this GPU (720 angles x 512
+// bins parallel beam over 180 degrees, images 64^2 .. 512^2, pixel 1 mm, detector as wide as the
+// image), always beside cuSPARSE CSR fp32 (ALG3, row-major operands, preprocessed, A^T stored)
+// measured in the same run, and the effective bandwidth of every product against a
+// device-to-device copy measured in the same run. Prints tables, writes JSON (--json).
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/tensorcore/gpu_timer.hpp"
+#include "bench/tensorcore/json_writer.hpp"
+#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/tensorcore/cuda/cuda_check.hpp"
+#include "kernels/tensorcore/cuda/cusparse_projector.hpp"
+#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
+#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
+#include "kernels/tensorcore/tensorcore_matrix.hpp"
+
+namespace slicestream::tensorcore::bench {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+using cuda::DeviceBuffer;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Options {
+  std::vector<int> sizes{64, 128, 256, 320, 384, 512};
+  int angles = 720;
+  int bins = 512;
+  int slices = 32;
+  int repetitions = 20;
+  int cg_iterations = 10;
+  int accuracy_iterations = 20;
+  std::string json = "tensorcore_bench.json";
+};
+
+// Per image per CG iteration (ms): the difference of two solves cancels the set-up.
+double cg_iteration_ms(cuda::DeviceProjectionOperator& op, const float* b, int slices,
+                       int iterations, cudaStream_t stream) {
+  DeviceBuffer<float> x(static_cast<std::size_t>(op.pixels()) * slices);
+  auto run = [&](int k) {
+    x.zero(stream);
+    CglsOptions options;
+    options.max_iterations = k;
+    cuda::check(cudaStreamSynchronize(stream), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    cuda::cgls_gpu(op, b, x.data(), slices, options, stream);
+    return seconds_since(t0) * 1e3;
+  };
+  run(2);  // warm-up (allocations, cuSPARSE plans)
+  const double t_short = run(2);
+  const double t_long = run(2 + iterations);
+  return (t_long - t_short) / iterations / slices;
+}
+
+struct ShapeResult {
+  double bytes = 0, fwd_ms = 0, bwd_ms = 0, spmm_fwd_ms = 0, spmm_bwd_ms = 0, cg_ms = 0;
+  double fwd_gbs = 0, bwd_gbs = 0;
+};
+
+ShapeResult measure_projector(cuda::TensorCoreProjector& tc, const float* image, float* sino,
+                              const float* sino_in, float* image_out, const float* cg_b,
+                              const Options& o, cudaStream_t stream, bool with_cg) {
+  ShapeResult r;
+  const BsrMatrixHalf& bsr = tc.matrix().bsr;
+  r.bytes = static_cast<double>(tc.matrix_device_bytes());
+  r.fwd_ms = median_ms([&] { tc.forward(image, sino, o.slices, stream); }, o.repetitions, stream);
+  r.spmm_fwd_ms = median_ms([&] { tc.run_forward_spmm(stream); }, o.repetitions, stream);
+  r.bwd_ms =
+      median_ms([&] { tc.backward(sino_in, image_out, o.slices, stream); }, o.repetitions, stream);
+  r.spmm_bwd_ms = median_ms([&] { tc.run_transposed_spmm(stream); }, o.repetitions, stream);
+  // Bytes the kernels must read: the blocks plus their index (row or column order).
+  const double fwd_bytes =
+      static_cast<double>(bsr.block_bytes()) + 4.0 * (bsr.row_ptr.size() + bsr.col_index.size());
+  const double bwd_bytes = static_cast<double>(bsr.block_bytes()) +
+                           4.0 * (bsr.col_ptr.size() + 2.0 * bsr.col_blocks.size());
+  r.fwd_gbs = fwd_bytes / (r.spmm_fwd_ms * 1e-3) / 1e9;
+  r.bwd_gbs = bwd_bytes / (r.spmm_bwd_ms * 1e-3) / 1e9;
+  if (with_cg) r.cg_ms = cg_iteration_ms(tc, cg_b, o.slices, o.cg_iterations, stream);
+  return r;
+}
+
+Json to_json(const ShapeResult& r) {
+  Json j;
+  j.num("matrix_bytes", r.bytes).num("forward_ms", r.fwd_ms).num("backward_ms", r.bwd_ms);
+  j.num("spmm_forward_ms", r.spmm_fwd_ms).num("spmm_backward_ms", r.spmm_bwd_ms);
+  j.num("effective_forward_gbs", r.fwd_gbs).num("effective_backward_gbs", r.bwd_gbs);
+  j.num("cg_iteration_ms_per_image", r.cg_ms);
+  return j;
+}
+
+}  // namespace
+}  // namespace slicestream::tensorcore::bench
+
+int main(int argc, char** argv) {
+  using namespace slicestream::tensorcore;
+  using namespace slicestream::tensorcore::bench;
+  Options o;
+  CLI::App app{"Tensor Core projector benchmark (paper Tables 2-7 beside cuSPARSE)"};
+  app.add_option("--sizes", o.sizes, "image sizes (square)");
+  app.add_option("--angles", o.angles, "projection angles over 180 degrees");
+  app.add_option("--bins", o.bins, "detector bins");
+  app.add_option("--slices", o.slices, "slices per batch (multi-slice tables)");
+  app.add_option("--repetitions", o.repetitions, "timed repetitions (median)");
+  app.add_option("--cg-iterations", o.cg_iterations, "CG iterations timed");
+  app.add_option("--json", o.json, "JSON output");
+  CLI11_PARSE(app, argc, argv);
+
+  const bool gpu = cuda::device_available();
+  cudaStream_t stream = nullptr;
+  Json root;
+  double copy_gbs = 0;
+  if (gpu) {
+    cudaDeviceProp prop{};
+    cuda::check(cudaGetDeviceProperties(&prop, 0), "properties");
+    cuda::check(cudaStreamCreate(&stream), "stream");
+    copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, 20, stream);
+    root.str("device", prop.name).num("copy_bandwidth_gbs", copy_gbs);
+    std::printf("device %s, %d SMs; device-to-device copy %.0f GB/s (read + write)\n", prop.name,
+                prop.multiProcessorCount, copy_gbs);
+  } else {
+    std::printf("no CUDA device: matrix tables only\n");
+  }
+  const BlockOrdering orderings[] = {BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared};
+  std::vector<Json> records;
+  std::ostringstream table;
+
+  for (int n : o.sizes) {
+    Json rec;
+    const auto t0 = std::chrono::steady_clock::now();
+    const ImageGrid2d grid{n, n, 1.0};
+    const Geometry2d geometry =
+        make_parallel_2d(uniform_angles(o.angles, kPi), o.bins, static_cast<double>(n) / o.bins);
+    const CsrMatrix a = build_dd_matrix(geometry, grid);
+    const double elements = static_cast<double>(a.rows) * static_cast<double>(a.cols);
+    rec.num("size", n).num("rays", static_cast<double>(a.rows)).num("matrix_elements", elements);
+    rec.num("nnz", static_cast<double>(a.nnz()))
+        .num("sparsity_percent", 100.0 * (1 - a.nnz() / elements));
+    rec.num("csr_fp32_bytes", static_cast<double>(a.bytes_fp32()))
+        .num("csr_build_s", seconds_since(t0));
+    std::printf(
+        "\n== %dx%d: %.1fe9 elements, nnz %.1fe6 (sparsity %.2f%%), CSR fp32 %.2f GB, built in "
+        "%.1f s\n",
+        n, n, elements / 1e9, a.nnz() / 1e6, 100.0 * (1 - a.nnz() / elements), a.bytes_fp32() / 1e9,
+        seconds_since(t0));
+
+    // Table 3: non-empty blocks before (natural order) and after each mapping.
+    Json blocks;
+    for (WmmaShape shape : kAllWmmaShapes) {
+      const int m = dims(shape).m;
+      // The paper's block count (Table 3): the plain grid of the unmapped matrix; ray-sheared
+      // layouts pad more columns, so its share is quoted against this count too.
+      const double grid_blocks =
+          std::ceil(static_cast<double>(a.rows) / m) * std::ceil(static_cast<double>(a.cols) / 16);
+      Json js;
+      for (BlockOrdering ordering :
+           {BlockOrdering::kNatural, BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared}) {
+        const BlockCount count = count_blocks(a, make_row_mapping(geometry, ordering, m),
+                                              make_col_layouts(geometry, grid, ordering, m), m, 16);
+        const double fill = 100.0 * a.nnz() / (static_cast<double>(count.nonempty) * m * 16);
+        js.obj(to_string(ordering),
+               Json()
+                   .num("nonempty", static_cast<double>(count.nonempty))
+                   .num("possible", grid_blocks)
+                   .num("nonempty_percent", 100.0 * count.nonempty / grid_blocks)
+                   .num("fill_percent", fill));
+        std::printf(
+            "  blocks %-8s %-13s non-empty %6.2f%% of %.1fe6, fill %5.1f%%, fp16 blocks %.2f GB\n",
+            to_string(shape), to_string(ordering), 100.0 * count.nonempty / grid_blocks,
+            grid_blocks / 1e6, fill, count.nonempty * m * 16 * 2.0 / 1e9);
+      }
+      blocks.obj(to_string(shape), js);
+    }
+    rec.obj("blocks", blocks);
+    if (!gpu) {
+      records.push_back(rec);
+      continue;
+    }
+    std::fflush(stdout);
+
+    // Inputs: fresh random images and sinograms; CG data: the analytic phantom per slice, scaled.
+    const std::size_t image_values = static_cast<std::size_t>(grid.pixels()) * o.slices;
+    const std::size_t sino_values = static_cast<std::size_t>(geometry.rays()) * o.slices;
+    std::vector<float> host_image(image_values), host_sino(sino_values);
+    {
+      std::mt19937 rng(static_cast<unsigned>(n));
+      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+      for (float& v : host_image)
+        v = dist(rng);
+      for (float& v : host_sino)
+        v = dist(rng);
+    }
+    const auto phantom = shepp_logan_2d(0.5 * n);
+    const std::vector<float> truth = sample_phantom(phantom, grid, 4);
+    const std::vector<float> data = project_phantom(phantom, geometry, 4);
+    std::vector<float> cg_b(sino_values);
+    for (std::size_t r = 0; r < data.size(); ++r) {
+      for (int s = 0; s < o.slices; ++s)
+        cg_b[r * o.slices + s] = data[r] * (1.0f + 0.01f * s);
+    }
+    DeviceBuffer<float> d_image(host_image), d_sino_in(host_sino), d_cg_b(cg_b);
+    DeviceBuffer<float> d_sino(sino_values), d_image_out(image_values);
+
+    // cuSPARSE baseline, same run.
+    Json cs;
+    double cs_fwd = 0, cs_bwd = 0, cs_spmv = 0, cs_cg = 0;
+    double error32 = 0;
+    {
+      cuda::CusparseProjector csr(a);
+      cs_fwd = median_ms([&] { csr.forward(d_image.data(), d_sino.data(), o.slices, stream); },
+                         o.repetitions, stream);
+      cs_bwd =
+          median_ms([&] { csr.backward(d_sino_in.data(), d_image_out.data(), o.slices, stream); },
+                    o.repetitions, stream);
+      cs_spmv = median_ms([&] { csr.forward(d_image.data(), d_sino.data(), 1, stream); },
+                          o.repetitions, stream);
+      const double cs_spmv_bwd =
+          median_ms([&] { csr.backward(d_sino_in.data(), d_image_out.data(), 1, stream); },
+                    o.repetitions, stream);
+      cs_cg = cg_iteration_ms(csr, d_cg_b.data(), o.slices, o.cg_iterations, stream);
+      DeviceBuffer<float> d_data(data), d_x(truth.size());
+      d_x.zero(stream);
+      CglsOptions acc;
+      acc.max_iterations = o.accuracy_iterations;
+      cuda::cgls_gpu(csr, d_data.data(), d_x.data(), 1, acc, stream);
+      const std::vector<float> x = d_x.download();
+      double diff = 0, base = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        diff += (x[i] - truth[i]) * static_cast<double>(x[i] - truth[i]);
+        base += truth[i] * static_cast<double>(truth[i]);
+      }
+      error32 = std::sqrt(diff / base);
+      const double bytes = static_cast<double>(csr.matrix_device_bytes());
+      cs.str("configuration", csr.configuration()).num("matrix_bytes", bytes);
+      cs.num("spmm_forward_ms", cs_fwd)
+          .num("spmm_backward_ms", cs_bwd)
+          .num("spmv_forward_ms", cs_spmv);
+      cs.num("spmv_backward_ms", cs_spmv_bwd)
+          .num("fp_bp_per_image_ms", (cs_fwd + cs_bwd) / o.slices);
+      cs.num("cg_iteration_ms_per_image", cs_cg)
+          .num("effective_spmv_gbs", bytes / (cs_spmv * 1e-3) / 1e9);
+      cs.num("cg20_relative_error", error32);
+      std::printf(
+          "  cuSPARSE: A.X %.3f ms, A^T.Y %.3f ms (%d columns) -> FP+BP %.4f ms/image; SpMV %.3f "
+          "ms (%.0f GB/s); CG %.4f ms/image/iter\n"
+          "            %s\n",
+          cs_fwd, cs_bwd, o.slices, (cs_fwd + cs_bwd) / o.slices, cs_spmv,
+          bytes / (cs_spmv * 1e-3) / 1e9, cs_cg, csr.configuration().c_str());
+    }
+    rec.obj("cusparse", cs);
+
+    // Tensor Core, multi-slice, every ordering and shape.
+    Json tcj;
+    double best_fpbp = 1e30;
+    std::string best_name;
+    std::shared_ptr<TensorCoreMatrix> best_matrix;
+    for (BlockOrdering ordering : orderings) {
+      Json oj;
+      for (WmmaShape shape : kAllWmmaShapes) {
+        TensorCoreMatrixOptions options;
+        options.shape = shape;
+        options.ordering = ordering;
+        const auto tb = std::chrono::steady_clock::now();
+        auto m = std::make_shared<TensorCoreMatrix>(
+            build_tensorcore_matrix(a, geometry, grid, options, nullptr));
+        const double build_s = seconds_since(tb);
+        cuda::TensorCoreProjector tc(m);
+        const ShapeResult r = measure_projector(tc, d_image.data(), d_sino.data(), d_sino_in.data(),
+                                                d_image_out.data(), d_cg_b.data(), o, stream, true);
+        const double fpbp = (r.fwd_ms + r.bwd_ms) / o.slices;
+        Json j = to_json(r);
+        j.num("build_s", build_s)
+            .num("fp_bp_per_image_ms", fpbp)
+            .num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / fpbp);
+        j.num("speedup_vs_cusparse_cg", cs_cg / r.cg_ms);
+        oj.obj(to_string(shape), j);
+        std::printf(
+            "  TC %-13s %-8s %.2f GB: FP %.3f (SpMM %.3f, %4.0f GB/s) BP %.3f (SpMM %.3f, %4.0f "
+            "GB/s) ms -> FP+BP %.4f ms/image (%.2fx cuSPARSE); CG %.4f ms/image/iter (%.2fx)\n",
+            to_string(ordering), to_string(shape), r.bytes / 1e9, r.fwd_ms, r.spmm_fwd_ms,
+            r.fwd_gbs, r.bwd_ms, r.spmm_bwd_ms, r.bwd_gbs, fpbp,
+            (cs_fwd + cs_bwd) / o.slices / fpbp, r.cg_ms, cs_cg / r.cg_ms);
+        if (fpbp < best_fpbp) {
+          best_fpbp = fpbp;
+          best_name = std::string(to_string(ordering)) + " " + to_string(shape);
+          best_matrix = m;
+        }
+      }
+      tcj.obj(to_string(ordering), oj);
+    }
+    rec.obj("tensorcore", tcj);
+
+    // CG accuracy with the fastest fp16 configuration against fp32 (cuSPARSE), 20 iterations, with
+    // fp16 operands and with compensated (hi + lo fp16) operands; and the compensated CG's time.
+    {
+      auto solve = [&](cuda::TensorCoreProjector& tc) {
+        DeviceBuffer<float> d_data(data), d_x(truth.size());
+        d_x.zero(stream);
+        CglsOptions acc;
+        acc.max_iterations = o.accuracy_iterations;
+        cuda::cgls_gpu(tc, d_data.data(), d_x.data(), 1, acc, stream);
+        const std::vector<float> x = d_x.download();
+        double diff = 0, base = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          diff += (x[i] - truth[i]) * static_cast<double>(x[i] - truth[i]);
+          base += truth[i] * static_cast<double>(truth[i]);
+        }
+        return std::sqrt(diff / base);
+      };
+      cuda::TensorCoreProjector tc(best_matrix);
+      const double error16 = solve(tc);
+      tc.set_compensated_operands(true);
+      const double error_c = solve(tc);
+      const double cg_c = cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream);
+      rec.obj("cg_accuracy",
+              Json()
+                  .str("fp16_configuration", best_name)
+                  .num("iterations", o.accuracy_iterations)
+                  .num("fp32_relative_error", error32)
+                  .num("fp16_relative_error", error16)
+                  .num("relative_difference", (error16 - error32) / error32)
+                  .num("compensated_relative_error", error_c)
+                  .num("compensated_relative_difference", (error_c - error32) / error32)
+                  .num("compensated_cg_iteration_ms_per_image", cg_c)
+                  .num("compensated_speedup_vs_cusparse_cg", cs_cg / cg_c));
+      std::printf(
+          "  CG %d iterations on the phantom: fp32 error %.5f; fp16 (%s) %.5f (%+.2f%%); "
+          "compensated operands %.5f (%+.3f%%), CG %.4f ms/image/iter (%.2fx cuSPARSE)\n",
+          o.accuracy_iterations, error32, best_name.c_str(), error16,
+          100 * (error16 - error32) / error32, error_c, 100 * (error_c - error32) / error32, cg_c,
+          cs_cg / cg_c);
+    }
+
+    // 8-fold symmetry: single-image FP (Tables 6/7) and the 32-slice CG with 8 x 32 columns.
+    Json sj;
+    {
+      const auto plan = std::make_shared<const SymmetryPlan>(make_symmetry_plan(geometry, grid));
+      DdMatrixOptions dd;
+      dd.column_factors = &plan->column_factor;
+      const CsrMatrix a_oct = build_dd_matrix(geometry, grid, dd);
+      for (WmmaShape shape : kAllWmmaShapes) {
+        TensorCoreMatrixOptions options;
+        options.shape = shape;
+        options.symmetric = true;
+        auto m = std::make_shared<TensorCoreMatrix>(
+            build_tensorcore_matrix(a_oct, geometry, grid, options, plan));
+        cuda::TensorCoreProjector tc(m);
+        const double fp1 = median_ms([&] { tc.forward(d_image.data(), d_sino.data(), 1, stream); },
+                                     o.repetitions, stream);
+        const double fp1_spmm =
+            median_ms([&] { tc.run_forward_spmm(stream); }, o.repetitions, stream);
+        const ShapeResult r = measure_projector(tc, d_image.data(), d_sino.data(), d_sino_in.data(),
+                                                d_image_out.data(), d_cg_b.data(), o, stream, true);
+        const double fpbp = (r.fwd_ms + r.bwd_ms) / o.slices;
+        Json j = to_json(r);
+        j.num("single_image_forward_ms", fp1).num("single_image_spmm_ms", fp1_spmm);
+        j.num("speedup_vs_cusparse_spmv", cs_spmv / fp1).num("fp_bp_per_image_ms", fpbp);
+        j.num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / fpbp)
+            .num("speedup_vs_cusparse_cg", cs_cg / r.cg_ms);
+        sj.obj(to_string(shape), j);
+        std::printf(
+            "  8-sym %-8s %.3f GB: 1-image FP %.4f ms (SpMM %.4f) = %.2fx SpMV; %d slices FP %.3f "
+            "BP %.3f ms -> %.4f ms/image (%.2fx), CG %.4f ms/image/iter (%.2fx)\n",
+            to_string(shape), r.bytes / 1e9, fp1, fp1_spmm, cs_spmv / fp1, o.slices, r.fwd_ms,
+            r.bwd_ms, fpbp, (cs_fwd + cs_bwd) / o.slices / fpbp, r.cg_ms, cs_cg / r.cg_ms);
+      }
+    }
+    rec.obj("symmetric", sj);
+    rec.num("total_s", seconds_since(t0));
+    records.push_back(rec);
+    Json partial = root;
+    partial.raw("sizes", array_of(records));
+    std::ofstream(o.json) << partial.text() << "\n";  // after every size: a cut-off run keeps data
+    std::fflush(stdout);
+  }
+  root.raw("sizes", array_of(records));
+  std::ofstream(o.json) << root.text() << "\n";
+  std::printf("\nwrote %s\n", o.json.c_str());
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  return 0;
+}

@@ -1,0 +1,30 @@
+// CGLS (conjugate gradients on the normal equations A^T A x = A^T b, paper Alg. 1) for several
+// independent right-hand sides at once (one per slice), with every vector update and dot product
+// a fused expression pass (kernels/tensorcore/fused_expression.hpp). A column stops early when its
+// relative residual ||A x - b|| / ||b|| reaches the tolerance; the solve stops when all have.
+#pragma once
+
+#include <vector>
+
+#include "kernels/tensorcore/projection_operator.hpp"
+
+namespace slicestream::tensorcore {
+
+struct CglsOptions {
+  int max_iterations = 20;
+  double relative_tolerance = 0;  // per column, on ||A x - b|| / ||b||; 0 runs all iterations
+};
+
+struct CglsReport {
+  int iterations = 0;  // iterations run (the slowest column)
+  // relative_residual[k][c]: ||A x - b|| / ||b|| of column c after k iterations (k = 0: start).
+  std::vector<std::vector<double>> relative_residual;
+  std::vector<int> column_iterations;  // iterations each column ran before it stopped
+};
+
+// b: rays x columns; x: pixels x columns, the start value on entry (e.g. zeros or an FBP), the
+// solution on return.
+CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
+                    const CglsOptions& options);
+
+}  // namespace slicestream::tensorcore

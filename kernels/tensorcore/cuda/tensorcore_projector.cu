@@ -1,0 +1,290 @@
+#include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/tensorcore/cuda/bsr_spmm.hpp"
+#include "kernels/tensorcore/cuda/cuda_check.hpp"
+#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cuda/fused_expression_kernel.cuh"
+#include "kernels/tensorcore/cuda/projector_operand_kernels.cuh"
+#include "kernels/tensorcore/operand_scaling.hpp"
+
+namespace slicestream::tensorcore::cuda {
+
+struct TensorCoreProjector::Impl {
+  std::shared_ptr<const TensorCoreMatrix> m;
+  bool symmetric = false;
+  bool compensated = false;
+  int per_slice = 1;
+  int layouts = 1;
+  DeviceBuffer<std::uint16_t> blocks;
+  DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
+  DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
+  DeviceBuffer<unsigned char> transform_mask;
+  // Work space, sized per call.
+  DeviceBuffer<std::uint16_t> x_half, y_half;
+  DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
+  DeviceBuffer<double> reduce;
+  BsrForwardArgs forward_args;
+  BsrTransposedArgs transposed_args;
+  bool forward_ready = false;
+  bool transposed_ready = false;
+
+  void upload_matrix();
+  void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
+                      int columns, cudaStream_t stream);
+  int real_columns(int slices) const { return slices * per_slice; }
+  int lo_offset(int slices) const { return compensated ? real_columns(slices) : 0; }
+  int product_values(int slices) const { return real_columns(slices) * (compensated ? 2 : 1); }
+};
+
+void TensorCoreProjector::Impl::upload_matrix() {
+  const BsrMatrixHalf& bsr = m->bsr;
+  std::vector<std::uint16_t> padded_blocks(bsr.blocks);
+  padded_blocks.resize(padded_blocks.size() + static_cast<std::size_t>(bsr.block_elements()), 0);
+  blocks = upload(padded_blocks);
+  row_ptr = upload(bsr.row_ptr);
+  col_index = upload(bsr.col_index);
+  col_ptr = upload(bsr.col_ptr);
+  col_blocks = upload(bsr.col_blocks);
+  col_block_rows = upload(bsr.col_block_rows);
+
+  const long long pixels = m->grid.pixels();
+  const long long rays = m->geometry.rays();
+  const ColumnLayouts& cl = m->col_layouts;
+  layouts = static_cast<int>(cl.layouts.size());
+  const SymmetryPlan* plan = m->symmetry.get();
+
+  // Canonical octant representative and transform mask of every pixel (symmetric only).
+  std::vector<int> canonical(static_cast<std::size_t>(pixels), -1);
+  std::vector<unsigned char> mask(static_cast<std::size_t>(pixels), 0);
+  std::vector<int> octant(plan != nullptr ? static_cast<std::size_t>(8 * pixels) : 0, -1);
+  if (plan != nullptr) {
+    for (std::size_t i = 0; i < plan->octant_pixels.size(); ++i) {
+      const int q = plan->octant_pixels[i];
+      for (int t = 0; t < 8; ++t) {
+        const int p = plan->pixel_image[static_cast<std::size_t>(t)][i];
+        canonical[static_cast<std::size_t>(p)] = q;
+        mask[static_cast<std::size_t>(p)] |= static_cast<unsigned char>(1u << t);
+        octant[static_cast<std::size_t>(t * pixels + q)] = p;
+      }
+    }
+  }
+
+  std::vector<int> cols(static_cast<std::size_t>(bsr.cols), -1);
+  std::vector<int> slots(static_cast<std::size_t>(layouts * pixels));
+  for (int l = 0; l < layouts; ++l) {
+    const IndexMapping& layout = cl.layouts[static_cast<std::size_t>(l)];
+    const long long offset = cl.offset[static_cast<std::size_t>(l)];
+    for (long long p = 0; p < pixels; ++p) {
+      const long long slot = offset + layout.to_mapped[static_cast<std::size_t>(p)];
+      if (plan == nullptr || plan->column_factor[static_cast<std::size_t>(p)] > 0) {
+        cols[static_cast<std::size_t>(slot)] = static_cast<int>(p);
+      }
+      const long long source = plan == nullptr ? p : canonical[static_cast<std::size_t>(p)];
+      slots[static_cast<std::size_t>(l * pixels + p)] =
+          static_cast<int>(offset + layout.to_mapped[static_cast<std::size_t>(source)]);
+    }
+  }
+  col_source = upload(cols);
+  pixel_slots = upload(slots);
+
+  std::vector<int> rows(static_cast<std::size_t>(bsr.rows), -1);
+  for (long long r = 0; r < rays; ++r) {
+    rows[static_cast<std::size_t>(m->row_mapping.to_mapped[static_cast<std::size_t>(r)])] =
+        static_cast<int>(r);
+  }
+  row_source = upload(rows);
+  std::vector<int> ray_slots(static_cast<std::size_t>((plan != nullptr ? 8 : 1) * rays));
+  std::vector<int> images(plan != nullptr ? static_cast<std::size_t>(8 * rays) : 0);
+  for (long long r = 0; r < rays; ++r) {
+    if (plan == nullptr) {
+      ray_slots[static_cast<std::size_t>(r)] =
+          m->row_mapping.to_mapped[static_cast<std::size_t>(r)];
+      continue;
+    }
+    for (int t = 0; t < 8; ++t) {
+      const int source =
+          plan->ray_image[static_cast<std::size_t>(kInverseSymmetry[static_cast<std::size_t>(t)])]
+                         [static_cast<std::size_t>(r)];
+      ray_slots[static_cast<std::size_t>(t * rays + r)] =
+          m->row_mapping.to_mapped[static_cast<std::size_t>(source)];
+      images[static_cast<std::size_t>(t * rays + r)] =
+          plan->ray_image[static_cast<std::size_t>(t)][static_cast<std::size_t>(r)];
+    }
+  }
+  ray_slot = upload(ray_slots);
+  if (plan != nullptr) {
+    ray_image = upload(images);
+    octant_image = upload(octant);
+    transform_mask = upload(mask);
+  }
+}
+
+void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
+                                               const float* max_abs, int columns,
+                                               cudaStream_t stream) {
+  operand_scale.resize(static_cast<std::size_t>(columns));
+  column_scale.resize(static_cast<std::size_t>(columns));
+  const double* max_d = nullptr;
+  if (max_abs == nullptr) {
+    reduce.resize(static_cast<std::size_t>(slices));
+    evaluate_device(fused::reduce_only(fused::max_abs(fused::vec(input))),
+                    static_cast<std::size_t>(rows) * static_cast<std::size_t>(slices), slices,
+                    reduce.data(), stream);
+    max_d = reduce.data();
+  }
+  compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice, columns,
+                                                    lo_offset(slices), m->bsr.value_scale,
+                                                    operand_scale.data(), column_scale.data());
+  check_launch("compute_scales_kernel");
+}
+
+TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix)
+    : impl_(std::make_unique<Impl>()) {
+  if (matrix == nullptr) throw std::invalid_argument("TensorCoreProjector: no matrix");
+  impl_->m = std::move(matrix);
+  impl_->symmetric = impl_->m->symmetry != nullptr;
+  impl_->per_slice = impl_->symmetric ? 8 : 1;
+  impl_->upload_matrix();
+}
+
+TensorCoreProjector::~TensorCoreProjector() = default;
+
+long long TensorCoreProjector::rays() const {
+  return impl_->m->geometry.rays();
+}
+long long TensorCoreProjector::pixels() const {
+  return impl_->m->grid.pixels();
+}
+const TensorCoreMatrix& TensorCoreProjector::matrix() const {
+  return *impl_->m;
+}
+
+std::size_t TensorCoreProjector::matrix_device_bytes() const {
+  const Impl& d = *impl_;
+  return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
+         d.col_blocks.bytes() + d.col_block_rows.bytes();
+}
+
+void TensorCoreProjector::set_compensated_operands(bool on) {
+  impl_->compensated = on;
+}
+bool TensorCoreProjector::compensated_operands() const {
+  return impl_->compensated;
+}
+
+int TensorCoreProjector::forward_columns(int slices) const {
+  const int real = impl_->product_values(slices);
+  const WmmaShape shape = impl_->m->options.shape;
+  int columns = round_up(real, dims(shape).n);
+  if (columns > 32) columns = round_up(real, 32);
+  if (slices <= 0 || forward_warp_columns(shape, columns) == 0) {
+    throw std::invalid_argument("Tensor Core forward: " + std::to_string(slices) + " slices need " +
+                                std::to_string(real) +
+                                " product columns; at most 256 are supported");
+  }
+  return columns;
+}
+
+int TensorCoreProjector::transposed_columns(int slices) const {
+  const int real = impl_->product_values(slices);
+  int columns = round_up(real, 16);
+  if (columns > 16) columns = round_up(real, 32);
+  if (slices <= 0 || columns > 256) {
+    throw std::invalid_argument("Tensor Core backprojection: " + std::to_string(slices) +
+                                " slices need " + std::to_string(real) +
+                                " product columns; at most 256 are supported");
+  }
+  return columns;
+}
+
+void TensorCoreProjector::forward(const float* image, float* sinogram, int slices,
+                                  cudaStream_t stream, const float* max_abs) {
+  Impl& d = *impl_;
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const int columns = forward_columns(slices);
+  const int nf = dims(d.m->options.shape).n;
+  d.prepare_scales(image, pixels(), slices, max_abs, columns, stream);
+  d.x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols));
+  d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
+  forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
+      image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
+      nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      reinterpret_cast<__half*>(d.x_half.data()));
+  check_launch("forward_operand_kernel");
+
+  BsrForwardArgs& a = d.forward_args;
+  a.blocks = d.blocks.data();
+  a.row_ptr = d.row_ptr.data();
+  a.col_index = d.col_index.data();
+  a.block_row_count = static_cast<int>(bsr.block_row_count());
+  a.x = d.x_half.data();
+  a.x_rows = bsr.cols;
+  a.columns = columns;
+  a.column_scale = d.column_scale.data();
+  a.y = d.y_out.data();
+  d.forward_ready = true;
+  launch_bsr_forward(d.m->options.shape, a, stream);
+
+  const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
+  forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
+      d.y_out.data(), columns, d.lo_offset(slices), d.symmetric, rays(), slices, d.ray_slot.data(),
+      sinogram);
+  check_launch("forward_output_kernel");
+}
+
+void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
+                                   cudaStream_t stream, const float* max_abs) {
+  Impl& d = *impl_;
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const int columns16 = transposed_columns(slices);
+  const int x_columns = d.product_values(slices);
+  const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
+  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, stream);
+  d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
+  d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
+  backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
+      sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
+      y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      reinterpret_cast<__half*>(d.y_half.data()));
+  check_launch("backward_operand_kernel");
+
+  BsrTransposedArgs& a = d.transposed_args;
+  a.blocks = d.blocks.data();
+  a.col_ptr = d.col_ptr.data();
+  a.col_blocks = d.col_blocks.data();
+  a.col_block_rows = d.col_block_rows.data();
+  a.block_col_count = static_cast<int>(bsr.block_col_count());
+  a.y = d.y_half.data();
+  a.y_rows = y_rows;
+  a.columns16 = columns16;
+  a.x_columns = x_columns;
+  a.column_scale = d.column_scale.data();
+  a.x = d.x_out.data();
+  d.transposed_ready = true;
+  launch_bsr_transposed(d.m->options.shape, a, stream);
+
+  const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
+  backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
+      d.x_out.data(), x_columns, d.lo_offset(slices), d.symmetric, pixels(), slices, d.layouts,
+      d.pixel_slots.data(), d.transform_mask.data(), image);
+  check_launch("backward_output_kernel");
+}
+
+void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {
+  if (!impl_->forward_ready) throw std::logic_error("run_forward_spmm before forward");
+  launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
+}
+
+void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
+  if (!impl_->transposed_ready) throw std::logic_error("run_transposed_spmm before backward");
+  launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
+}
+
+}  // namespace slicestream::tensorcore::cuda

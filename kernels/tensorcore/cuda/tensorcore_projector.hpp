@@ -1,0 +1,57 @@
+// The Tensor Core projector on the GPU: the fp16 BSR matrix of a TensorCoreMatrix uploaded once,
+// and forward / back projection of several slices through the WMMA kernels (paper Fig. 2; with
+// the 8-fold symmetry Fig. 5): renumber and convert the operands to fp16 (per-column power-of-two
+// scaling), one SpMM, renumber the result back (and for the symmetry, transform and sum).
+// Images are pixels x slices and sinograms rays x slices, fp32, row-major, in device memory.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "kernels/tensorcore/cuda/device_projection_operator.hpp"
+#include "kernels/tensorcore/tensorcore_matrix.hpp"
+
+namespace slicestream::tensorcore::cuda {
+
+class TensorCoreProjector final : public DeviceProjectionOperator {
+ public:
+  explicit TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix);
+  ~TensorCoreProjector() override;
+  TensorCoreProjector(const TensorCoreProjector&) = delete;
+  TensorCoreProjector& operator=(const TensorCoreProjector&) = delete;
+
+  long long rays() const override;
+  long long pixels() const override;
+  // Any slice count up to 256 product columns (8 per slice with the symmetry) works: columns are
+  // padded to the fragment width with zeros. Throws std::invalid_argument beyond.
+  void forward(const float* image, float* sinogram, int slices, cudaStream_t stream,
+               const float* max_abs = nullptr) override;
+  void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
+                const float* max_abs = nullptr) override;
+
+  // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
+  // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
+  // products; the matrix stays fp16. In the CPU twin this removes the operand part of the CG
+  // error (docs/performance.md); on the GPU it does so up to 256^2 only so far.
+  void set_compensated_operands(bool on);
+  bool compensated_operands() const;
+
+  // Product columns of the SpMM for `slices` slices (symmetry, compensation, padding included).
+  int forward_columns(int slices) const;
+  int transposed_columns(int slices) const;
+  // Blocks and indices held on the device.
+  std::size_t matrix_device_bytes() const;
+  const TensorCoreMatrix& matrix() const;
+
+  // Benchmark hooks: the SpMM kernel alone, on the operands of the last forward / backward.
+  void run_forward_spmm(cudaStream_t stream);
+  void run_transposed_spmm(cudaStream_t stream);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slicestream::tensorcore::cuda

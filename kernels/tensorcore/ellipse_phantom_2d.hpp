@@ -1,0 +1,37 @@
+// A 2D analytic phantom (the modified Shepp-Logan head of Toft, ten ellipses) with exact line
+// integrals: ground truth for the distance-driven projector and for CGLS accuracy. (The shared
+// 3D phantom in kernels/phantom was not on main yet; its z = 0 section is a different object.)
+#pragma once
+
+#include <vector>
+
+#include "kernels/tensorcore/geometry_2d.hpp"
+
+namespace slicestream::tensorcore {
+
+struct Ellipse2d {
+  Vec2 center_mm;
+  double semi_axis_x_mm = 0;
+  double semi_axis_y_mm = 0;
+  double angle_rad = 0;  // rotation of the x semi-axis from the x axis
+  double value = 0;      // added inside (attenuation per mm)
+};
+
+// Modified Shepp-Logan scaled so that its outer ellipse has semi-axes 0.69 and 0.92 of
+// radius_mm, with outer value `outer_value` and the inner ones scaled alike.
+std::vector<Ellipse2d> shepp_logan_2d(double radius_mm, double outer_value = 0.02);
+
+double value_at(const std::vector<Ellipse2d>& phantom, Vec2 point_mm);
+// Exact integral along the whole line point + t * direction (chord lengths in mm times values;
+// independent of the length of direction).
+double line_integral(const std::vector<Ellipse2d>& phantom, Vec2 point_mm, Vec2 direction);
+
+// Pixel averages over supersample^2 points per pixel (row-major, GridSpec orientation).
+std::vector<float> sample_phantom(const std::vector<Ellipse2d>& phantom, const ImageGrid2d& grid,
+                                  int supersample = 4);
+// Bin-averaged exact line integrals: the mean over `supersample` rays spread evenly across each
+// bin (projection-major sinogram). Multi-threaded over projections.
+std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
+                                   const Geometry2d& geometry, int supersample = 8);
+
+}  // namespace slicestream::tensorcore

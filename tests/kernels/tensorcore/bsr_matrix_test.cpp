@@ -1,0 +1,194 @@
+// fp16 BSR storage: conversions, the BSR products against CSR and a dense matrix, the transposed
+// product from the same blocks, memory accounting, and the CPU twin of the projector.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/tensorcore/bsr_matrix.hpp"
+#include "kernels/tensorcore/bsr_projector_cpu.hpp"
+#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/tensorcore/operand_scaling.hpp"
+#include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+
+namespace slicestream::tensorcore {
+namespace {
+
+TEST(HalfFloat, ConvertsLikeIeeeBinary16) {
+  EXPECT_EQ(float_to_half_bits(0.0f), 0x0000);
+  EXPECT_EQ(float_to_half_bits(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_half_bits(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half_bits(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half_bits(65520.0f), 0x7c00);  // halfway to the next step rounds to inf
+  EXPECT_EQ(float_to_half_bits(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -25)), 0x0000);         // tie rounds to even (0)
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.5f, -24)), 0x0002);         // tie rounds to even (2)
+  EXPECT_EQ(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
+  EXPECT_EQ(float_to_half_bits(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie to even (up)
+  EXPECT_TRUE(std::isnan(half_bits_to_float(float_to_half_bits(std::nanf("")))));
+  // Every finite half converts back exactly.
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00u) == 0x7c00u) continue;
+    const float f = half_bits_to_float(static_cast<std::uint16_t>(h));
+    EXPECT_EQ(float_to_half_bits(f), h) << h;
+  }
+  // Rounding error of random values stays within half an ulp (2^-11 relative).
+  for (float v : testing::random_vector(1000, 8, -100, 100)) {
+    EXPECT_LE(std::abs(half_bits_to_float(float_to_half_bits(v)) - v), std::abs(v) * 0x1p-11f);
+  }
+}
+
+TEST(OperandScaling, PutsTheLargestMagnitudeBelowTwoToTheFourteen) {
+  for (float max_abs : {1e-6f, 0.02f, 1.0f, 3.7f, 1e4f, 6e4f}) {
+    const float scaled = max_abs * half_operand_scale(max_abs);
+    EXPECT_GE(scaled, 8192.0f);
+    EXPECT_LT(scaled, 16384.0f);
+  }
+  EXPECT_EQ(half_operand_scale(0.0f), 1.0f);
+  EXPECT_EQ(half_operand_scale(std::numeric_limits<float>::infinity()), 1.0f);
+}
+
+struct Problem {
+  ImageGrid2d grid{40, 36, 0.5};
+  Geometry2d geometry = testing::small_parallel(48, 72, 20.0, 0.3);
+  CsrMatrix a = build_dd_matrix(geometry, grid);
+};
+
+TEST(BsrMatrix, ProductsMatchCsrAndDense) {
+  const Problem p;
+  const int columns = 8;
+  for (BlockOrdering ordering :
+       {BlockOrdering::kNatural, BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared}) {
+    for (WmmaShape shape : kAllWmmaShapes) {
+      TensorCoreMatrixOptions options;
+      options.shape = shape;
+      options.ordering = ordering;
+      const TensorCoreMatrix m = build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr);
+      const BsrMatrixHalf& bsr = m.bsr;
+      SCOPED_TRACE(std::string(to_string(shape)) + " " + to_string(ordering));
+      ASSERT_EQ(bsr.rows % bsr.block_rows, 0);
+      ASSERT_EQ(bsr.cols % 16, 0);
+      EXPECT_EQ(bsr.block_rows, dims(shape).m);
+      EXPECT_EQ(bsr.blocks.size(),
+                static_cast<std::size_t>(bsr.block_count() * bsr.block_elements()));
+      EXPECT_EQ(bsr.bytes(),
+                bsr.blocks.size() * 2 + 4 * (bsr.row_ptr.size() + bsr.col_ptr.size() +
+                                             3 * static_cast<std::size_t>(bsr.block_count())));
+      EXPECT_EQ(bsr.col_ptr.back(), bsr.block_count());
+
+      // Reference from the decoded fp16 entries (every stored value, zeros included), in the
+      // mapped spaces.
+      struct Entry {
+        long long row, col;
+        double w;
+      };
+      std::vector<Entry> entries;
+      long long nonzero = 0;
+      for (long long br = 0; br < bsr.block_row_count(); ++br) {
+        for (int b = bsr.row_ptr[static_cast<std::size_t>(br)];
+             b < bsr.row_ptr[static_cast<std::size_t>(br) + 1]; ++b) {
+          for (int r = 0; r < bsr.block_rows; ++r) {
+            for (int k = 0; k < 16; ++k) {
+              const double w =
+                  bsr.value_scale *
+                  half_bits_to_float(
+                      bsr.blocks[static_cast<std::size_t>(b * bsr.block_elements() + r * 16 + k)]);
+              nonzero += w != 0;
+              entries.push_back({br * bsr.block_rows + r,
+                                 bsr.col_index[static_cast<std::size_t>(b)] * 16LL + k, w});
+            }
+          }
+        }
+      }
+      EXPECT_LE(nonzero, p.a.nnz());  // a weight below fp16's range may round to 0
+      EXPECT_GE(nonzero, p.a.nnz() * 999 / 1000);
+      const std::vector<float> x =
+          testing::random_vector(static_cast<std::size_t>(bsr.cols * columns), 21);
+      std::vector<float> y(static_cast<std::size_t>(bsr.rows * columns));
+      std::vector<double> y_ref(y.size(), 0.0);
+      bsr_multiply_cpu(bsr, x.data(), y.data(), columns);
+      for (const Entry& e : entries) {
+        for (int c = 0; c < columns; ++c)
+          y_ref[static_cast<std::size_t>(e.row * columns + c)] +=
+              e.w * x[static_cast<std::size_t>(e.col * columns + c)];
+      }
+      EXPECT_LT(testing::relative_error(y, std::vector<float>(y_ref.begin(), y_ref.end())), 1e-6);
+      const std::vector<float> yt =
+          testing::random_vector(static_cast<std::size_t>(bsr.rows * columns), 22);
+      std::vector<float> xt(static_cast<std::size_t>(bsr.cols * columns));
+      std::vector<double> xt_ref(xt.size(), 0.0);
+      bsr_multiply_transposed_cpu(bsr, yt.data(), xt.data(), columns);
+      for (const Entry& e : entries) {
+        for (int c = 0; c < columns; ++c)
+          xt_ref[static_cast<std::size_t>(e.col * columns + c)] +=
+              e.w * yt[static_cast<std::size_t>(e.row * columns + c)];
+      }
+      EXPECT_LT(testing::relative_error(xt, std::vector<float>(xt_ref.begin(), xt_ref.end())),
+                1e-6);
+
+      // Against the fp32 CSR matrix in the original spaces: fp16 weights (and, through the
+      // projector, fp16 operands) cost about 1e-3.
+      BsrProjectorCpu projector(std::make_shared<TensorCoreMatrix>(m));
+      const std::vector<float> image =
+          testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * 2), 23, 0, 1);
+      std::vector<float> sino(static_cast<std::size_t>(p.geometry.rays() * 2)),
+          sino_csr(sino.size());
+      projector.forward(image.data(), sino.data(), 2);
+      csr_multiply(p.a, image.data(), sino_csr.data(), 2);
+      EXPECT_LT(testing::relative_error(sino, sino_csr), 2e-3);
+      const std::vector<float> rays = testing::random_vector(sino.size(), 24, 0, 1);
+      std::vector<float> back(image.size()), back_csr(image.size());
+      projector.backward(rays.data(), back.data(), 2);
+      csr_multiply_transposed(p.a, rays.data(), back_csr.data(), 2);
+      EXPECT_LT(testing::relative_error(back, back_csr), 2e-3);
+    }
+  }
+}
+
+TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
+  // With hi + lo fp16 operands (about 22 bits) the twin equals the CSR product with fp16-rounded
+  // weights to single-precision accuracy.
+  const Problem p;
+  CsrMatrix rounded = p.a;
+  for (float& v : rounded.values) {
+    v = half_bits_to_float(float_to_half_bits(v / static_cast<float>(p.grid.pixel_mm))) *
+        static_cast<float>(p.grid.pixel_mm);
+  }
+  TensorCoreMatrixOptions options;
+  options.shape = WmmaShape::kM16N16K16;
+  BsrProjectorCpu plain(std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr)));
+  BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
+                                  p.a, p.geometry, p.grid, options, nullptr)),
+                              true);
+  const int columns = 3;
+  const std::vector<float> x =
+      testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * columns), 51);
+  std::vector<float> y(static_cast<std::size_t>(p.geometry.rays() * columns)), y_plain(y.size()),
+      y_ref(y.size());
+  compensated.forward(x.data(), y.data(), columns);
+  plain.forward(x.data(), y_plain.data(), columns);
+  csr_multiply(rounded, x.data(), y_ref.data(), columns);
+  EXPECT_LT(testing::relative_error(y, y_ref), 2e-6);
+  EXPECT_GT(testing::relative_error(y_plain, y_ref), 1e-5);  // fp16 operands alone do not get there
+  const std::vector<float> r = testing::random_vector(y.size(), 52);
+  std::vector<float> b(x.size()), b_ref(x.size());
+  compensated.backward(r.data(), b.data(), columns);
+  csr_multiply_transposed(rounded, r.data(), b_ref.data(), columns);
+  EXPECT_LT(testing::relative_error(b, b_ref), 2e-6);
+}
+
+TEST(BsrMatrix, RefusesMismatchedMappings) {
+  const Problem p;
+  const IndexMapping rows = identity_mapping(p.a.rows, p.a.rows);
+  const ColumnLayouts wrong = single_layout(identity_mapping(p.a.cols - 1, p.a.cols));
+  EXPECT_THROW(build_bsr(p.a, rows, wrong, WmmaShape::kM16N16K16, 1.0f), std::invalid_argument);
+  const ColumnLayouts cols = single_layout(identity_mapping(p.a.cols, p.a.cols));
+  EXPECT_THROW(build_bsr(p.a, rows, cols, WmmaShape::kM16N16K16, 0.0f), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace slicestream::tensorcore

@@ -1,0 +1,135 @@
+// Fused expression passes and CGLS: convergence on the analytic phantom, fp16 (Tensor Core twin)
+// within 1% of fp32 after 20 iterations, independent columns, early stopping, refusals.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "kernels/tensorcore/bsr_projector_cpu.hpp"
+#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/tensorcore/csr_projector.hpp"
+#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
+#include "kernels/tensorcore/fused_expression.hpp"
+#include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+
+namespace slicestream::tensorcore {
+namespace {
+
+TEST(FusedExpression, AssignsThenReducesPerColumn) {
+  const int columns = 3;
+  const std::size_t n = 3 * 50;
+  std::vector<float> r = testing::random_vector(n, 1), q = testing::random_vector(n, 2);
+  const std::vector<float> r0 = r;
+  const float alpha[3] = {0.5f, -2.0f, 0.0f};
+  double results[2 * 3];
+  using namespace fused;
+  evaluate_host(pass_of(assign(r.data(), vec(r.data()) - per_column(alpha) * vec(q.data())),
+                        NoAssign{}, sum_of_squares(vec(r.data())), max_abs(vec(r.data()) * 2.0f)),
+                n, columns, results);
+  double sums[3] = {}, maxima[3] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const int c = static_cast<int>(i % 3);
+    const float expected = r0[i] - alpha[c] * q[i];
+    EXPECT_FLOAT_EQ(r[i], expected);
+    sums[c] += static_cast<double>(expected) * expected;
+    maxima[c] = std::max(maxima[c], std::abs(2.0 * expected));
+  }
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(results[c], sums[c], 1e-9 * sums[c]);
+    EXPECT_NEAR(results[3 + c], maxima[c], 1e-6);
+  }
+}
+
+struct PhantomProblem {
+  ImageGrid2d grid{64, 64, 1.0};
+  Geometry2d geometry = testing::small_parallel(180, 128, 64.0);
+  std::vector<Ellipse2d> phantom = shepp_logan_2d(32.0);
+  std::vector<float> truth = sample_phantom(phantom, grid, 4);
+  std::vector<float> data = project_phantom(phantom, geometry, 8);
+};
+
+TEST(Cgls, ConvergesOnTheAnalyticPhantom) {
+  const PhantomProblem p;
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  std::vector<float> x(p.truth.size(), 0.0f);
+  CglsOptions options;
+  options.max_iterations = 20;
+  const CglsReport report = cgls_cpu(op, p.data.data(), x.data(), 1, options);
+  EXPECT_EQ(report.iterations, 20);
+  ASSERT_EQ(report.relative_residual.size(), 21u);
+  EXPECT_DOUBLE_EQ(report.relative_residual[0][0], 1.0);
+  for (std::size_t k = 1; k < report.relative_residual.size(); ++k) {
+    EXPECT_LE(report.relative_residual[k][0], report.relative_residual[k - 1][0] * (1 + 1e-6));
+  }
+  // The data are exact line integrals, not A x: the residual levels off at the model error.
+  EXPECT_LT(report.relative_residual.back()[0], 0.05);
+  EXPECT_LT(testing::relative_error(x, p.truth), 0.15);
+}
+
+TEST(Cgls, HalfPrecisionMatrixWithinOnePercentOfSingle) {
+  // Paper Fig. 8 / issue target: CG with the fp16 matrix (and fp16 operands) reaches within 1% of
+  // the fp32 solver's relative error after 20 iterations on exact line integrals of the phantom.
+  // (On data made by A itself, where CG drives the error below 1e-2, fp16 operands slow the last
+  // digits: 0.0106 against 0.0083 after 20 iterations at this size; docs/performance.md.)
+  const PhantomProblem p;
+  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid));
+  CsrProjector single(a);
+  CglsOptions options;
+  options.max_iterations = 20;
+  std::vector<float> x32(p.truth.size(), 0.0f);
+  cgls_cpu(single, p.data.data(), x32.data(), 1, options);
+  const double error32 = testing::relative_error(x32, p.truth);
+  for (WmmaShape shape : kAllWmmaShapes) {
+    TensorCoreMatrixOptions tc;
+    tc.shape = shape;
+    BsrProjectorCpu half(std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(*a, p.geometry, p.grid, tc, nullptr)));
+    std::vector<float> x16(p.truth.size(), 0.0f);
+    cgls_cpu(half, p.data.data(), x16.data(), 1, options);
+    const double error16 = testing::relative_error(x16, p.truth);
+    EXPECT_LT(std::abs(error16 - error32), 0.01 * error32)
+        << to_string(shape) << ": fp16 " << error16 << " fp32 " << error32;
+  }
+  // Compensated operands (hi + lo fp16) leave only the fp16 weights: the same error to 1e-4
+  // (at 320^2 x 720 x 512, fp16 operands alone cost 7.6% and compensation 0.002%).
+  {
+    TensorCoreMatrixOptions tc;
+    tc.shape = WmmaShape::kM16N16K16;
+    BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(
+                                    build_tensorcore_matrix(*a, p.geometry, p.grid, tc, nullptr)),
+                                true);
+    std::vector<float> x16(p.truth.size(), 0.0f);
+    cgls_cpu(compensated, p.data.data(), x16.data(), 1, options);
+    EXPECT_LT(std::abs(testing::relative_error(x16, p.truth) - error32), 1e-4 * error32);
+  }
+}
+
+TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
+  const PhantomProblem p;
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  const long long rays = p.geometry.rays();
+  // Column 0: the phantom; column 1: 3x the phantom; column 2: no data.
+  std::vector<float> b(static_cast<std::size_t>(rays * 3), 0.0f);
+  for (long long r = 0; r < rays; ++r) {
+    b[static_cast<std::size_t>(r * 3)] = p.data[static_cast<std::size_t>(r)];
+    b[static_cast<std::size_t>(r * 3 + 1)] = 3 * p.data[static_cast<std::size_t>(r)];
+  }
+  std::vector<float> x(static_cast<std::size_t>(p.grid.pixels() * 3), 0.0f);
+  CglsOptions options;
+  options.max_iterations = 50;
+  options.relative_tolerance = 0.05;
+  const CglsReport report = cgls_cpu(op, b.data(), x.data(), 3, options);
+  EXPECT_LT(report.iterations, 50);
+  EXPECT_LE(report.relative_residual.back()[0], 0.05);
+  EXPECT_EQ(report.column_iterations[0], report.column_iterations[1]);
+  EXPECT_EQ(report.column_iterations[2], 0);
+  for (long long i = 0; i < p.grid.pixels(); ++i) {
+    EXPECT_NEAR(x[static_cast<std::size_t>(i * 3 + 1)], 3 * x[static_cast<std::size_t>(i * 3)],
+                1e-4);
+    EXPECT_EQ(x[static_cast<std::size_t>(i * 3 + 2)], 0.0f);
+  }
+  EXPECT_THROW(cgls_cpu(op, b.data(), x.data(), 0, options), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace slicestream::tensorcore

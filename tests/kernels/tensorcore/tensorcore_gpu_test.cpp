@@ -1,0 +1,281 @@
+// GPU tests (label gpu): the WMMA kernels against their CPU twins for every fragment shape,
+// ordering and column count; the symmetric projector against the plain one; the adjoint test;
+// the cuSPARSE baseline; fused expression passes; GPU CGLS against the CPU twin and fp16 against
+// fp32. Outputs are poisoned with NaN before each run, so unwritten elements fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "kernels/tensorcore/bsr_projector_cpu.hpp"
+#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/tensorcore/csr_projector.hpp"
+#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/tensorcore/cuda/cuda_check.hpp"
+#include "kernels/tensorcore/cuda/cusparse_projector.hpp"
+#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
+#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
+#include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+
+namespace slicestream::tensorcore {
+namespace {
+
+using cuda::DeviceBuffer;
+
+#define REQUIRE_GPU() \
+  if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device present"
+
+std::vector<float> nan_vector(std::size_t n) {
+  return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
+}
+
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v) {
+    if (!std::isfinite(x)) return false;
+  }
+  return true;
+}
+
+struct SmallProblem {
+  ImageGrid2d grid{64, 64, 0.5};
+  Geometry2d geometry = testing::small_parallel(96, 96, 32.0);
+  std::shared_ptr<CsrMatrix> a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
+};
+
+// Runs the GPU projector and its CPU twin on the same input; returns the relative difference.
+double compare_forward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int slices,
+                       std::uint32_t seed) {
+  const std::vector<float> image =
+      testing::random_vector(static_cast<std::size_t>(gpu.pixels() * slices), seed, -1, 1);
+  DeviceBuffer<float> d_image(image);
+  DeviceBuffer<float> d_sino(nan_vector(static_cast<std::size_t>(gpu.rays() * slices)));
+  gpu.forward(d_image.data(), d_sino.data(), slices, nullptr);
+  cuda::check(cudaDeviceSynchronize(), "forward");
+  const std::vector<float> got = d_sino.download();
+  EXPECT_TRUE(all_finite(got));
+  std::vector<float> want(got.size());
+  cpu.forward(image.data(), want.data(), slices);
+  return testing::relative_error(got, want);
+}
+
+double compare_backward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int slices,
+                        std::uint32_t seed) {
+  const std::vector<float> sino =
+      testing::random_vector(static_cast<std::size_t>(gpu.rays() * slices), seed, -1, 1);
+  DeviceBuffer<float> d_sino(sino);
+  DeviceBuffer<float> d_image(nan_vector(static_cast<std::size_t>(gpu.pixels() * slices)));
+  gpu.backward(d_sino.data(), d_image.data(), slices, nullptr);
+  cuda::check(cudaDeviceSynchronize(), "backward");
+  const std::vector<float> got = d_image.download();
+  EXPECT_TRUE(all_finite(got));
+  std::vector<float> want(got.size());
+  cpu.backward(sino.data(), want.data(), slices);
+  return testing::relative_error(got, want);
+}
+
+TEST(TensorCoreGpu, WmmaProductsMatchTheCpuTwin) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  for (BlockOrdering ordering :
+       {BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared, BlockOrdering::kNatural}) {
+    for (WmmaShape shape : kAllWmmaShapes) {
+      TensorCoreMatrixOptions options;
+      options.shape = shape;
+      options.ordering = ordering;
+      auto m = std::make_shared<TensorCoreMatrix>(
+          build_tensorcore_matrix(*p.a, p.geometry, p.grid, options, nullptr));
+      cuda::TensorCoreProjector gpu(m);
+      BsrProjectorCpu cpu(m);
+      for (int slices : {1, 8, 16, 32, 64}) {
+        SCOPED_TRACE(std::string(to_string(shape)) + " " + to_string(ordering) + " slices " +
+                     std::to_string(slices));
+        EXPECT_LT(compare_forward(gpu, cpu, slices, 100 + static_cast<std::uint32_t>(slices)),
+                  1e-5);
+        EXPECT_LT(compare_backward(gpu, cpu, slices, 200 + static_cast<std::uint32_t>(slices)),
+                  1e-5);
+      }
+    }
+  }
+}
+
+TEST(TensorCoreGpu, CompensatedOperandsMatchTheCpuTwin) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  for (bool symmetric : {false, true}) {
+    for (WmmaShape shape : kAllWmmaShapes) {
+      TensorCoreMatrixOptions options;
+      options.shape = shape;
+      options.symmetric = symmetric;
+      auto m =
+          std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(p.geometry, p.grid, options));
+      cuda::TensorCoreProjector gpu(m);
+      gpu.set_compensated_operands(true);
+      BsrProjectorCpu cpu(m, true);
+      for (int slices : {1, 4, 16}) {
+        SCOPED_TRACE(std::string(to_string(shape)) + (symmetric ? " symmetric" : "") + " slices " +
+                     std::to_string(slices));
+        EXPECT_LT(compare_forward(gpu, cpu, slices, 500 + static_cast<std::uint32_t>(slices)),
+                  1e-5);
+        EXPECT_LT(compare_backward(gpu, cpu, slices, 600 + static_cast<std::uint32_t>(slices)),
+                  1e-5);
+      }
+    }
+  }
+}
+
+TEST(TensorCoreGpu, SymmetricProjectorMatchesTwinAndPlain) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  for (WmmaShape shape : kAllWmmaShapes) {
+    TensorCoreMatrixOptions options;
+    options.shape = shape;
+    options.symmetric = true;
+    auto sym =
+        std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(p.geometry, p.grid, options));
+    options.symmetric = false;
+    auto plain =
+        std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(p.geometry, p.grid, options));
+    cuda::TensorCoreProjector gpu(sym);
+    cuda::TensorCoreProjector gpu_plain(plain);
+    BsrProjectorCpu cpu(sym);
+    EXPECT_LT(gpu.matrix_device_bytes() * 5, gpu_plain.matrix_device_bytes());
+    for (int slices : {1, 2, 4, 32}) {
+      SCOPED_TRACE(std::string(to_string(shape)) + " slices " + std::to_string(slices));
+      EXPECT_LT(compare_forward(gpu, cpu, slices, 300 + static_cast<std::uint32_t>(slices)), 1e-5);
+      EXPECT_LT(compare_backward(gpu, cpu, slices, 400 + static_cast<std::uint32_t>(slices)), 1e-5);
+      // 8-symmetry FP == plain FP (up to fp16 operand rounding of differently gathered columns).
+      const std::vector<float> image =
+          testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * slices), 5, 0, 1);
+      DeviceBuffer<float> d_image(image);
+      DeviceBuffer<float> d_sym(nan_vector(static_cast<std::size_t>(p.geometry.rays() * slices)));
+      DeviceBuffer<float> d_plain(nan_vector(d_sym.size()));
+      gpu.forward(d_image.data(), d_sym.data(), slices, nullptr);
+      gpu_plain.forward(d_image.data(), d_plain.data(), slices, nullptr);
+      cuda::check(cudaDeviceSynchronize(), "symmetric forward");
+      EXPECT_LT(testing::relative_error(d_sym.download(), d_plain.download()), 2e-3);
+    }
+  }
+}
+
+TEST(TensorCoreGpu, BackprojectionIsTheAdjointAndMatchesCsr) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  cuda::CusparseProjector csr(*p.a);
+  CsrProjector csr_cpu(p.a);
+  for (WmmaShape shape : kAllWmmaShapes) {
+    TensorCoreMatrixOptions options;
+    options.shape = shape;
+    cuda::TensorCoreProjector gpu(std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(*p.a, p.geometry, p.grid, options, nullptr)));
+    const int slices = 32;
+    const std::vector<float> x =
+        testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * slices), 7, 0, 1);
+    const std::vector<float> y =
+        testing::random_vector(static_cast<std::size_t>(p.geometry.rays() * slices), 8, 0, 1);
+    DeviceBuffer<float> dx(x), dy(y), dax(y.size()), daty(x.size()), dcsr_ax(y.size()),
+        dcsr_aty(x.size());
+    gpu.forward(dx.data(), dax.data(), slices, nullptr);
+    gpu.backward(dy.data(), daty.data(), slices, nullptr);
+    csr.forward(dx.data(), dcsr_ax.data(), slices, nullptr);
+    csr.backward(dy.data(), dcsr_aty.data(), slices, nullptr);
+    cuda::check(cudaDeviceSynchronize(), "products");
+    const std::vector<float> ax = dax.download(), aty = daty.download();
+    EXPECT_NEAR(testing::dot(ax, y) / testing::dot(x, aty), 1.0, 2e-3) << to_string(shape);
+    EXPECT_LT(testing::relative_error(ax, dcsr_ax.download()), 2e-3) << to_string(shape);
+    EXPECT_LT(testing::relative_error(aty, dcsr_aty.download()), 2e-3) << to_string(shape);
+  }
+  // The cuSPARSE baseline itself against the CPU CSR products, SpMV and SpMM.
+  for (int columns : {1, 32}) {
+    const std::vector<float> x =
+        testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * columns), 9);
+    const std::vector<float> y =
+        testing::random_vector(static_cast<std::size_t>(p.geometry.rays() * columns), 10);
+    DeviceBuffer<float> dx(x), dy(y), dax(nan_vector(y.size())), daty(nan_vector(x.size()));
+    csr.forward(dx.data(), dax.data(), columns, nullptr);
+    csr.backward(dy.data(), daty.data(), columns, nullptr);
+    cuda::check(cudaDeviceSynchronize(), "cuSPARSE");
+    std::vector<float> ax(y.size()), aty(x.size());
+    csr_cpu.forward(x.data(), ax.data(), columns);
+    csr_cpu.backward(y.data(), aty.data(), columns);
+    EXPECT_LT(testing::relative_error(dax.download(), ax), 1e-5) << columns;
+    EXPECT_LT(testing::relative_error(daty.download(), aty), 1e-5) << columns;
+  }
+  std::cout << "cuSPARSE configuration: " << csr.configuration() << "\n";
+}
+
+TEST(TensorCoreGpu, RefusesTooManyColumns) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  TensorCoreMatrixOptions options;
+  options.shape = WmmaShape::kM16N16K16;
+  options.symmetric = true;
+  cuda::TensorCoreProjector gpu(
+      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(p.geometry, p.grid, options)));
+  EXPECT_EQ(gpu.forward_columns(32), 256);
+  EXPECT_THROW(gpu.forward_columns(33), std::invalid_argument);
+  EXPECT_THROW(gpu.transposed_columns(40), std::invalid_argument);
+  EXPECT_THROW(gpu.forward_columns(0), std::invalid_argument);
+}
+
+TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
+  REQUIRE_GPU();
+  const ImageGrid2d grid{64, 64, 1.0};
+  const Geometry2d geometry = testing::small_parallel(180, 128, 64.0);
+  const auto phantom = shepp_logan_2d(32.0);
+  const std::vector<float> truth = sample_phantom(phantom, grid, 4);
+  const std::vector<float> data = project_phantom(phantom, geometry, 8);
+  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
+  CglsOptions options;
+  options.max_iterations = 20;
+
+  cuda::CusparseProjector csr(*a);
+  DeviceBuffer<float> d_b(data);
+  DeviceBuffer<float> d_x(std::vector<float>(truth.size(), 0.0f));
+  cuda::cgls_gpu(csr, d_b.data(), d_x.data(), 1, options, nullptr);
+  const double error32 = testing::relative_error(d_x.download(), truth);
+
+  TensorCoreMatrixOptions tc;
+  tc.shape = WmmaShape::kM8N32K16;
+  auto m =
+      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(*a, geometry, grid, tc, nullptr));
+  cuda::TensorCoreProjector gpu(m);
+  DeviceBuffer<float> d_x16(std::vector<float>(truth.size(), 0.0f));
+  const CglsReport gpu_report = cuda::cgls_gpu(gpu, d_b.data(), d_x16.data(), 1, options, nullptr);
+  const std::vector<float> x16 = d_x16.download();
+  const double error16 = testing::relative_error(x16, truth);
+  EXPECT_LT(std::abs(error16 - error32), 0.01 * error32)
+      << "fp16 " << error16 << " fp32 " << error32;
+
+  BsrProjectorCpu cpu(m);
+  std::vector<float> x_cpu(truth.size(), 0.0f);
+  const CglsReport cpu_report = cgls_cpu(cpu, data.data(), x_cpu.data(), 1, options);
+  EXPECT_EQ(gpu_report.iterations, cpu_report.iterations);
+  EXPECT_LT(testing::relative_error(x16, x_cpu), 1e-3);
+  ASSERT_EQ(gpu_report.relative_residual.size(), cpu_report.relative_residual.size());
+  // Same algorithm, different summation orders: CG amplifies the last bits a little on the way.
+  for (std::size_t k = 0; k < cpu_report.relative_residual.size(); ++k) {
+    EXPECT_NEAR(gpu_report.relative_residual[k][0], cpu_report.relative_residual[k][0],
+                0.05 * cpu_report.relative_residual[k][0]);
+  }
+
+  // Early stopping on the residual, several slices at once.
+  CglsOptions stopping;
+  stopping.max_iterations = 50;
+  stopping.relative_tolerance = 0.05;
+  std::vector<float> b2(data.size() * 2);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    b2[2 * i] = data[i];
+    b2[2 * i + 1] = 2 * data[i];
+  }
+  DeviceBuffer<float> d_b2(b2);
+  DeviceBuffer<float> d_x2(std::vector<float>(truth.size() * 2, 0.0f));
+  const CglsReport stopped = cuda::cgls_gpu(gpu, d_b2.data(), d_x2.data(), 2, stopping, nullptr);
+  EXPECT_LT(stopped.iterations, 50);
+  EXPECT_LE(stopped.relative_residual.back()[0], 0.05);
+  EXPECT_LE(stopped.relative_residual.back()[1], 0.05);
+}
+
+}  // namespace
+}  // namespace slicestream::tensorcore
