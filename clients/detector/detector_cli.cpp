@@ -102,9 +102,16 @@ void add_simulate(CLI::App& app, DetectorCommand& command) {
   sim->add_option("--cols", f.cols, "detector columns (default: the preset's)")
       ->check(CLI::PositiveNumber)
       ->group(scan);
-  sim->add_option("--rotations", f.rotations, "rotations to stream (positions repeat cyclically)")
+  CLI::Option* rotations = sim->add_option("--rotations", f.rotations,
+                                           "rotations to stream (positions repeat cyclically)")
+                               ->check(CLI::PositiveNumber)
+                               ->capture_default_str()
+                               ->group(scan);
+  sim->add_option("--frames", f.frames,
+                  "projections to stream instead of whole rotations (the last rotation may be "
+                  "partial; only that many positions are precomputed)")
       ->check(CLI::PositiveNumber)
-      ->capture_default_str()
+      ->excludes(rotations)
       ->group(scan);
   sim->add_option("--darks", f.darks, "dark frames before the projections (default 10)")
       ->check(CLI::NonNegativeNumber)

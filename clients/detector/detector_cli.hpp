@@ -40,7 +40,8 @@ struct SimulateFlags {
   int rows = 0;  // 0: the preset's
   int cols = 0;
   int rotations = 1;
-  int darks = -1;  // -1: 10, or 0 with --already-linear
+  std::uint64_t frames = 0;  // projections to stream; 0: rotations x projections per rotation
+  int darks = -1;            // -1: 10, or 0 with --already-linear
   int flats = -1;
   double flat_intensity = 30000;
   double dark_level = 100;

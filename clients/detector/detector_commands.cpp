@@ -117,8 +117,11 @@ std::string describe_simulation(const SimulationConfig& c, const PhantomScanSour
   }
   text << ", detector " << g.detector().rows << "x" << g.detector().cols << " of "
        << s.pixel_width_mm << "x" << s.pixel_height_mm << " mm, " << g.slot_count()
-       << " projections per rotation x " << c.rotations << ", " << c.darks << " darks, " << c.flats
-       << " flats, " << to_string(c.detector.wire_pixel_type())
+       << " projections per rotation x "
+       << (c.projections > 0 ? std::to_string(c.projections) + " projections"
+                             : std::to_string(c.rotations) + " rotations")
+       << ", " << c.darks << " darks, " << c.flats << " flats, "
+       << to_string(c.detector.wire_pixel_type())
        << (c.detector.already_linear ? " line integrals" : "") << ", I0 " << c.detector.flat_counts
        << ", noise " << (c.detector.poisson_noise ? "on" : "off")
        << (c.dynamic ? ", dynamic inclusion" : "") << "\n  volume [" << box.min_mm.x << ", "
@@ -178,6 +181,7 @@ SimulationConfig make_simulation_config(const DetectorCommand& command,
                        " pixels: lower --flat-intensity or use --pixel-type uint32");
   }
   c.rotations = f.rotations;
+  c.projections = f.frames;
   c.supersample = f.supersample;
   c.dynamic = f.dynamic;
   c.attenuation_per_mm = f.attenuation_per_mm;

@@ -64,8 +64,12 @@ PhantomScanSource::PhantomScanSource(SimulationConfig config)
   head_ = phantom::shepp_logan_3d(box, outer_attenuation_per_mm_);
 
   const int slots = geometry_.slot_count();
+  const std::uint64_t projections =
+      config_.projections > 0
+          ? config_.projections
+          : static_cast<std::uint64_t>(config_.rotations) * static_cast<std::uint64_t>(slots);
   sequence_ = {static_cast<std::uint64_t>(config_.darks), static_cast<std::uint64_t>(config_.flats),
-               static_cast<std::uint64_t>(config_.rotations) * static_cast<std::uint64_t>(slots)};
+               projections};
 
   // Positions repeat every rotation (slot placement) or every full turn (angle placement, when
   // 360 degrees is a whole number of steps; otherwise every frame is new).

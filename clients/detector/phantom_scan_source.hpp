@@ -21,6 +21,7 @@ struct SimulationConfig {
   Placement placement = Placement::kPosition;
   double angle_step_rad = 0;  // Placement::kAngle: frame j is at slot_angles[0] + j * step
   int rotations = 1;
+  std::uint64_t projections = 0;  // projections to stream; 0: rotations x slots
   int darks = 0;
   int flats = 0;
   DetectorModel detector;

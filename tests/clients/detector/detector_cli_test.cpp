@@ -56,6 +56,7 @@ TEST(DetectorCli, FlexrayPresetIsALabConeBeamScan) {
   EXPECT_DOUBLE_EQ(c.geometry.origin_detector_mm, 150);
   EXPECT_EQ(c.geometry.slot_angles_rad.size(), 150u);  // 75 per 180 degrees, full turn
   EXPECT_EQ(c.rotations, 3);
+  EXPECT_EQ(c.projections, 0u);  // whole rotations
   EXPECT_EQ(c.darks, 10);
   EXPECT_EQ(c.flats, 10);
   EXPECT_EQ(c.detector.pixel_type, PixelType::kUint16);
@@ -78,6 +79,8 @@ TEST(DetectorCli, SynchrotronPresetsAreParallelHalfTurns) {
   EXPECT_EQ(c.geometry.slot_angles_rad.size(), 600u);
   const StreamOptions options = make_stream_options(parsed.command, 1300);
   EXPECT_DOUBLE_EQ(options.fps, 0);
+  EXPECT_EQ(make_simulation_config(parse("simulate --frames 250").command, warnings).projections,
+            250u);
   EXPECT_EQ(options.scan_id, 7u);
 }
 
@@ -111,6 +114,9 @@ TEST(DetectorCli, ParseErrorsNameTheFlag) {
   EXPECT_NE(parse("simulate --fps -1").parse_error.find("--fps"), std::string::npos);
   EXPECT_NE(parse("simulate --arc 90").parse_error.find("--arc"), std::string::npos);
   EXPECT_NE(parse("simulate --rotations 0").parse_error.find("--rotations"), std::string::npos);
+  EXPECT_NE(parse("simulate --frames 0").parse_error.find("--frames"), std::string::npos);
+  EXPECT_NE(parse("simulate --frames 10 --rotations 2").parse_error.find("excludes"),
+            std::string::npos);
   EXPECT_NE(parse("simulate --pixel-type int8").parse_error.find("--pixel-type"),
             std::string::npos);
   EXPECT_NE(parse("simulate --volume 1,2,3").parse_error, "");

@@ -140,6 +140,21 @@ TEST(PhantomScanSource, RotationsRepeatPositionsCyclically) {
   }
 }
 
+TEST(PhantomScanSource, AFrameCountEndsMidRotationAndPrecomputesOnlyWhatIsSent) {
+  SimulationConfig config = small_config(BeamKind::kParallel, 6, kPi);
+  config.projections = 9;
+  PhantomScanSource long_scan(config);
+  EXPECT_EQ(long_scan.sequence().projections, 9u);
+  EXPECT_EQ(long_scan.distinct_positions(), 6);
+  config.projections = 4;
+  PhantomScanSource short_scan(config);
+  EXPECT_EQ(short_scan.sequence().projections, 4u);
+  EXPECT_EQ(short_scan.distinct_positions(), 4);
+  ASSERT_TRUE(short_scan.prepare());
+  const std::uint64_t first = short_scan.sequence().darks + short_scan.sequence().flats;
+  EXPECT_EQ(short_scan.render(first + 3).position, 3u);
+}
+
 TEST(PhantomScanSource, UncachedFramesEqualCachedOnes) {
   SimulationConfig config = small_config(BeamKind::kCone, 5, 2 * kPi);
   PhantomScanSource cached(config);

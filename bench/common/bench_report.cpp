@@ -7,9 +7,12 @@
 namespace slicestream::bench {
 namespace {
 
-std::string format_number(double v) {
+std::string format_number(double v, int decimals = -1) {
   char buffer[64];
-  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) {
+  if (!std::isfinite(v)) return "-";
+  if (decimals >= 0) {
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
+  } else if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) {
     std::snprintf(buffer, sizeof buffer, "%.4g", v);
   } else {
     std::snprintf(buffer, sizeof buffer, "%.4f", v);
@@ -45,7 +48,7 @@ void Report::print(const std::string& section) const {
     for (const auto& [k, v] : r->text)
       line.push_back(v);
     for (const auto& [k, v] : r->numbers)
-      line.push_back(format_number(v));
+      line.push_back(format_number(v.value, v.decimals));
     cells.push_back(line);
   }
   std::vector<std::size_t> width(headers.size());
@@ -71,14 +74,18 @@ void Report::print(const std::string& section) const {
 
 void Report::write_json(const std::string& path, const std::string& device) const {
   std::ofstream out(path);
-  out << "{\n  \"device\": " << json_string(device) << ",\n  \"results\": [\n";
+  out << "{\n  \"device\": " << json_string(device) << ",\n";
+  for (const auto& [k, v] : notes_)
+    out << "  " << json_string(k) << ": " << json_string(v) << ",\n";
+  out << "  \"results\": [\n";
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     const Row& r = rows_[i];
     out << "    {\"section\": " << json_string(r.section);
     for (const auto& [k, v] : r.text)
       out << ", " << json_string(k) << ": " << json_string(v);
     for (const auto& [k, v] : r.numbers) {
-      out << ", " << json_string(k) << ": " << (std::isfinite(v) ? format_number(v) : "null");
+      out << ", " << json_string(k) << ": "
+          << (std::isfinite(v.value) ? format_number(v.value) : "null");
     }
     out << "}" << (i + 1 < rows_.size() ? "," : "") << "\n";
   }

@@ -1,0 +1,265 @@
+#include "ingest_step.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include <zmq.hpp>
+
+#include "child_process.hpp"
+#include "clients/common/request_client.hpp"
+
+namespace slicestream::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kServerStartTimeout = std::chrono::seconds(60);  // CUDA start-up included
+constexpr auto kServerStopGrace = std::chrono::seconds(30);
+constexpr int kStatusTimeoutMs = 10000;  // one reply waits for the reconstruct item in progress
+constexpr int kBindAttempts = 3;         // a probed tcp port may be taken before the server binds
+
+struct Sample {
+  double t_s = 0;
+  std::uint64_t integrated = 0;
+};
+
+std::string port_endpoint(zmq::context_t& context) {
+  zmq::socket_t probe(context, zmq::socket_type::pull);
+  probe.set(zmq::sockopt::linger, 0);
+  probe.bind("tcp://127.0.0.1:*");
+  return probe.get(zmq::sockopt::last_endpoint);
+}
+
+std::uint64_t counter(const v1::StatusReport& status, const std::string& name) {
+  const auto it = status.counters().find(name);
+  return it == status.counters().end() ? 0 : it->second;
+}
+
+// When the integrated count reached `count`, interpolated linearly between polls.
+double crossing_time(const std::vector<Sample>& samples, double count) {
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (static_cast<double>(samples[i].integrated) < count) continue;
+    if (i == 0) return samples[0].t_s;
+    const Sample& a = samples[i - 1];
+    const Sample& b = samples[i];
+    const double fraction = (count - static_cast<double>(a.integrated)) /
+                            static_cast<double>(b.integrated - a.integrated);
+    return a.t_s + fraction * (b.t_s - a.t_s);
+  }
+  return samples.empty() ? 0 : samples.back().t_s;
+}
+
+std::vector<std::string> server_command(const StepConfig& c, const Endpoints& endpoints) {
+  std::vector<std::string> argv = {c.server_path,
+                                   "--backend",
+                                   c.backend,
+                                   "--data",
+                                   endpoints.data,
+                                   "--slices",
+                                   endpoints.slices,
+                                   "--requests",
+                                   endpoints.requests,
+                                   "--data-hwm",
+                                   std::to_string(c.data_hwm),
+                                   "--stats-interval",
+                                   "1"};
+  argv.insert(argv.end(), c.server_args.begin(), c.server_args.end());
+  return argv;
+}
+
+std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& endpoints) {
+  std::vector<std::string> argv = {c.detector_path, "simulate",
+                                   "--preset",      c.preset,
+                                   "--data",        endpoints.data,
+                                   "--fps",         std::to_string(c.offered_fps),
+                                   "--frames",      std::to_string(c.frames),
+                                   "--darks",       "1",
+                                   "--flats",       "1",
+                                   "--scan-id",     std::to_string(c.scan_id),
+                                   "--send-hwm",    std::to_string(c.send_hwm),
+                                   "--quiet"};
+  if (c.rows > 0) argv.insert(argv.end(), {"--rows", std::to_string(c.rows)});
+  if (c.cols > 0) argv.insert(argv.end(), {"--cols", std::to_string(c.cols)});
+  if (c.window > 0) {
+    argv.insert(argv.end(), {"--projections-per-rotation", std::to_string(c.window)});
+  }
+  argv.insert(argv.end(), c.detector_args.begin(), c.detector_args.end());
+  return argv;
+}
+
+// Starts the server and waits until it answers GetStatus; retries with fresh endpoints when a
+// probed tcp port was taken in between.
+std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpoints,
+                                           std::unique_ptr<client::RequestClient>& client,
+                                           v1::StatusReport& status) {
+  for (int attempt = 1;; ++attempt) {
+    endpoints = make_endpoints(c.transport, c.work_dir, c.tag);
+    auto server = std::make_unique<ChildProcess>(server_command(c, endpoints),
+                                                 c.work_dir + "/" + c.tag + "-server.log");
+    client = std::make_unique<client::RequestClient>(endpoints.requests, 250);
+    const Clock::time_point deadline = Clock::now() + kServerStartTimeout;
+    while (true) {
+      try {
+        client::Response response = client->get_status();
+        if (response.ok()) {
+          status = response.reply.status();
+          client->set_timeout_ms(kStatusTimeoutMs);
+          return server;
+        }
+      } catch (const client::TimeoutError&) {
+      }
+      if (const std::optional<int> exited = server->poll()) {
+        const std::string log = server->log_tail(12);
+        if (attempt < kBindAttempts && log.find("in use") != std::string::npos) break;
+        throw std::runtime_error("the server exited with status " + std::to_string(*exited) +
+                                 " at start-up:\n" + log);
+      }
+      if (Clock::now() > deadline) {
+        throw std::runtime_error("the server did not answer GetStatus within 60 s:\n" +
+                                 server->log_tail(12));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(Transport transport) {
+  return transport == Transport::kTcp ? "tcp" : "ipc";
+}
+
+Endpoints make_endpoints(Transport transport, const std::string& dir, const std::string& tag) {
+  if (transport == Transport::kIpc) {
+    const std::string base = "ipc://" + dir + "/" + tag;
+    return {base + "-data", base + "-slices", base + "-requests"};
+  }
+  // Probed together so that the three differ; the server binds them right after.
+  zmq::context_t context(1);
+  return {port_endpoint(context), port_endpoint(context), port_endpoint(context)};
+}
+
+std::string bare_endpoint(Transport transport, const std::string& dir, const std::string& tag) {
+  return transport == Transport::kIpc ? "ipc://" + dir + "/" + tag + "-bare"
+                                      : std::string("tcp://127.0.0.1:*");
+}
+
+StepResult run_ingest_step(const StepConfig& c) {
+  StepResult r;
+  const Clock::time_point begin = Clock::now();
+  const Clock::time_point deadline = begin + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(c.timeout_s));
+  auto seconds_since_begin = [&begin] {
+    return std::chrono::duration<double>(Clock::now() - begin).count();
+  };
+  Endpoints endpoints;
+  std::unique_ptr<client::RequestClient> client;
+  v1::StatusReport status;
+  std::unique_ptr<ChildProcess> server;
+  try {
+    server = start_server(c, endpoints, client, status);
+  } catch (const std::exception& error) {
+    r.failure = error.what();
+    return r;
+  }
+  r.backend = status.backend() + " (" + status.backend_device() + ")";
+  r.server_start_s = seconds_since_begin();
+
+  ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
+  std::vector<Sample> samples;
+  std::optional<v1::StatusReport> mid_scan;
+  std::optional<int> detector_status;
+  Clock::time_point detector_exit;
+  std::uint64_t last_count = 0;
+  Clock::time_point last_change = Clock::now();
+  const auto stall =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.stall_s));
+  const auto interval =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.poll_interval_s));
+  Clock::time_point next_poll = Clock::now();
+  while (true) {
+    std::this_thread::sleep_until(next_poll);
+    next_poll += interval;
+    try {
+      client::Response response = client->get_status();
+      if (response.ok()) {
+        status = response.reply.status();
+        const std::uint64_t integrated = counter(status, "projections_integrated");
+        samples.push_back({seconds_since_begin(), integrated});
+        if (integrated != last_count) {
+          last_count = integrated;
+          last_change = Clock::now();
+        }
+        if (!mid_scan && 2 * integrated >= c.frames) mid_scan = status;
+      }
+    } catch (const client::TimeoutError&) {
+      if (server->poll()) {
+        r.failure = "the server exited with status " + std::to_string(*server->poll()) +
+                    " during the scan:\n" + server->log_tail(12);
+        break;
+      }
+    }
+    if (!detector_status) {
+      detector_status = detector.poll();
+      if (detector_status) detector_exit = Clock::now();
+    }
+    if (detector_status && *detector_status != 0) {
+      r.failure = "the detector exited with status " + std::to_string(*detector_status) + ":\n" +
+                  detector.log_tail(12);
+      break;
+    }
+    r.scan_ended = status.scan_id() == c.scan_id && status.scan_state() == "ended";
+    if (r.scan_ended && detector_status) break;
+    // Everything was sent, but the server stopped integrating without seeing the scan's end: the
+    // rest never reached it (counted as lost).
+    if (detector_status && Clock::now() - std::max(last_change, detector_exit) > stall) break;
+    if (Clock::now() > deadline) {
+      r.failure = "the step did not finish within " + std::to_string(c.timeout_s) +
+                  " s (scan state '" + status.scan_state() + "', " +
+                  std::to_string(counter(status, "projections_integrated")) + " of " +
+                  std::to_string(c.frames) + " integrated)\n  detector log:\n" +
+                  detector.log_tail(6) + "  server log:\n" + server->log_tail(6);
+      break;
+    }
+  }
+
+  r.sent = detector_status && *detector_status == 0 ? c.frames : 0;
+  r.received = counter(status, "frames_received") - counter(status, "darks_received") -
+               counter(status, "flats_received");
+  r.integrated = counter(status, "projections_integrated");
+  r.payloads_realigned = counter(status, "payloads_realigned");
+  for (const auto& [reason, count] : status.discards()) {
+    r.discards[reason] = count;
+    r.discarded += count;
+  }
+  r.latency = status.frame_to_slice();
+  const v1::StatusReport& busy = mid_scan ? *mid_scan : status;
+  for (const v1::StageStatus& stage : busy.stages()) {
+    if (stage.busy_fraction() >= r.busiest_fraction) {
+      r.busiest_fraction = stage.busy_fraction();
+      r.busiest_stage = stage.name();
+    }
+  }
+  const double frames = static_cast<double>(c.frames);
+  // From 20%: the start (FFT plans, first allocations) may build a backlog that is then caught
+  // up faster than the offered rate.
+  const double t_low = crossing_time(samples, 0.2 * frames);
+  const double t_high = crossing_time(samples, 0.9 * frames);
+  if (t_high > t_low) r.sustained_fps = 0.7 * frames / (t_high - t_low);
+  r.scan_seconds = crossing_time(samples, frames) - crossing_time(samples, 1);
+
+  const int server_exit = server->stop(kServerStopGrace);
+  if (r.failure.empty() && server_exit != 0) {
+    r.failure = "the server exited with status " + std::to_string(server_exit) +
+                " after SIGTERM:\n" + server->log_tail(12);
+  }
+  r.ok = r.failure.empty();
+  return r;
+}
+
+}  // namespace slicestream::bench
