@@ -65,6 +65,7 @@ struct SetUp {
   std::string name;
   int rows = 0;
   int cols = 0;
+  int window = 0;  // the preset's projections per rotation
   std::size_t frame_bytes() const { return static_cast<std::size_t>(rows) * cols * 2; }
 };
 
@@ -124,24 +125,20 @@ std::uint64_t frames_for(double fps, const Options& o) {
 }
 
 void add_options(CLI::App& app, Options& o) {
-  app.add_option("--server", o.server_path, "slicestream-server binary")->capture_default_str();
-  app.add_option("--detector", o.detector_path, "slicestream-detector binary")
-      ->capture_default_str();
+  app.option_defaults()->always_capture_default();
+  app.add_option("--server", o.server_path, "slicestream-server binary");
+  app.add_option("--detector", o.detector_path, "slicestream-detector binary");
   app.add_option("--backend", o.backend, "the server's --backend")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   app.add_option("--setups", o.setups, "detector presets to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"flexray", "highspeed", "tomobank"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"flexray", "highspeed", "tomobank"}));
   app.add_option("--transports", o.transports, "tcp (loopback) and/or ipc")
       ->delimiter(',')
-      ->check(CLI::IsMember({"tcp", "ipc"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"tcp", "ipc"}));
   app.add_option("--ladder", o.ladder, "offered rates as fractions of the bare ZeroMQ rate")
       ->delimiter(',')
-      ->check(CLI::Range(0.001, 100.0))
-      ->capture_default_str();
+      ->check(CLI::Range(0.001, 100.0));
   app.add_option("--rates", o.rates,
                  "offered rates in frames/s instead of the ladder (e.g. 100,200)")
       ->delimiter(',')
@@ -149,46 +146,40 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("!--no-max", o.max_step,
                "skip the step that streams as fast as back-pressure allows");
   app.add_option("--seconds", o.seconds, "streaming time per step at its offered rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--min-frames", o.min_frames, "fewest projections per step")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-frames", o.max_frames,
                  "most projections per step (keeps slow backends short)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--bare-seconds", o.bare_seconds, "measured time of each bare PUSH/PULL run")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--rows", o.rows, "detector rows of every set-up (default: the preset's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--cols", o.cols, "detector columns of every set-up (default: the preset's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--window", o.window,
-                 "projections per rotation (the server's window; default: the preset's)")
+                 "at most this many projections per rotation (the server's window, and the "
+                 "positions the detector precomputes per step; default: the preset's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--data-hwm", o.data_hwm, "the server's --data-hwm, and the bare PULL's RCVHWM")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--send-hwm", o.send_hwm,
                  "the detector's --send-hwm, and the bare PUSH's SNDHWM (default: the "
                  "detector's, by frame size)")
       ->check(CLI::PositiveNumber);
   app.add_option("--server-args", o.server_args,
-                 "more server flags, one string (e.g. \"--threads 2 --publish-rate 30\")");
-  app.add_option("--detector-args", o.detector_args, "more detector flags, one string");
+                 "more server flags, one string: --server-args=\"--threads 2 --publish-rate 30\"");
+  app.add_option("--detector-args", o.detector_args,
+                 "more detector flags, one string: --detector-args=\"--noise\"");
   app.add_option("--poll-interval", o.poll_interval_s, "seconds between GetStatus polls")
-      ->check(CLI::Range(0.001, 1.0))
-      ->capture_default_str();
+      ->check(CLI::Range(0.001, 1.0));
   app.add_option("--step-timeout", o.step_timeout_s, "seconds one step may take")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--stall-timeout", o.stall_timeout_s,
                  "seconds without progress, after the detector has sent everything, before the "
                  "rest of the scan counts as lost")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(CLI::PositiveNumber);
   app.add_option("--work-dir", o.work_dir,
                  "logs and ipc sockets (default: a new /tmp/slicestream-e2e.* directory, removed "
                  "after a clean run)");
@@ -318,7 +309,7 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
     c.preset = setup.name;
     c.rows = o.rows;
     c.cols = o.cols;
-    c.window = o.window;
+    c.window = o.window > 0 && o.window < setup.window ? o.window : 0;
     c.frames = frames_for(offered_fps > 0 ? offered_fps : bare.frames_per_s, o);
     c.offered_fps = offered_fps;
     c.scan_id = ++scan_id;
@@ -393,8 +384,11 @@ int main(int argc, char** argv) {
   std::uint64_t scan_id = 0;
   for (const std::string& name : o.setups) {
     const slicestream::detector::DetectorPreset& preset = slicestream::detector::find_preset(name);
-    SetUp setup{name, o.rows > 0 ? o.rows : preset.detector.rows,
-                o.cols > 0 ? o.cols : preset.detector.cols};
+    // A rotation is 360 degrees for cone beam, 180 for parallel beam (the detector's default).
+    SetUp setup{
+        name, o.rows > 0 ? o.rows : preset.detector.rows,
+        o.cols > 0 ? o.cols : preset.detector.cols,
+        preset.projections_per_180_deg * (preset.beam == slicestream::BeamKind::kCone ? 2 : 1)};
     for (const std::string& transport : o.transports) {
       try {
         run_transport(o, setup, transport == "ipc" ? Transport::kIpc : Transport::kTcp, run,
