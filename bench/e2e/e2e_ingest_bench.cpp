@@ -4,7 +4,8 @@
 // set-up (the detector presets) and transport it reports the offered and sustained frame rate,
 // GB/s, projections sent / integrated / lost, frame arrival -> slice publication latency
 // (p50/p99, the server's GetStatus) and ingest / bare. Prints the tables; --json FILE writes them.
-// README.md: how to run, what each column means, results.
+// Exit status: 0 every step integrated every frame, 1 a step could not run, 2 frames were lost or
+// discarded. README.md: how to run, what each column means, results.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -332,6 +333,11 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
     if (!r.ok) run.failed = true;
     if (r.ok && !step_lossless) run.lost = true;
     lossless = lossless && step_lossless;
+    if (!r.server_started) {
+      std::fprintf(stderr, "  the server did not start: skipping the other steps of %s %s\n",
+                   setup.name.c_str(), to_string(transport));
+      break;
+    }
     if (step_lossless && bare.frames_per_s > 0) {
       best_ratio = std::max(best_ratio, r.sustained_fps / bare.frames_per_s);
     }

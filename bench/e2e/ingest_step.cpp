@@ -167,6 +167,7 @@ StepResult run_ingest_step(const StepConfig& c) {
     r.failure = error.what();
     return r;
   }
+  r.server_started = true;
   r.backend = status.backend() + " (" + status.backend_device() + ")";
   r.server_start_s = seconds_since_begin();
 

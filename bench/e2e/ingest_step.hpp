@@ -58,6 +58,7 @@ struct StepConfig {
 struct StepResult {
   bool ok = false;               // both programs ran and exited cleanly (frames may still be lost)
   bool scan_ended = false;       // the server saw the scan's ScanEnd
+  bool server_started = false;   // false: it never answered (the next steps would fail alike)
   std::string failure;           // what went wrong (with the log's tail) when !ok
   std::string backend;           // as the server reports it: name and device
   std::uint64_t sent = 0;        // projections the detector sent (its exit status says all)
