@@ -20,10 +20,9 @@ std::size_t distinct_slot_run(const std::vector<ProjectionUpdate>& updates, std:
   std::size_t end = begin;
   while (end < updates.size() && end - begin < std::max<std::size_t>(limit, 1)) {
     const int slot = updates[end].slot;
-    const bool repeated =
-        std::any_of(updates.begin() + static_cast<std::ptrdiff_t>(begin),
-                    updates.begin() + static_cast<std::ptrdiff_t>(end),
-                    [slot](const ProjectionUpdate& u) { return u.slot == slot; });
+    const bool repeated = std::any_of(updates.begin() + static_cast<std::ptrdiff_t>(begin),
+                                      updates.begin() + static_cast<std::ptrdiff_t>(end),
+                                      [slot](const ProjectionUpdate& u) { return u.slot == slot; });
     if (repeated) break;
     ++end;
   }

@@ -217,11 +217,10 @@ void Reconstructor::handle_projections(std::vector<ProjectionItem>& items) {
     queue_projection(item);
     // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
     // the next rotation's first frame).
-    const bool shadow_full =
-        std::any_of(slices_.begin(), slices_.end(), [&](const auto& entry) {
-          return entry.second.shadow_active &&
-                 entry.second.covered_count >= static_cast<std::size_t>(window_);
-        });
+    const bool shadow_full = std::any_of(slices_.begin(), slices_.end(), [&](const auto& entry) {
+      return entry.second.shadow_active &&
+             entry.second.covered_count >= static_cast<std::size_t>(window_);
+    });
     if (shadow_full) {
       flush_batch();
       complete_full_shadows();
@@ -301,9 +300,9 @@ void Reconstructor::flush_batch() {
         lost = 1;
         ++untried;
       }
-      const std::string what = lost == 1 ? "projection " + std::to_string(first_lost)
-                                         : std::to_string(lost) + " projections from " +
-                                               std::to_string(first_lost);
+      const std::string what =
+          lost == 1 ? "projection " + std::to_string(first_lost)
+                    : std::to_string(lost) + " projections from " + std::to_string(first_lost);
       backend_error(what + " not integrated", e, lost);
       rebuild_after_failure();
     }

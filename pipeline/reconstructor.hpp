@@ -6,9 +6,9 @@
 // (Backend::replace_projections). Projections that were waiting together in the queue arrive as
 // one batch (handle_projections) and go to the backend as one call, which may fuse them into one
 // pass over the targets; rotation boundaries and completed shadows split a batch, so every
-// decision sees the store as if the frames had come one by one. Float drift is bounded by a refresh every refresh_rotations
-// rotations: a shadow target accumulates BP(new) during one rotation, slots the rotation did not
-// cover are added from the store, and the shadow replaces the live slice.
+// decision sees the store as if the frames had come one by one. Float drift is bounded by a refresh
+// every refresh_rotations rotations: a shadow target accumulates BP(new) during one rotation, slots
+// the rotation did not cover are added from the store, and the shadow replaces the live slice.
 // Per-rotation: the same shadow mechanism runs every rotation and its result is published.
 //
 // A filter change applies to projections filtered from then on: the window turns over within

@@ -41,7 +41,8 @@ void StageStats::end_item(Clock::time_point now, std::uint64_t items) {
   add_busy(begin_ns, end_ns);
   bucket(end_ns / kBucketNs).items += items;
   items_ += items;
-  const double share_us = static_cast<double>(end_ns - begin_ns) / 1000.0 / static_cast<double>(items);
+  const double share_us =
+      static_cast<double>(end_ns - begin_ns) / 1000.0 / static_cast<double>(items);
   for (std::uint64_t i = 0; i < items; ++i)
     service_.add(share_us);
 }

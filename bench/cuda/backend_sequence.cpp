@@ -75,13 +75,12 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     // handed over in batches of v.batch.
     auto frame = [&](int f, StageTimes* times) {
       const int slot = f % window;
-      const FrameView view{raw[static_cast<std::size_t>(f) % raw.size()].data(),
-                           PixelType::kUint16, detector};
+      const FrameView view{raw[static_cast<std::size_t>(f) % raw.size()].data(), PixelType::kUint16,
+                           detector};
       PreprocessCounters counters;
       const Clock::time_point t0 = Clock::now();
-      std::unique_ptr<ProjectionBuffer> projection =
-          backend.preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)],
-                             &counters);
+      std::unique_ptr<ProjectionBuffer> projection = backend.preprocess(
+          view, setup.geometry.vectors[static_cast<std::size_t>(slot)], &counters);
       const Clock::time_point t1 = Clock::now();
       backend.filter(*projection);
       const Clock::time_point t2 = Clock::now();
@@ -124,9 +123,9 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     backend.synchronize();
     const double wall_us = us_between(begin, Clock::now()) / frames;
     const CudaBackend::GraphCounts after = backend.graph_captures();
-    const auto recaptures = static_cast<double>(
-        (after.preprocess - warm.preprocess) + (after.filter - warm.filter) +
-        (after.reconstruct - warm.reconstruct));
+    const auto recaptures =
+        static_cast<double>((after.preprocess - warm.preprocess) + (after.filter - warm.filter) +
+                            (after.reconstruct - warm.reconstruct));
 
     // Latency: one frame at a time, waiting for the GPU after each (batch 1 only).
     double latency_us = 0;
@@ -157,7 +156,8 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
         .set("latency us (synchronized, median)", latency_us)
         .set("graphs captured in warm-up",
              static_cast<double>(warm.preprocess + warm.filter + warm.reconstruct))
-        .set("re-captures while timed", recaptures);
+        .set("re-captures while timed", recaptures)
+        .set("refused graph updates", static_cast<double>(after.update_failures));
   }
 }
 

@@ -194,9 +194,8 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
-  sequence.add(
-      KernelLaunch(pick_kernel<kMaxRecords>(beam, tuning), dim3(static_cast<unsigned>(blocks)),
-                   block, params));
+  sequence.add(KernelLaunch(pick_kernel<kMaxRecords>(beam, tuning),
+                            dim3(static_cast<unsigned>(blocks)), block, params));
 }
 
 }  // namespace

@@ -100,13 +100,15 @@ class LaunchSequence {
 
   enum class Kind { kKernel, kCopy, kFixed };
   // What must agree for an executable graph to be updated in place rather than captured anew:
-  // per step its kind and the kernel's function, the copy's kind or the fixed step's key.
+  // per step its kind and the kernel's function, the copy's kind and size, or the fixed step's
+  // key.
   struct StepShape {
     Kind kind;
     const void* what;
     cudaMemcpyKind copy_kind;
+    std::size_t bytes;
     bool operator==(const StepShape& o) const {
-      return kind == o.kind && what == o.what && copy_kind == o.copy_kind;
+      return kind == o.kind && what == o.what && copy_kind == o.copy_kind && bytes == o.bytes;
     }
   };
   std::vector<StepShape> shape() const;
@@ -144,16 +146,20 @@ class GraphReplayer {
   std::size_t captures() const { return captures_; }  // graphs captured and instantiated so far
   std::size_t launches() const { return launches_; }
   std::size_t cached() const { return entries_.size(); }
+  // In-place updates the driver refused (the graph was then captured anew; none expected).
+  std::size_t update_failures() const { return update_failures_; }
 
  private:
   struct Entry;
   Entry* find(const LaunchSequence& sequence);
   std::unique_ptr<Entry> capture(const LaunchSequence& sequence, cudaStream_t stream) const;
+  void update(Entry& entry, const LaunchSequence& sequence) const;
 
   std::size_t max_graphs_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::size_t captures_ = 0;
   std::size_t launches_ = 0;
+  std::size_t update_failures_ = 0;
   std::size_t clock_ = 0;
 };
 

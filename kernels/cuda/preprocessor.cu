@@ -29,13 +29,12 @@ KernelLaunch preprocess_typed(const Pixel* raw, const float* dark_table,
 template <class Pixel>
 KernelLaunch preprocess_pixels(const void* raw, const float* dark, const float* inv_gain,
                                DetectorShape shape, const PreprocessParams& params,
-                               const CosineWeight& cosine, float* out,
-                               unsigned long long* counts) {
+                               const CosineWeight& cosine, float* out, unsigned long long* counts) {
   const Pixel* pixels = static_cast<const Pixel*>(raw);
   if (params.already_linear) {
     if (cosine.enabled) {
-      return preprocess_typed<Pixel, true, true>(pixels, dark, inv_gain, shape, params, cosine,
-                                                 out, counts);
+      return preprocess_typed<Pixel, true, true>(pixels, dark, inv_gain, shape, params, cosine, out,
+                                                 counts);
     }
     return preprocess_typed<Pixel, true, false>(pixels, dark, inv_gain, shape, params, cosine, out,
                                                 counts);
@@ -62,9 +61,9 @@ Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream, bool use_gr
       inv_gain_(shape.pixels()),
       counts_(2),
       counts_host_(2),
-      ring_(use_graph ? std::max<std::size_t>(raw_.bytes(), 1)
-                      : PinnedUploadRing::kDefaultChunkBytes,
-            use_graph ? 2 : PinnedUploadRing::kDefaultChunks) {
+      ring_(
+          use_graph ? std::max<std::size_t>(raw_.bytes(), 1) : PinnedUploadRing::kDefaultChunkBytes,
+          use_graph ? 2 : PinnedUploadRing::kDefaultChunks) {
   if (use_graph) graph_ = std::make_unique<GraphReplayer>();
   set_calibration({}, {}, stream);
 }
@@ -143,8 +142,8 @@ void Preprocessor::append_device_work(const FrameView& raw, const PreprocessPara
   if (read_counts) {
     unsigned long long* host = counts_host_.data();
     sequence.add_fixed(&counts_host_, [counts, host](cudaStream_t s) {
-      SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(host, counts, 2 * sizeof(unsigned long long),
-                                             cudaMemcpyDeviceToHost, s));
+      SLICESTREAM_CUDA_CHECK(
+          cudaMemcpyAsync(host, counts, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
     });
   }
 }

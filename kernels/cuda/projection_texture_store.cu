@@ -203,8 +203,7 @@ __global__ void replace_quads_kernel(const __grid_constant__ ReplaceQuadsBatch b
 // Texture layers from the linear copy: layer blockIdx.z of an array whose first slot is
 // `first_slot`, from the plain copy or (without one) the quads' top-left texels.
 __global__ void layers_from_linear_kernel(cudaSurfaceObject_t surface, const float* plain,
-                                          const float4* quads, int first_slot, int rows,
-                                          int cols) {
+                                          const float4* quads, int first_slot, int rows, int cols) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
@@ -286,8 +285,8 @@ std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape
 
 std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
-  const std::size_t layers =
-      static_cast<std::size_t>(slots) + static_cast<std::size_t>(std::max(1, options.scratch_layers));
+  const std::size_t layers = static_cast<std::size_t>(slots) +
+                             static_cast<std::size_t>(std::max(1, options.scratch_layers));
   std::size_t per_layer = shape.pixels() * sizeof(float);
   if (options.linear_copy == LinearCopy::kPlain) per_layer += shape.pixels() * sizeof(float);
   if (options.linear_copy == LinearCopy::kQuads) {
@@ -367,8 +366,8 @@ TextureRef ProjectionTextureStore::slot_ref(int slot) const {
 
 TextureRef ProjectionTextureStore::scratch_ref(int index) const {
   if (index < 0 || index >= scratch_layers_) {
-    throw CudaError("projection store scratch layer " + std::to_string(index) + " out of range [0, " +
-                    std::to_string(scratch_layers_) + ")");
+    throw CudaError("projection store scratch layer " + std::to_string(index) +
+                    " out of range [0, " + std::to_string(scratch_layers_) + ")");
   }
   const std::size_t i = static_cast<std::size_t>(index);
   TextureRef ref;
@@ -490,7 +489,8 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
 
 void ProjectionTextureStore::set_texture_layer_writes(bool enabled, cudaStream_t stream) {
   if (!enabled && linear_copy_ == LinearCopy::kNone) {
-    throw CudaError("projection store: the texture layers are its only copy; they cannot be skipped");
+    throw CudaError(
+        "projection store: the texture layers are its only copy; they cannot be skipped");
   }
   if (enabled && !layers_current_) sync_layers_from_linear(stream);
   layer_writes_ = enabled;

@@ -136,10 +136,10 @@ class ProjectionTextureStore {
   bool layers_current_ = true;
   std::vector<std::unique_ptr<LayeredArray>> arrays_;
   std::unique_ptr<LayeredArray> scratch_;  // scratch_layers layers
-  DeviceBuffer<float> plain_;           // slots x rows x cols (kPlain)
-  DeviceBuffer<float> scratch_plain_;   // scratch_layers x rows x cols (kPlain)
-  DeviceBuffer<float4> quads_;          // slots x quad_count() (kQuads)
-  DeviceBuffer<float4> scratch_quads_;  // scratch_layers x quad_count() (kQuads)
+  DeviceBuffer<float> plain_;              // slots x rows x cols (kPlain)
+  DeviceBuffer<float> scratch_plain_;      // scratch_layers x rows x cols (kPlain)
+  DeviceBuffer<float4> quads_;             // slots x quad_count() (kQuads)
+  DeviceBuffer<float4> scratch_quads_;     // scratch_layers x quad_count() (kQuads)
 };
 
 }  // namespace slicestream::cuda

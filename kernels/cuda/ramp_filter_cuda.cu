@@ -101,9 +101,8 @@ LaunchSequence RampFilterCuda::sequence(float* projection) {
   const int rows = shape_.rows;
   const auto row_count = static_cast<unsigned>(rows);
   LaunchSequence seq;
-  seq.add(KernelLaunch(&pad_rows_kernel, dim3(blocks_for(padded_width_), row_count),
-                       dim3(kThreads), projection, padded_.data(), rows, shape_.cols,
-                       padded_width_));
+  seq.add(KernelLaunch(&pad_rows_kernel, dim3(blocks_for(padded_width_), row_count), dim3(kThreads),
+                       projection, padded_.data(), rows, shape_.cols, padded_width_));
   // The transforms work on the filter's own buffers: the same work for every projection.
   const cufftHandle forward = forward_.get();
   float* padded = padded_.data();
@@ -119,9 +118,8 @@ LaunchSequence RampFilterCuda::sequence(float* projection) {
     SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse, stream));
     SLICESTREAM_CUFFT_CHECK(cufftExecC2R(inverse, spectrum, padded));
   });
-  seq.add(KernelLaunch(&unpad_rows_kernel, dim3(blocks_for(shape_.cols), row_count),
-                       dim3(kThreads), padded_.data(), projection, rows, shape_.cols,
-                       padded_width_));
+  seq.add(KernelLaunch(&unpad_rows_kernel, dim3(blocks_for(shape_.cols), row_count), dim3(kThreads),
+                       padded_.data(), projection, rows, shape_.cols, padded_width_));
   return seq;
 }
 

@@ -104,8 +104,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter, m.options.use_graphs);
     s->pool = std::make_shared<CudaProjectionPool>(detector.pixels(), in_flight);
     const cuda::BackprojectTuning tuning = m.effective_tuning(m.options.tuning, *s->store);
-    s->backprojector =
-        std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, tuning);
+    s->backprojector = std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, tuning);
     if (m.options.use_graphs) s->reconstruct_graph = std::make_unique<cuda::GraphReplayer>();
     m.apply_texture_policy(*s, tuning);
     {

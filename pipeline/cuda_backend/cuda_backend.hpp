@@ -88,6 +88,7 @@ class CudaBackend final : public Backend {
     std::size_t preprocess = 0;
     std::size_t filter = 0;
     std::size_t reconstruct = 0;
+    std::size_t update_failures = 0;  // in-place updates the driver refused (all stages)
   };
   GraphCounts graph_captures() const;
   const CudaBackendOptions& options() const;

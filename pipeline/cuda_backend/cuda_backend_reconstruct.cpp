@@ -213,6 +213,11 @@ CudaBackend::GraphCounts CudaBackend::graph_captures() const {
   GraphCounts counts;
   if (!impl_->scan) return counts;
   const ScanState& s = *impl_->scan;
+  for (const cuda::GraphReplayer* g :
+       {s.preprocessor->graph(), s.ramp->graph(),
+        static_cast<const cuda::GraphReplayer*>(s.reconstruct_graph.get())}) {
+    if (g != nullptr) counts.update_failures += g->update_failures();
+  }
   if (const cuda::GraphReplayer* g = s.preprocessor->graph()) counts.preprocess = g->captures();
   if (const cuda::GraphReplayer* g = s.ramp->graph()) counts.filter = g->captures();
   if (s.reconstruct_graph) counts.reconstruct = s.reconstruct_graph->captures();

@@ -134,8 +134,8 @@ RunResult run(PipelineConfig config, int frames, bool gated, int fail_update = -
   std::thread feeder([&] {
     std::mt19937 rng(7);
     for (int i = 0; i < frames; ++i) {
-      EXPECT_TRUE(
-          pipeline.submit(test::make_random_frame(scan.description, static_cast<std::uint32_t>(i), rng)));
+      EXPECT_TRUE(pipeline.submit(
+          test::make_random_frame(scan.description, static_cast<std::uint32_t>(i), rng)));
     }
   });
   if (gated) {

@@ -211,7 +211,8 @@ TEST(CpuBackend, BatchedUpdatesEqualOneByOne) {
   const float scale = angular_weight(one.slots);
   for (Fixture* f : {&one, &batch})
     f->backend->begin_scan(f->setup);
-  const GridSpec other_grid = slice_grid(default_slices(VolumeBox{{-10, -10, -6}, {10, 10, 6}})[0], 13, 11);
+  const GridSpec other_grid =
+      slice_grid(default_slices(VolumeBox{{-10, -10, -6}, {10, 10, 6}})[0], 13, 11);
   std::unique_ptr<ReconTarget> live[2][2];
   std::unique_ptr<ReconTarget> shadow[2];
   Fixture* fixtures[2] = {&one, &batch};

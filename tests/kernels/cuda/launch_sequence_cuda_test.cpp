@@ -54,6 +54,7 @@ TEST(GraphReplay, RampFilterGraphEqualsStepByStep) {
   }
   EXPECT_EQ(graphed.graph()->captures(), 1u);
   EXPECT_EQ(graphed.graph()->launches(), 6u);
+  EXPECT_EQ(graphed.graph()->update_failures(), 0u);
 }
 
 TEST(GraphReplay, PreprocessGraphEqualsStepByStepWithCounters) {
@@ -99,10 +100,13 @@ TEST(GraphReplay, PreprocessGraphEqualsStepByStepWithCounters) {
     EXPECT_EQ(host_of(b), host_of(a));
     EXPECT_EQ(counted[1].clamped_low, counted[0].clamped_low);
     EXPECT_EQ(counted[1].non_finite, counted[0].non_finite);
-    if (with_counters) EXPECT_GT(counted[1].clamped_low, 0u);
+    if (with_counters) {
+      EXPECT_GT(counted[1].clamped_low, 0u);
+    }
   }
   EXPECT_EQ(graphed.graph()->captures(), 3u);
   EXPECT_EQ(graphed.graph()->launches(), 8u);
+  EXPECT_EQ(graphed.graph()->update_failures(), 0u);  // the copy node follows the staged chunk
 }
 
 // The reconstruct stage's sequence: a batched replacement pass and one backprojection launch.
@@ -148,9 +152,9 @@ TEST(GraphReplay, StoreUpdateAndBackprojectionGraphEqualsStepByStep) {
     for (int slot : batch) {
       keep.push_back(test::to_device(test::smooth_random_image(random, shape.rows, shape.cols)));
       const bool had_old = filled[static_cast<std::size_t>(slot)];
-      replacements.push_back({slot, keep.back().data(),
-                              had_old ? cuda::ScratchContent::kDifference
-                                      : cuda::ScratchContent::kUnchanged});
+      replacements.push_back(
+          {slot, keep.back().data(),
+           had_old ? cuda::ScratchContent::kDifference : cuda::ScratchContent::kUnchanged});
       filled[static_cast<std::size_t>(slot)] = true;
     }
     for (int g = 0; g < 2; ++g) {
@@ -163,12 +167,11 @@ TEST(GraphReplay, StoreUpdateAndBackprojectionGraphEqualsStepByStep) {
         job.accumulate = true;
         for (std::size_t k = 0; k < replacements.size(); ++k) {
           const int slot = replacements[k].slot;
-          job.sources.push_back(
-              {maps[static_cast<std::size_t>(slot)],
-               replacements[k].scratch == cuda::ScratchContent::kDifference
-                   ? s.store->scratch_ref(static_cast<int>(k))
-                   : s.store->slot_ref(slot),
-               scale});
+          job.sources.push_back({maps[static_cast<std::size_t>(slot)],
+                                 replacements[k].scratch == cuda::ScratchContent::kDifference
+                                     ? s.store->scratch_ref(static_cast<int>(k))
+                                     : s.store->slot_ref(slot),
+                                 scale});
         }
         jobs.push_back(std::move(job));
       }
@@ -197,6 +200,7 @@ TEST(GraphReplay, StoreUpdateAndBackprojectionGraphEqualsStepByStep) {
   // its grid's depth) and at most 2 x 4 sources keep the backprojection's small parameter block.
   EXPECT_EQ(replayer.captures(), 1u);
   EXPECT_EQ(replayer.launches(), batches.size());
+  EXPECT_EQ(replayer.update_failures(), 0u);
 }
 
 TEST(GraphReplay, EvictedShapesAreCapturedAgainAndStayCorrect) {

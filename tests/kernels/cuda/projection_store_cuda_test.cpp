@@ -201,8 +201,7 @@ void check_batches(cuda::LinearCopy copy, bool skip_layers) {
     return keep.back().data();
   };
   // Unwritten linear copies are not zeroed: start every view of every slot from zeros.
-  const cuda::DeviceBuffer<float> zeros =
-      test::to_device(std::vector<float>(shape.pixels(), 0.0f));
+  const cuda::DeviceBuffer<float> zeros = test::to_device(std::vector<float>(shape.pixels(), 0.0f));
   for (int s = 0; s < slots; ++s)
     store.write_slot(s, zeros.data(), stream.get());
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -291,13 +290,12 @@ TEST(ProjectionStoreCuda, RejectsBadBatches) {
   cuda::DeviceBuffer<float> p = test::to_device(std::vector<float>(16, 1.0f));
   cuda::Stream stream;
   const auto unchanged = cuda::ScratchContent::kUnchanged;
-  EXPECT_THROW(store.replace_slots({{1, p.data(), unchanged}, {1, p.data(), unchanged}},
-                                   stream.get()),
-               cuda::CudaError);
-  EXPECT_THROW(store.replace_slots({{0, p.data(), unchanged},
-                                    {1, p.data(), unchanged},
-                                    {2, p.data(), unchanged}},
-                                   stream.get()),
+  EXPECT_THROW(
+      store.replace_slots({{1, p.data(), unchanged}, {1, p.data(), unchanged}}, stream.get()),
+      cuda::CudaError);
+  EXPECT_THROW(store.replace_slots(
+                   {{0, p.data(), unchanged}, {1, p.data(), unchanged}, {2, p.data(), unchanged}},
+                   stream.get()),
                cuda::CudaError);
   EXPECT_THROW(store.scratch_ref(2), cuda::CudaError);
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
