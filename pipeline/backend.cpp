@@ -1,5 +1,5 @@
-// The Backend interface's shared parts: the one-by-one batch and the distinct-slot runs that
-// fusing backends process in one pass.
+// The Backend interface's shared parts: one store update as a batch of one, and the
+// distinct-slot runs that backends fuse into one pass.
 #include <algorithm>
 #include <utility>
 
@@ -7,12 +7,17 @@
 
 namespace slicestream {
 
-void Backend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
-  for (ProjectionUpdate& update : updates) {
-    replace_projection(update.slot, update.map, std::move(update.projection), update.live,
-                       update.accumulate, scale);
-    update.applied = true;
-  }
+void Backend::replace_projection(int slot, const ProjectionMap& map,
+                                 std::unique_ptr<ProjectionBuffer> projection,
+                                 const std::vector<ReconTarget*>& live,
+                                 const std::vector<ReconTarget*>& accumulate, float scale) {
+  std::vector<ProjectionUpdate> one(1);
+  one[0].slot = slot;
+  one[0].map = map;
+  one[0].projection = std::move(projection);
+  one[0].live = live;
+  one[0].accumulate = accumulate;
+  replace_projections(one, scale);
 }
 
 std::size_t distinct_slot_run(const std::vector<ProjectionUpdate>& updates, std::size_t begin,

@@ -104,20 +104,21 @@ class Backend {
   //   every t in live:       t += scale * (BP_map(new) - BP_old_map(old))   (old = 0 if empty)
   //   every t in accumulate: t += scale * BP_map(new)
   // When map equals the slot's previous map the backend may backproject (new - old) once.
-  virtual void replace_projection(int slot, const ProjectionMap& map,
-                                  std::unique_ptr<ProjectionBuffer> projection,
-                                  const std::vector<ReconTarget*>& live,
-                                  const std::vector<ReconTarget*>& accumulate, float scale) = 0;
+  // One update of replace_projections; throws what it throws.
+  void replace_projection(int slot, const ProjectionMap& map,
+                          std::unique_ptr<ProjectionBuffer> projection,
+                          const std::vector<ReconTarget*>& live,
+                          const std::vector<ReconTarget*>& accumulate, float scale);
 
-  // A batch of replace_projection calls with exactly their effect in order (a slot may appear
-  // more than once), each update with its own target lists. A backend may fuse the batch: the
-  // targets are then read and written once per batch instead of once per projection, which is
-  // the floor of the incremental update. Results equal the one-by-one calls up to float rounding
-  // (sums in another order). This default applies the updates one by one.
+  // Store updates in order, each as replace_projection describes with its own target lists (a
+  // slot may appear more than once): exactly the effect of the updates one by one. A backend may
+  // fuse them: the targets are then read and written once per batch instead of once per
+  // projection, which is the floor of the incremental update. Results equal the one-by-one
+  // updates up to float rounding (sums in another order).
   // On failure it throws BackendError: updates with `applied` set took effect; of the others,
   // one whose `projection` is still set was not attempted (the caller may submit it again) and
   // one whose projection was taken is lost. Live targets may then be partly updated.
-  virtual void replace_projections(std::vector<ProjectionUpdate>& updates, float scale);
+  virtual void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) = 0;
 
   // Planes [plane_begin, plane_end) of target: (accumulate ? target : 0) + scale * sum over the
   // given slots of BP(stored projection). Empty slots contribute nothing.

@@ -71,19 +71,6 @@ void CpuBackend::Impl::run_backprojection(const std::vector<BackprojectionJob>& 
   });
 }
 
-void CpuBackend::replace_projection(int slot, const ProjectionMap& map,
-                                    std::unique_ptr<ProjectionBuffer> projection,
-                                    const std::vector<ReconTarget*>& live,
-                                    const std::vector<ReconTarget*>& accumulate, float scale) {
-  std::vector<ProjectionUpdate> one(1);
-  one[0].slot = slot;
-  one[0].map = map;
-  one[0].projection = std::move(projection);
-  one[0].live = live;
-  one[0].accumulate = accumulate;
-  replace_projections(one, scale);
-}
-
 void CpuBackend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
   Impl& m = *impl_;
   m.require_scan("replace_projection");

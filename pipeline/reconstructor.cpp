@@ -300,10 +300,13 @@ void Reconstructor::flush_batch() {
         lost = 1;
         ++untried;
       }
-      const std::string what =
-          lost == 1 ? "projection " + std::to_string(first_lost)
-                    : std::to_string(lost) + " projections from " + std::to_string(first_lost);
-      backend_error(what + " not integrated", e, lost);
+      std::string what = "a batched store update failed";
+      if (lost == 1) what = "projection " + std::to_string(first_lost) + " not integrated";
+      if (lost > 1) {
+        what = std::to_string(lost) + " projections from " + std::to_string(first_lost) +
+               " on not integrated";
+      }
+      backend_error(what, e, lost);
       rebuild_after_failure();
     }
     // Untried updates go again (their targets are current: live ones were rebuilt from the store).

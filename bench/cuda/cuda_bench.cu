@@ -144,6 +144,30 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
   }
 }
 
+// Microseconds per frame of `enqueue(k, stream)` for k = 0, step, 2 step, ... < frames (CUDA-event
+// median of `reps` runs of the whole loop, divided by `frames`).
+template <class F>
+double us_per_frame(int reps, int frames, int step, F&& enqueue) {
+  const double ms = median_ms(reps, [&](cudaStream_t s) {
+    for (int k = 0; k < frames; k += step)
+      enqueue(k, s);
+  });
+  return 1e3 * ms / frames;
+}
+
+// The three slices as accumulating backprojection jobs, sources to be filled in.
+std::vector<cuda::BackprojectJob> slice_update_jobs(Scene& scene) {
+  std::vector<cuda::BackprojectJob> jobs;
+  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
+    cuda::BackprojectJob job;
+    job.grid = scene.slices[s];
+    job.data = scene.targets[s].data();
+    job.accumulate = true;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 // One arriving projection: one pass writes it into its slot in place (texture layer and linear
 // copy) and leaves new - old in the scratch; one launch adds BP(new - old) to the three live
 // slices. Breakdown per step, next to a plain copy of the projection.
@@ -153,14 +177,7 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   const int frames = std::min(n, 64);
   const float scale = angular_weight(n);
   cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
-  std::vector<cuda::BackprojectJob> jobs;
-  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
-    cuda::BackprojectJob job;
-    job.grid = scene.slices[s];
-    job.data = scene.targets[s].data();
-    job.accumulate = true;
-    jobs.push_back(std::move(job));
-  }
+  std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
   auto jobs_for = [&](int slot) {
     for (auto& job : jobs) {
       job.sources = {{scene.maps[static_cast<std::size_t>(slot)], store.scratch_ref(), scale}};
@@ -170,13 +187,7 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   // The "new" projection of slot k is the stored projection of slot k + 1 (different data).
   auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
   auto per_frame_us = [&](auto&& enqueue_frame) {
-    return 1e3 *
-           median_ms(reps,
-                     [&](cudaStream_t s) {
-                       for (int k = 0; k < frames; ++k)
-                         enqueue_frame(k, s);
-                     }) /
-           frames;
+    return us_per_frame(reps, frames, 1, enqueue_frame);
   };
   const double total_us = per_frame_us([&](int k, cudaStream_t s) {
     store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
@@ -234,28 +245,17 @@ void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int 
     return batch;
   };
   auto jobs_of = [&](int first, int count) {
-    std::vector<cuda::BackprojectJob> jobs;
-    for (std::size_t s = 0; s < scene.slices.size(); ++s) {
-      cuda::BackprojectJob job;
-      job.grid = scene.slices[s];
-      job.data = scene.targets[s].data();
-      job.accumulate = true;
+    std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
+    for (cuda::BackprojectJob& job : jobs) {
       for (int i = 0; i < count; ++i) {
         job.sources.push_back(
             {scene.maps[static_cast<std::size_t>(first + i)], store.scratch_ref(i), scale});
       }
-      jobs.push_back(std::move(job));
     }
     return jobs;
   };
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
-    return 1e3 *
-           median_ms(reps,
-                     [&](cudaStream_t s) {
-                       for (int k = 0; k < frames; k += batch)
-                         enqueue_batch(k, s);
-                     }) /
-           frames;
+    return us_per_frame(reps, frames, batch, enqueue_batch);
   };
   for (bool layers : {true, false}) {
     store.set_texture_layer_writes(layers, nullptr);

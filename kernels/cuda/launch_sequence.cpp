@@ -134,8 +134,25 @@ cudaGraphNode_t last_captured_node(cudaStream_t stream, cudaGraphNodeType expect
 struct GraphReplayer::Entry {
   std::vector<LaunchSequence::StepShape> shape;
   std::vector<cudaGraphNode_t> nodes;     // per step; null for fixed steps
-  std::vector<cudaMemcpy3DParms> copies;  // per step: the copy node's captured parameters
-  cudaGraph_t graph = nullptr;            // kept: exec updates name nodes of this graph
+  std::vector<cudaMemcpy3DParms> copies;  // per step: the copy node's parameters in the graph
+  // Per kernel step, what the executable graph holds now: arguments and launch dimensions.
+  std::vector<std::vector<unsigned char>> arguments;
+  std::vector<dim3> grids;
+  std::vector<dim3> blocks;
+
+  // Records `launch` as what kernel step `i` holds.
+  void remember(std::size_t i, const KernelLaunch& launch) {
+    arguments[i].assign(launch.argument_bytes(), launch.argument_bytes() + launch.argument_size());
+    grids[i] = launch.grid();
+    blocks[i] = launch.block();
+  }
+  bool holds(std::size_t i, const KernelLaunch& launch) const {
+    auto same = [](dim3 a, dim3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
+    return same(grids[i], launch.grid()) && same(blocks[i], launch.block()) &&
+           arguments[i].size() == launch.argument_size() &&
+           std::equal(arguments[i].begin(), arguments[i].end(), launch.argument_bytes());
+  }
+  cudaGraph_t graph = nullptr;  // kept: exec updates name nodes of this graph
   cudaGraphExec_t exec = nullptr;
   std::size_t last_use = 0;
 
@@ -168,6 +185,9 @@ std::unique_ptr<GraphReplayer::Entry> GraphReplayer::capture(const LaunchSequenc
   entry->shape = sequence.shape();
   entry->nodes.reserve(sequence.steps_.size());
   entry->copies.resize(sequence.steps_.size());
+  entry->arguments.resize(sequence.steps_.size());
+  entry->grids.resize(sequence.steps_.size());
+  entry->blocks.resize(sequence.steps_.size());
   // Kernels are loaded on first use (lazy loading): load ours before the capture, so that no
   // module loading happens inside it.
   for (const LaunchSequence::Step& step : sequence.steps_) {
@@ -182,6 +202,7 @@ std::unique_ptr<GraphReplayer::Entry> GraphReplayer::capture(const LaunchSequenc
       switch (step.kind) {
         case LaunchSequence::Kind::kKernel:
           entry->nodes.push_back(last_captured_node(stream, cudaGraphNodeTypeKernel));
+          entry->remember(entry->nodes.size() - 1, *step.kernel);
           break;
         case LaunchSequence::Kind::kCopy:
           entry->nodes.push_back(last_captured_node(stream, cudaGraphNodeTypeMemcpy));
@@ -213,13 +234,20 @@ void GraphReplayer::update(Entry& entry, const LaunchSequence& sequence) const {
   for (std::size_t i = 0; i < sequence.steps_.size(); ++i) {
     const LaunchSequence::Step& step = sequence.steps_[i];
     if (step.kind == LaunchSequence::Kind::kKernel) {
+      if (entry.holds(i, *step.kernel)) continue;
       const cudaKernelNodeParams params = step.kernel->node_params();
+      // Forget the old arguments first: after a refused update the node's content is unknown.
+      entry.arguments[i].clear();
       SLICESTREAM_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(entry.exec, entry.nodes[i], &params));
+      entry.remember(i, *step.kernel);
     } else if (step.kind == LaunchSequence::Kind::kCopy) {
-      cudaMemcpy3DParms params = entry.copies[i];
-      params.srcPtr.ptr = const_cast<void*>(step.src);
-      params.dstPtr.ptr = step.dst;
-      SLICESTREAM_CUDA_CHECK(cudaGraphExecMemcpyNodeSetParams(entry.exec, entry.nodes[i], &params));
+      cudaMemcpy3DParms& params = entry.copies[i];
+      if (params.srcPtr.ptr == step.src && params.dstPtr.ptr == step.dst) continue;
+      cudaMemcpy3DParms next = params;
+      next.srcPtr.ptr = const_cast<void*>(step.src);
+      next.dstPtr.ptr = step.dst;
+      SLICESTREAM_CUDA_CHECK(cudaGraphExecMemcpyNodeSetParams(entry.exec, entry.nodes[i], &next));
+      params = next;
     }
   }
 }

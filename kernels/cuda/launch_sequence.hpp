@@ -6,8 +6,8 @@
 // the same work every frame). It runs either eagerly, step by step (enqueue), or through a
 // GraphReplayer: the first time a sequence of a given shape is seen it is captured into a CUDA
 // graph and instantiated; afterwards only the kernel arguments, launch dimensions and copy
-// pointers of the executable graph are rewritten (cudaGraphExecKernelNodeSetParams,
-// cudaGraphExecMemcpyNodeSetParams1D) before one cudaGraphLaunch. Both paths run the same kernels
+// pointers that changed are rewritten in the executable graph (cudaGraphExecKernelNodeSetParams,
+// cudaGraphExecMemcpyNodeSetParams) before one cudaGraphLaunch. Both paths run the same kernels
 // with the same arguments, so their results are identical.
 //
 // Stream ordering: a graph launch is ordered after everything enqueued earlier on its stream, so
@@ -42,8 +42,10 @@ class KernelLaunch {
                   "kernel parameter over-aligned for the argument storage");
     std::size_t size = 0;
     ((size = align_up(size, alignof(Params)) + sizeof(Params)), ...);
-    // new[] returns storage aligned for any fundamental type (kStorageAlignment).
-    storage_.reset(new unsigned char[size > 0 ? size : 1]);
+    // new[] returns storage aligned for any fundamental type (kStorageAlignment). Zeroed, so that
+    // padding between arguments compares equal (argument_bytes).
+    size_ = size;
+    storage_.reset(new unsigned char[size > 0 ? size : 1]());
     args_.reserve(sizeof...(Params));
     std::size_t offset = 0;
     (place<Params>(offset, args), ...);
@@ -56,6 +58,9 @@ class KernelLaunch {
   const void* function() const { return function_; }
   dim3 grid() const { return grid_; }
   dim3 block() const { return block_; }
+  // The arguments as stored (graph replay skips updates of nodes whose arguments did not change).
+  const unsigned char* argument_bytes() const { return storage_.get(); }
+  std::size_t argument_size() const { return size_; }
   // Kernel node parameters pointing into this launch's argument storage (valid while it lives;
   // the driver copies them).
   cudaKernelNodeParams node_params() const;
@@ -78,6 +83,7 @@ class KernelLaunch {
   const void* function_;
   dim3 grid_;
   dim3 block_;
+  std::size_t size_ = 0;
   std::unique_ptr<unsigned char[]> storage_;
   std::vector<void*> args_;
 };

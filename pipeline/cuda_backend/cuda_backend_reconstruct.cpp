@@ -12,19 +12,6 @@ using cuda_backend_detail::reads_texture_layers;
 using cuda_backend_detail::same_map;
 using cuda_backend_detail::ScanState;
 
-void CudaBackend::replace_projection(int slot, const ProjectionMap& map,
-                                     std::unique_ptr<ProjectionBuffer> projection,
-                                     const std::vector<ReconTarget*>& live,
-                                     const std::vector<ReconTarget*>& accumulate, float scale) {
-  std::vector<ProjectionUpdate> one(1);
-  one[0].slot = slot;
-  one[0].map = map;
-  one[0].projection = std::move(projection);
-  one[0].live = live;
-  one[0].accumulate = accumulate;
-  replace_projections(one, scale);
-}
-
 void CudaBackend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
   Impl& m = *impl_;
   guarded("replace_projection", [&] {

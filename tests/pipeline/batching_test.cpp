@@ -21,7 +21,7 @@ using test::relative_error;
 
 // The CpuBackend behind a gate: store updates wait until open(), so that frames pile up in the
 // reconstruct queue; records every batch's size; can lose one update with an error.
-class GatedBackend final : public Backend {
+class GatedBackend final : public test::ForwardingBackend {
  public:
   int fail_update = -1;  // this update (counted from 0 over all batches) fails once
 
@@ -37,29 +37,6 @@ class GatedBackend final : public Backend {
     return batches_;
   }
 
-  BackendInfo info() const override { return inner_.info(); }
-  void begin_scan(const ScanSetup& setup) override { inner_.begin_scan(setup); }
-  void end_scan() override { inner_.end_scan(); }
-  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override {
-    inner_.set_calibration(dark, flat);
-  }
-  void set_filter(const FilterConfig& config) override { inner_.set_filter(config); }
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override {
-    return inner_.preprocess(raw, vector, counters);
-  }
-  void filter(ProjectionBuffer& projection) override { inner_.filter(projection); }
-  std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override {
-    return inner_.create_target(grid);
-  }
-  void replace_projection(int slot, const ProjectionMap& map,
-                          std::unique_ptr<ProjectionBuffer> projection,
-                          const std::vector<ReconTarget*>& live,
-                          const std::vector<ReconTarget*>& accumulate, float scale) override {
-    std::vector<ProjectionUpdate> one(1);
-    one[0] = ProjectionUpdate{slot, map, std::move(projection), live, accumulate, false};
-    replace_projections(one, scale);
-  }
   void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -68,38 +45,20 @@ class GatedBackend final : public Backend {
     }
     const int first = seen_;
     seen_ += static_cast<int>(updates.size());
-    if (fail_update >= first && fail_update < seen_) {
-      const auto k = static_cast<std::size_t>(fail_update - first);
-      fail_update = -1;
-      // The updates before it take effect, it is lost, the rest are left untried.
-      std::vector<ProjectionUpdate> head;
-      for (std::size_t i = 0; i < k; ++i)
-        head.push_back(std::move(updates[i]));
-      inner_.replace_projections(head, scale);
-      for (std::size_t i = 0; i < k; ++i)
-        updates[i] = std::move(head[i]);
-      updates[k].projection.reset();
-      throw BackendError("injected failure inside a batch");
+    if (fail_update < first || fail_update >= seen_) {
+      inner_.replace_projections(updates, scale);
+      return;
     }
-    inner_.replace_projections(updates, scale);
-  }
-  void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
-                         bool accumulate, int plane_begin, int plane_end) override {
-    inner_.backproject_store(slots, target, scale, accumulate, plane_begin, plane_end);
-  }
-  void set_slot_maps(const std::vector<ProjectionMap>& maps) override {
-    inner_.set_slot_maps(maps);
-  }
-  void clear_target(ReconTarget& target) override { inner_.clear_target(target); }
-  void copy_target(const ReconTarget& from, ReconTarget& to) override {
-    inner_.copy_target(from, to);
-  }
-  void read_target(const ReconTarget& target, float* host) override {
-    inner_.read_target(target, host);
+    // The updates before the failing one take effect, it is lost, the rest are left untried.
+    const auto failing = static_cast<std::size_t>(fail_update - first);
+    fail_update = -1;
+    for (std::size_t i = 0; i < failing; ++i)
+      apply_one(updates[i], scale);
+    updates[failing].projection.reset();
+    throw BackendError("injected failure inside a batch");
   }
 
  private:
-  CpuBackend inner_{CpuBackendOptions{2, 0}};
   mutable std::mutex mutex_;
   std::condition_variable opened_;
   bool open_ = false;

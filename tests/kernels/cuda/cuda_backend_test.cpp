@@ -15,6 +15,7 @@
 #include "pipeline/cpu_backend.hpp"
 #include "pipeline/cuda_backend/cuda_backend.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
+#include "tests/pipeline/pipeline_test_support.hpp"
 
 namespace slicestream {
 namespace {
@@ -93,18 +94,35 @@ std::vector<Variant> variants() {
   return {{"step by step", eager}, {"graphs", graphs}};
 }
 
+// A circular scan of uint16 frames of the phantom in a 20 mm box.
+struct PhantomScan {
+  ScanSetup setup;
+  VolumeBox box = test::centered_box(20.0);
+  int window = 0;
+  float scale = 0;  // angular weight of the window
+};
+
+PhantomScan phantom_scan(BeamKind beam, DetectorShape detector, int window, FilterConfig filter,
+                         std::size_t in_flight) {
+  PhantomScan scan;
+  scan.setup.geometry = test::circular_geometry(beam, detector, window);
+  scan.setup.pixel_type = PixelType::kUint16;
+  scan.setup.filter = filter;
+  scan.setup.projections_in_flight = in_flight;
+  scan.window = window;
+  scan.scale = angular_weight(window);
+  return scan;
+}
+
 void run_same_sequence(BeamKind beam) {
+  const PhantomScan scan = phantom_scan(beam, {40, 64}, 24, {FilterWindow::kSheppLogan, 0.9f}, 4);
+  const ScanSetup& setup = scan.setup;
+  const DetectorShape detector = setup.geometry.detector;
+  const int window = scan.window;
+  const VolumeBox box = scan.box;
+  const float scale = scan.scale;
   RandomSource random;
   SCOPED_TRACE(random.trace());
-  const DetectorShape detector{40, 64};
-  const int window = 24;
-  const VolumeBox box = test::centered_box(20.0);
-  ScanSetup setup;
-  setup.geometry = test::circular_geometry(beam, detector, window);
-  setup.pixel_type = PixelType::kUint16;
-  setup.filter = {FilterWindow::kSheppLogan, 0.9f};
-  setup.projections_in_flight = 4;
-  const float scale = angular_weight(window);
   std::vector<float> dark = random.floats(detector.pixels(), 95.0, 105.0);
   std::vector<float> flat = random.floats(detector.pixels(), 20050.0, 20150.0);
 
@@ -251,17 +269,12 @@ TEST(CudaBackend, SameCallsAsCpuBackendGiveSameTargetsParallel) {
 // CPU backend: batches longer than max_batch, repeated slots inside a batch, live, shadow
 // (accumulate, then live) and preview targets, maps that change; an odd detector and odd grids.
 void run_batched(BeamKind beam, bool graphs) {
+  // An odd detector; 16 projections in flight: a whole batch is filtered before it is stored.
+  const PhantomScan scan = phantom_scan(beam, {37, 53}, 15, {FilterWindow::kHamming, 0.85f}, 16);
+  const ScanSetup& setup = scan.setup;
+  const float scale = scan.scale;
   RandomSource random;
   SCOPED_TRACE(random.trace());
-  const DetectorShape detector{37, 53};
-  const int window = 15;
-  const VolumeBox box = test::centered_box(20.0);
-  ScanSetup setup;
-  setup.geometry = test::circular_geometry(beam, detector, window);
-  setup.pixel_type = PixelType::kUint16;
-  setup.filter = {FilterWindow::kHamming, 0.85f};
-  setup.projections_in_flight = 16;
-  const float scale = angular_weight(window);
   CpuBackend cpu(CpuBackendOptions{2, 0});
   CudaBackendOptions options;
   options.use_graphs = graphs;
@@ -272,10 +285,10 @@ void run_batched(BeamKind beam, bool graphs) {
   std::unique_ptr<ReconTarget> shadow[2];
   for (int b = 0; b < 2; ++b) {
     backends[b]->begin_scan(setup);
-    targets[b] = make_targets(*backends[b], box);
-    shadow[b] = backends[b]->create_target(slice_grid(default_slices(box)[1], 31, 27));
+    targets[b] = make_targets(*backends[b], scan.box);
+    shadow[b] = backends[b]->create_target(slice_grid(default_slices(scan.box)[1], 31, 27));
   }
-  auto object = phantom::shepp_logan_3d(box, 0.02);
+  auto object = phantom::shepp_logan_3d(scan.box, 0.02);
   const std::vector<ProjectionMap> maps = make_projection_maps(setup.geometry);
   const std::vector<ProjectionMap> moved =
       make_projection_maps(with_rotation_axis_offset(setup.geometry, 0.45));
@@ -285,13 +298,13 @@ void run_batched(BeamKind beam, bool graphs) {
       {0},
       {14, 2, 5, 8, 1, 6, 2, 13, 10},
       {4, 12, 4, 4}};
-  std::vector<bool> covered(static_cast<std::size_t>(window), false);
+  std::vector<bool> covered(static_cast<std::size_t>(scan.window), false);
   int frame = 0;
   for (const std::vector<int>& slots : batches) {
     std::vector<ProjectionUpdate> updates;
     for (int slot : slots) {
       const std::vector<std::uint16_t> raw = phantom_frame(random, object, setup.geometry, slot);
-      const FrameView view{raw.data(), PixelType::kUint16, detector};
+      const FrameView view{raw.data(), PixelType::kUint16, setup.geometry.detector};
       // Every third frame is taken with other maps (the two-source path on the live targets).
       const ProjectionMap& map = (frame % 3 == 2 ? moved : maps)[static_cast<std::size_t>(slot)];
       std::vector<bool>::reference seen = covered[static_cast<std::size_t>(slot)];
@@ -332,7 +345,7 @@ void run_batched(BeamKind beam, bool graphs) {
   expect_same(cpu, gpu, *targets[0].accumulate, *targets[1].accumulate, "accumulate target");
   // The store: a full recompute from it matches too, and equals the incremental slice.
   std::vector<int> all_slots;
-  for (int s = 0; s < window; ++s)
+  for (int s = 0; s < scan.window; ++s)
     all_slots.push_back(s);
   for (int b = 0; b < 2; ++b) {
     backends[b]->backproject_store(all_slots, *targets[b].recompute, scale, false, 0, 1);
@@ -357,15 +370,14 @@ TEST(CudaBackend, BatchedUpdatesEqualOneByOneOnTheCpuParallelStepByStep) {
 // and going back to the exact path skips them again.
 TEST(CudaBackend, TextureLayersFollowTheInterpolationPath) {
   SLICESTREAM_REQUIRE_GPU();
+  const PhantomScan scan =
+      phantom_scan(BeamKind::kCone, {33, 47}, 12, {FilterWindow::kRamLak, 1.0f}, 4);
+  const ScanSetup& setup = scan.setup;
+  const DetectorShape detector = setup.geometry.detector;
+  const int window = scan.window;
+  const VolumeBox box = scan.box;
   RandomSource random;
   SCOPED_TRACE(random.trace());
-  const DetectorShape detector{33, 47};
-  const int window = 12;
-  const VolumeBox box = test::centered_box(20.0);
-  ScanSetup setup;
-  setup.geometry = test::circular_geometry(BeamKind::kCone, detector, window);
-  setup.pixel_type = PixelType::kUint16;
-  setup.filter = {FilterWindow::kRamLak, 1.0f};
   CpuBackend cpu(CpuBackendOptions{2, 0});
   CudaBackend gpu(0);
   Backend* backends[2] = {&cpu, &gpu};
@@ -378,7 +390,7 @@ TEST(CudaBackend, TextureLayersFollowTheInterpolationPath) {
     full[b] = backends[b]->create_target(grid);
   }
   ASSERT_FALSE(gpu.texture_layer_writes());
-  const float scale = angular_weight(window);
+  const float scale = scan.scale;
   auto object = phantom::shepp_logan_3d(box, 0.02);
   const std::vector<ProjectionMap> maps = make_projection_maps(setup.geometry);
   std::vector<int> all_slots;
@@ -418,6 +430,59 @@ TEST(CudaBackend, TextureLayersFollowTheInterpolationPath) {
   EXPECT_FALSE(gpu.texture_layer_writes());
   feed(window + 12, 9);
   recompute_and_compare(1e-5, "exact path again");
+}
+
+// The whole pipeline on the GPU (stage threads on three streams, each capturing its graphs while
+// the others run; queued frames batched) against the same pipeline on the CPU backend, with a
+// refresh shadow in every rotation: the same slices, and each equal to a full recompute.
+TEST(CudaBackend, ThePipelineOnTheGpuMatchesTheCpuPipeline) {
+  SLICESTREAM_REQUIRE_GPU();
+  const test::TestScan scan = test::make_cone_scan(3, {24, 40}, 30, 60.0, 60.0);
+  const auto n = static_cast<std::uint32_t>(scan.description.projections_per_rotation());
+  const SetSliceCommand axial = test::axial_slice(scan.description, 1, 33);
+  const SetSliceCommand oblique = test::oblique_slice(scan.description, 2, 27);
+  std::vector<std::vector<float>> last[2];
+  for (int b = 0; b < 2; ++b) {
+    SCOPED_TRACE(b == 0 ? "cpu" : "cuda");
+    test::RecordingSink sink;
+    PipelineConfig config = test::small_config();
+    config.refresh_rotations = 1;
+    config.max_projection_batch = 8;
+    std::unique_ptr<Backend> backend;
+    if (b == 0) {
+      backend = test::cpu_backend();
+    } else {
+      backend = std::make_unique<CudaBackend>(0);
+    }
+    Pipeline pipeline(config, std::move(backend), sink);
+    pipeline.start();
+    for (const SetSliceCommand& slice : {axial, oblique}) {
+      ASSERT_TRUE(test::call(pipeline, slice).status.ok());
+    }
+    test::begin_scan(pipeline, scan);
+    test::feed_phantom(pipeline, scan, 0, 3 * n + 7);
+    pipeline.wait_idle();
+    const MetricsSnapshot m = pipeline.metrics();
+    EXPECT_EQ(m.projections_integrated, 3 * n + 7);
+    EXPECT_EQ(m.errors, 0u);
+    EXPECT_TRUE(m.discards.empty());
+    for (const SetSliceCommand& slice : {axial, oblique}) {
+      const std::optional<SliceImage> published = sink.last_slice(slice.slice_id);
+      ASSERT_TRUE(published.has_value());
+      EXPECT_EQ(published->projections_integrated, 3 * n + 7);
+      const CommandReply full =
+          test::call(pipeline, GetSliceCommand{slice.orientation, slice.width, slice.height});
+      ASSERT_TRUE(full.slice.has_value());
+      ASSERT_GT(test::max_abs(full.slice->values), 0.0);
+      EXPECT_LE(test::relative_error(published->values, full.slice->values), 1e-5)
+          << "slice " << slice.slice_id << ": incremental vs full recompute";
+      last[b].push_back(published->values);
+    }
+  }
+  for (std::size_t s = 0; s < last[0].size(); ++s) {
+    EXPECT_LE(test::relative_error(last[1][s], last[0][s]), 1e-5)
+        << "slice " << s << ": GPU vs CPU";
+  }
 }
 
 TEST(CudaBackend, ScanThatDoesNotFitIsAClearError) {

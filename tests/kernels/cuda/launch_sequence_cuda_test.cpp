@@ -25,13 +25,13 @@ std::vector<float> host_of(const cuda::DeviceBuffer<float>& buffer) {
 
 TEST(GraphReplay, RampFilterGraphEqualsStepByStep) {
   SLICESTREAM_REQUIRE_GPU();
-  RandomSource random;
-  SCOPED_TRACE(random.trace());
   const DetectorShape shape{7, 45};
   const FilterConfig config{FilterWindow::kSheppLogan, 0.9f};
-  cuda::Stream stream;
   cuda::RampFilterCuda eager(shape, config, /*use_graph=*/false);
   cuda::RampFilterCuda graphed(shape, config, /*use_graph=*/true);
+  cuda::Stream stream;
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
   ASSERT_EQ(eager.graph(), nullptr);
   ASSERT_NE(graphed.graph(), nullptr);
   for (int frame = 0; frame < 6; ++frame) {
@@ -205,14 +205,14 @@ TEST(GraphReplay, StoreUpdateAndBackprojectionGraphEqualsStepByStep) {
 
 TEST(GraphReplay, EvictedShapesAreCapturedAgainAndStayCorrect) {
   SLICESTREAM_REQUIRE_GPU();
-  RandomSource random;
-  SCOPED_TRACE(random.trace());
+  cuda::GraphReplayer replayer(/*max_graphs=*/1);
   const DetectorShape shape{5, 33};
   const FilterConfig config{FilterWindow::kRamLak, 1.0f};
   cuda::RampFilterCuda filter(shape, config);  // only for its sequences
   cuda::RampFilterCuda reference(shape, config);
-  cuda::GraphReplayer replayer(/*max_graphs=*/1);
   cuda::Stream stream;
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
   for (int frame = 0; frame < 4; ++frame) {
     const std::vector<float> input = test::smooth_random_image(random, shape.rows, shape.cols);
     cuda::DeviceBuffer<float> a = test::to_device(input);
