@@ -65,6 +65,16 @@ class ReconTarget {
   GridSpec grid_;
 };
 
+// One projection for the store and its target lists (Backend::replace_projections).
+struct ProjectionUpdate {
+  int slot = 0;
+  ProjectionMap map{};
+  std::unique_ptr<ProjectionBuffer> projection;
+  std::vector<ReconTarget*> live;
+  std::vector<ReconTarget*> accumulate;
+  bool applied = false;  // set by the backend once the update has taken effect
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -94,10 +104,21 @@ class Backend {
   //   every t in live:       t += scale * (BP_map(new) - BP_old_map(old))   (old = 0 if empty)
   //   every t in accumulate: t += scale * BP_map(new)
   // When map equals the slot's previous map the backend may backproject (new - old) once.
-  virtual void replace_projection(int slot, const ProjectionMap& map,
-                                  std::unique_ptr<ProjectionBuffer> projection,
-                                  const std::vector<ReconTarget*>& live,
-                                  const std::vector<ReconTarget*>& accumulate, float scale) = 0;
+  // One update of replace_projections; throws what it throws.
+  void replace_projection(int slot, const ProjectionMap& map,
+                          std::unique_ptr<ProjectionBuffer> projection,
+                          const std::vector<ReconTarget*>& live,
+                          const std::vector<ReconTarget*>& accumulate, float scale);
+
+  // Store updates in order, each as replace_projection describes with its own target lists (a
+  // slot may appear more than once): exactly the effect of the updates one by one. A backend may
+  // fuse them: the targets are then read and written once per batch instead of once per
+  // projection, which is the floor of the incremental update. Results equal the one-by-one
+  // updates up to float rounding (sums in another order).
+  // On failure it throws BackendError: updates with `applied` set took effect; of the others,
+  // one whose `projection` is still set was not attempted (the caller may submit it again) and
+  // one whose projection was taken is lost. Live targets may then be partly updated.
+  virtual void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) = 0;
 
   // Planes [plane_begin, plane_end) of target: (accumulate ? target : 0) + scale * sum over the
   // given slots of BP(stored projection). Empty slots contribute nothing.
@@ -127,5 +148,10 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options);
 // Empty when a CUDA backend can run here, else why not (not built, no device, driver error).
 std::string cuda_unavailable_reason();
+
+// The length of the run of updates from `begin` on in which no slot repeats (at most `limit`):
+// what a backend can fuse into one pass over its store.
+std::size_t distinct_slot_run(const std::vector<ProjectionUpdate>& updates, std::size_t begin,
+                              std::size_t limit);
 
 }  // namespace slicestream

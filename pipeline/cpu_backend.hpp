@@ -33,10 +33,7 @@ class CpuBackend final : public Backend {
   void filter(ProjectionBuffer& projection) override;
 
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
-  void replace_projection(int slot, const ProjectionMap& map,
-                          std::unique_ptr<ProjectionBuffer> projection,
-                          const std::vector<ReconTarget*>& live,
-                          const std::vector<ReconTarget*>& accumulate, float scale) override;
+  void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
   void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                          bool accumulate, int plane_begin, int plane_end) override;
   void set_slot_maps(const std::vector<ProjectionMap>& maps) override;

@@ -84,6 +84,9 @@ struct CpuBackend::Impl {
   }
 
   void run_backprojection(const std::vector<BackprojectionJob>& jobs);
+  // Updates [begin, begin + count) of a batch, whose slots are distinct, in one backprojection.
+  void replace_run(std::vector<ProjectionUpdate>& updates, std::size_t begin, std::size_t count,
+                   float scale);
 };
 
 }  // namespace slicestream

@@ -71,64 +71,116 @@ void CpuBackend::Impl::run_backprojection(const std::vector<BackprojectionJob>& 
   });
 }
 
-void CpuBackend::replace_projection(int slot, const ProjectionMap& map,
-                                    std::unique_ptr<ProjectionBuffer> projection,
-                                    const std::vector<ReconTarget*>& live,
-                                    const std::vector<ReconTarget*>& accumulate, float scale) {
+void CpuBackend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
   Impl& m = *impl_;
   m.require_scan("replace_projection");
-  if (slot < 0 || static_cast<std::size_t>(slot) >= m.slots.size()) {
-    throw BackendError("cpu backend: slot " + std::to_string(slot) + " outside the window of " +
-                       std::to_string(m.slots.size()));
+  // Runs of distinct slots are fused: every target is read and written once per run.
+  for (std::size_t begin = 0; begin < updates.size();) {
+    const std::size_t count = distinct_slot_run(updates, begin, updates.size());
+    m.replace_run(updates, begin, count, scale);
+    begin += count;
   }
-  if (!projection) throw BackendError("cpu backend: replace_projection without a projection");
-  CpuProjection& fresh = cpu_projection(*projection);
-  if (fresh.values.size() != m.setup.geometry.detector.pixels()) {
-    throw BackendError("cpu backend: projection of another scan's detector size");
-  }
-  StoreSlot& stored = m.slots[static_cast<std::size_t>(slot)];
+}
 
-  // Live targets get +BP(new) - BP(old). With an unchanged map that is one backprojection of the
-  // difference, computed in place in the old buffer (which is released afterwards).
-  std::vector<cpu::ProjectionRef> live_refs;
-  if (!live.empty()) {
-    if (stored.filled && same_map(stored.map, map)) {
-      float* old_values = stored.projection->values.data();
-      const float* new_values = fresh.values.data();
-      const std::size_t pixels = fresh.values.size();
-      m.workers.parallel_for(pixels, std::max<std::size_t>(pixels / 8, 4096),
-                             [&](std::size_t begin, std::size_t end, int) {
-                               for (std::size_t i = begin; i < end; ++i) {
-                                 old_values[i] = new_values[i] - old_values[i];
-                               }
-                             });
-      live_refs.push_back({old_values, map});
-    } else {
-      live_refs.push_back({fresh.values.data(), map});
-      if (stored.filled) {
-        ProjectionMap negated = stored.map;  // -BP(old): the weight carries the sign
-        negated.weight = -negated.weight;
-        live_refs.push_back({stored.projection->values.data(), negated});
+void CpuBackend::Impl::replace_run(std::vector<ProjectionUpdate>& updates, std::size_t begin,
+                                   std::size_t count, float scale) {
+  // Everything is checked before anything changes.
+  for (std::size_t i = begin; i < begin + count; ++i) {
+    const ProjectionUpdate& u = updates[i];
+    if (u.slot < 0 || static_cast<std::size_t>(u.slot) >= slots.size()) {
+      throw BackendError("cpu backend: slot " + std::to_string(u.slot) + " outside the window of " +
+                         std::to_string(slots.size()));
+    }
+    if (!u.projection) throw BackendError("cpu backend: replace_projection without a projection");
+    if (cpu_projection(*u.projection).values.size() != setup.geometry.detector.pixels()) {
+      throw BackendError("cpu backend: projection of another scan's detector size");
+    }
+    for (const auto* list : {&u.live, &u.accumulate}) {
+      for (ReconTarget* target : *list) {
+        if (target == nullptr) throw BackendError("cpu backend: null reconstruction target");
+        (void)cpu_target(*target);
       }
     }
   }
-  const cpu::ProjectionRef new_ref{fresh.values.data(), map};
-  std::vector<BackprojectionJob> jobs;
-  for (ReconTarget* target : live) {
-    CpuTarget& t = cpu_target(*target);
-    jobs.push_back(
-        {&t, live_refs.data(), static_cast<int>(live_refs.size()), scale, 0, t.grid().depth});
-  }
-  for (ReconTarget* target : accumulate) {
-    CpuTarget& t = cpu_target(*target);
-    jobs.push_back({&t, &new_ref, 1, scale, 0, t.grid().depth});
-  }
-  m.run_backprojection(jobs);
 
-  std::unique_ptr<ProjectionBuffer> owned = std::move(projection);
-  stored.projection.reset(static_cast<CpuProjection*>(owned.release()));  // checked above
-  stored.map = map;
-  stored.filled = true;
+  // Per update: live targets get +BP(new) - BP(old). With an unchanged map that is one
+  // backprojection of the difference, computed in place in the old buffer (released when the
+  // new projection is stored). Slots of a run are distinct, so each old buffer is its own.
+  std::vector<std::unique_ptr<ProjectionBuffer>> fresh(count);
+  std::vector<std::vector<cpu::ProjectionRef>> live_refs(count);
+  std::vector<bool> differenced(count, false);
+  for (std::size_t k = 0; k < count; ++k) {
+    ProjectionUpdate& u = updates[begin + k];
+    fresh[k] = std::move(u.projection);
+    const CpuProjection& projection = cpu_projection(*fresh[k]);
+    StoreSlot& stored = slots[static_cast<std::size_t>(u.slot)];
+    if (u.live.empty()) continue;
+    if (stored.filled && same_map(stored.map, u.map)) {
+      float* old_values = stored.projection->values.data();
+      const float* new_values = projection.values.data();
+      const std::size_t pixels = projection.values.size();
+      workers.parallel_for(pixels, std::max<std::size_t>(pixels / 8, 4096),
+                           [&](std::size_t b, std::size_t e, int) {
+                             for (std::size_t i = b; i < e; ++i) {
+                               old_values[i] = new_values[i] - old_values[i];
+                             }
+                           });
+      differenced[k] = true;
+      live_refs[k].push_back({old_values, u.map});
+    } else {
+      live_refs[k].push_back({projection.values.data(), u.map});
+      if (stored.filled) {
+        ProjectionMap negated = stored.map;  // -BP(old): the weight carries the sign
+        negated.weight = -negated.weight;
+        live_refs[k].push_back({stored.projection->values.data(), negated});
+      }
+    }
+  }
+
+  // One job per target with every projection of the run that reaches it.
+  std::vector<CpuTarget*> targets;
+  std::vector<std::vector<cpu::ProjectionRef>> refs;
+  auto refs_of = [&](ReconTarget* target) -> std::vector<cpu::ProjectionRef>& {
+    CpuTarget* t = &cpu_target(*target);
+    const auto it = std::find(targets.begin(), targets.end(), t);
+    if (it != targets.end()) return refs[static_cast<std::size_t>(it - targets.begin())];
+    targets.push_back(t);
+    refs.emplace_back();
+    return refs.back();
+  };
+  for (std::size_t k = 0; k < count; ++k) {
+    const ProjectionUpdate& u = updates[begin + k];
+    for (ReconTarget* target : u.live) {
+      std::vector<cpu::ProjectionRef>& r = refs_of(target);
+      r.insert(r.end(), live_refs[k].begin(), live_refs[k].end());
+    }
+    for (ReconTarget* target : u.accumulate) {
+      refs_of(target).push_back({cpu_projection(*fresh[k]).values.data(), u.map});
+    }
+  }
+  std::vector<BackprojectionJob> jobs;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    jobs.push_back({targets[t], refs[t].data(), static_cast<int>(refs[t].size()), scale, 0,
+                    targets[t]->grid().depth});
+  }
+  try {
+    run_backprojection(jobs);
+  } catch (...) {
+    // A slot holding a difference instead of its projection must not be read again.
+    for (std::size_t k = 0; k < count; ++k) {
+      if (differenced[k]) slots[static_cast<std::size_t>(updates[begin + k].slot)].filled = false;
+    }
+    throw;
+  }
+
+  for (std::size_t k = 0; k < count; ++k) {
+    ProjectionUpdate& u = updates[begin + k];
+    StoreSlot& stored = slots[static_cast<std::size_t>(u.slot)];
+    stored.projection.reset(static_cast<CpuProjection*>(fresh[k].release()));  // checked above
+    stored.map = u.map;
+    stored.filled = true;
+    u.applied = true;
+  }
 }
 
 void CpuBackend::backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,

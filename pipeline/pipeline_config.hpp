@@ -19,6 +19,9 @@ struct PipelineConfig {
   // slices; 0: the detector's column count.
   int default_slice_size = 0;
   int max_slice_side = 8192;  // width and height limit for SetSlice / GetSlice
+  // Projections waiting together in the reconstruct queue are handed to the backend as one batch
+  // of at most this many (one pass over the slices per batch on the CUDA backend); 1 disables.
+  int max_projection_batch = 8;
 };
 
 }  // namespace slicestream

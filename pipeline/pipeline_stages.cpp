@@ -2,6 +2,9 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "pipeline/overloaded.hpp"
 #include "pipeline/pipeline_impl.hpp"
 
@@ -116,31 +119,61 @@ void Pipeline::Impl::filter_loop() {
 void Pipeline::Impl::reconstruct_loop() {
   name_thread("ss-reconstruct");
   StageStats& stats = metrics.stage(Stage::kReconstruct);
+  const auto max_batch = static_cast<std::size_t>(std::max(1, config.max_projection_batch));
+  std::optional<StageItem> held;  // popped while gathering a batch; handled next
+  std::vector<ProjectionItem> batch;
   while (!aborting) {
-    std::optional<StageItem> item =
-        reconstruct_queue.pop_until(reconstructor->next_deadline(Clock::now()));
+    std::optional<StageItem> item;
+    if (held) {
+      item = std::move(held);
+      held.reset();
+    } else {
+      item = reconstruct_queue.pop_until(reconstructor->next_deadline(Clock::now()));
+    }
     if (item) {
       if (aborting) {
         count_left(*item);
         break;
       }
       stats.begin_item(Clock::now());
+      std::uint64_t handled = 1;
       try {
-        reconstructor->handle(std::move(*item));
+        auto* projection = std::get_if<ProjectionItem>(&*item);
+        if (projection != nullptr && max_batch > 1) {
+          // Projections already waiting join this one (a command or any other item ends the
+          // batch and is handled next, in queue order).
+          batch.clear();
+          batch.push_back(std::move(*projection));
+          while (batch.size() < max_batch) {
+            std::optional<StageItem> next = reconstruct_queue.try_pop();
+            if (!next) break;
+            if (auto* more = std::get_if<ProjectionItem>(&*next)) {
+              batch.push_back(std::move(*more));
+            } else {
+              held = std::move(next);
+              break;
+            }
+          }
+          handled = batch.size();
+          reconstructor->handle_projections(batch);
+        } else {
+          reconstructor->handle(std::move(*item));
+        }
       } catch (const std::exception& e) {
         internal_error("reconstruct", e);
       }
-      stats.end_item(Clock::now());
+      stats.end_item(Clock::now(), handled);
     } else if (reconstruct_queue.exhausted()) {
       break;
     }
     if (aborting) break;
     try {
-      reconstructor->on_tick(Clock::now(), !reconstruct_queue.empty());
+      reconstructor->on_tick(Clock::now(), held.has_value() || !reconstruct_queue.empty());
     } catch (const std::exception& e) {
       internal_error("reconstruct", e);
     }
   }
+  if (held) count_left(*held);
   if (!aborting) {
     try {
       reconstructor->finish();

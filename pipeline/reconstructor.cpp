@@ -41,7 +41,11 @@ void Reconstructor::handle(StageItem&& item) {
   std::visit(Overloaded{
                  [&](ScanStartItem& start) { on_scan_start(start); },
                  [&](CalibrationItem& calibration) { on_calibration(calibration); },
-                 [&](ProjectionItem& projection) { on_projection(projection); },
+                 [&](ProjectionItem& projection) {
+                   std::vector<ProjectionItem> one;
+                   one.push_back(std::move(projection));
+                   handle_projections(one);
+                 },
                  [&](ScanEndItem& end) { on_scan_end(end); },
                  [&](FlushMarker& marker) {
                    markers_.push_back(std::move(marker));
@@ -199,51 +203,138 @@ ProjectionMap Reconstructor::map_of(const ProjectionVector& vector) const {
   return make_projection_map(single.beam, single.vectors[0], single.detector);
 }
 
-void Reconstructor::on_projection(ProjectionItem& item) {
-  if (!scan_running_ || item.meta.scan_id != scan_.scan_id || !item.buffer) {
-    metrics_.add_discard("scan_ended");
-    return;
+void Reconstructor::handle_projections(std::vector<ProjectionItem>& items) {
+  for (ProjectionItem& item : items) {
+    if (!scan_running_ || item.meta.scan_id != scan_.scan_id || !item.buffer) {
+      metrics_.add_discard("scan_ended");
+      continue;
+    }
+    scan_state_ = "reconstructing";
+    // A new rotation completes shadows from the store and starts new ones: the store and the
+    // targets must hold every earlier frame first.
+    if (!any_projection_ || item.placement.rotation > rotation_) flush_batch();
+    advance_rotation(item.placement.rotation);
+    queue_projection(item);
+    // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
+    // the next rotation's first frame).
+    const bool shadow_full = std::any_of(slices_.begin(), slices_.end(), [&](const auto& entry) {
+      return entry.second.shadow_active &&
+             entry.second.covered_count >= static_cast<std::size_t>(window_);
+    });
+    if (shadow_full) {
+      flush_batch();
+      complete_full_shadows();
+      // Per-rotation: every completed rotation is published, also when the batch goes on into
+      // the next one.
+      if (params_.window_mode == WindowMode::kPerRotation) publish_due(Clock::now(), false);
+    }
   }
-  scan_state_ = "reconstructing";
-  advance_rotation(item.placement.rotation);
+  flush_batch();
+}
+
+void Reconstructor::queue_projection(ProjectionItem& item) {
   const int slot = item.placement.slot;
   const bool sliding = params_.window_mode == WindowMode::kSlidingWindow;
-  std::vector<ReconTarget*> live;
-  std::vector<ReconTarget*> accumulate;
+  ProjectionUpdate update;
+  update.slot = slot;
+  update.map = map_of(item.placement.vector);
+  update.projection = std::move(item.buffer);
   for (auto& [id, slice] : slices_) {
     if (!slice.live) continue;
-    if (sliding) live.push_back(slice.live.get());
+    if (sliding) update.live.push_back(slice.live.get());
     if (!slice.shadow_active) continue;
     std::vector<bool>::reference covered = slice.covered[static_cast<std::size_t>(slot)];
     if (covered) {
-      live.push_back(slice.shadow.get());  // the shadow already holds this slot: +new - old
+      update.live.push_back(slice.shadow.get());  // the shadow already holds this slot
     } else {
-      accumulate.push_back(slice.shadow.get());
+      update.accumulate.push_back(slice.shadow.get());
       covered = true;
       ++slice.covered_count;
     }
   }
-  try {
-    backend_.replace_projection(slot, map_of(item.placement.vector), std::move(item.buffer), live,
-                                accumulate, scale_);
-  } catch (const std::exception& e) {
-    backend_error("projection " + std::to_string(item.meta.index) + " not integrated", e, 1);
-    // The targets may be half-updated: rebuild them from the store.
-    for (auto& [id, slice] : slices_) {
-      slice.shadow_active = false;
-      try {
-        if (slice.live) recompute(slice);
-      } catch (const std::exception& again) {
-        backend_error("slice " + std::to_string(id) + " not rebuilt", again, 0);
+  batch_updates_.push_back(std::move(update));
+  batch_frames_.push_back({item.meta, item.placement});
+}
+
+void Reconstructor::flush_batch() {
+  std::vector<ProjectionUpdate> updates = std::move(batch_updates_);
+  std::vector<PendingFrame> frames = std::move(batch_frames_);
+  batch_updates_.clear();
+  batch_frames_.clear();
+  std::size_t next = 0;  // frames before `next` are integrated or lost
+  while (next < updates.size()) {
+    std::vector<ProjectionUpdate> attempt;
+    attempt.reserve(updates.size() - next);
+    for (std::size_t i = next; i < updates.size(); ++i)
+      attempt.push_back(std::move(updates[i]));
+    // Integrates what took effect and counts what was lost; returns where untried updates begin.
+    std::uint64_t lost = 0;
+    std::uint32_t first_lost = 0;
+    auto account = [&]() {
+      std::size_t k = 0;
+      for (; k < attempt.size(); ++k) {
+        if (attempt[k].applied) {
+          integrate(frames[next + k]);
+        } else if (!attempt[k].projection) {
+          if (lost++ == 0) first_lost = frames[next + k].meta.index;
+        } else {
+          break;
+        }
       }
+      return k;
+    };
+    std::size_t untried = attempt.size();
+    try {
+      backend_.replace_projections(attempt, scale_);
+      untried = account();
+      if (untried < attempt.size()) {
+        throw BackendError("the backend left " + std::to_string(attempt.size() - untried) +
+                           " projections of a batch unapplied without an error");
+      }
+    } catch (const std::exception& e) {
+      if (untried == attempt.size()) untried = account();
+      if (lost == 0 && untried < attempt.size()) {
+        // No progress: give up on the first untried projection rather than retry it forever.
+        attempt[untried].projection.reset();
+        first_lost = frames[next + untried].meta.index;
+        lost = 1;
+        ++untried;
+      }
+      std::string what = "a batched store update failed";
+      if (lost == 1) what = "projection " + std::to_string(first_lost) + " not integrated";
+      if (lost > 1) {
+        what = std::to_string(lost) + " projections from " + std::to_string(first_lost) +
+               " on not integrated";
+      }
+      backend_error(what, e, lost);
+      rebuild_after_failure();
     }
-    return;
+    // Untried updates go again (their targets are current: live ones were rebuilt from the store).
+    for (std::size_t k = untried; k < attempt.size(); ++k)
+      updates[next + k] = std::move(attempt[k]);
+    next += untried;
   }
-  slot_vectors_[static_cast<std::size_t>(slot)] = item.placement.vector;
+}
+
+void Reconstructor::rebuild_after_failure() {
+  // The targets may be half-updated: rebuild them from the store.
+  for (auto& [id, slice] : slices_) {
+    slice.shadow_active = false;
+    try {
+      if (slice.live) recompute(slice);
+    } catch (const std::exception& again) {
+      backend_error("slice " + std::to_string(id) + " not rebuilt", again, 0);
+    }
+  }
+}
+
+void Reconstructor::integrate(const PendingFrame& frame) {
+  const bool sliding = params_.window_mode == WindowMode::kSlidingWindow;
+  slot_vectors_[static_cast<std::size_t>(frame.placement.slot)] = frame.placement.vector;
   ++integrated_;
   ++metrics_.counters().projections_integrated;
-  newest_timestamp_ns_ = item.meta.detector_timestamp_ns;
-  newest_arrival_ns_ = item.meta.arrival_ns;
+  newest_timestamp_ns_ = frame.meta.detector_timestamp_ns;
+  newest_arrival_ns_ = frame.meta.arrival_ns;
   ++store_version_;
   if (sliding) {
     for (auto& [id, slice] : slices_) {
@@ -254,10 +345,12 @@ void Reconstructor::on_projection(ProjectionItem& item) {
   }
   std::vector<std::uint64_t>& arrivals = sliding ? unpublished_arrivals_ : rotation_arrivals_;
   if (!slices_.empty() && arrivals.size() < kMaxPendingArrivals) {
-    arrivals.push_back(item.meta.arrival_ns);
+    arrivals.push_back(frame.meta.arrival_ns);
   }
-  // A shadow that holds every slot is complete now (per-rotation: publish without waiting for
-  // the next rotation's first frame).
+}
+
+void Reconstructor::complete_full_shadows() {
+  const bool sliding = params_.window_mode == WindowMode::kSlidingWindow;
   for (auto& [id, slice] : slices_) {
     if (!slice.shadow_active || slice.covered_count < static_cast<std::size_t>(window_)) continue;
     complete_shadow(id, slice);

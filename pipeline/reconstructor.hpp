@@ -3,9 +3,12 @@
 // here runs on the reconstruct thread, so nothing needs a lock.
 //
 // Sliding window: every projection updates every live slice by +BP(new) - BP(old) for its slot
-// (Backend::replace_projection). Float drift is bounded by a refresh every refresh_rotations
-// rotations: a shadow target accumulates BP(new) during one rotation, slots the rotation did not
-// cover are added from the store, and the shadow replaces the live slice.
+// (Backend::replace_projections). Projections that were waiting together in the queue arrive as
+// one batch (handle_projections) and go to the backend as one call, which may fuse them into one
+// pass over the targets; rotation boundaries and completed shadows split a batch, so every
+// decision sees the store as if the frames had come one by one. Float drift is bounded by a refresh
+// every refresh_rotations rotations: a shadow target accumulates BP(new) during one rotation, slots
+// the rotation did not cover are added from the store, and the shadow replaces the live slice.
 // Per-rotation: the same shadow mechanism runs every rotation and its result is published.
 //
 // A filter change applies to projections filtered from then on: the window turns over within
@@ -43,6 +46,8 @@ class Reconstructor {
   Reconstructor& operator=(const Reconstructor&) = delete;
 
   void handle(StageItem&& item);
+  // Projections that waited together in the queue, in arrival order.
+  void handle_projections(std::vector<ProjectionItem>& items);
   // Work that is due without input: rate-limited publications, preview units, flush markers.
   // `input_waiting`: frames are queued (the preview then takes only a share of the time).
   void on_tick(Clock::time_point now, bool input_waiting);
@@ -70,10 +75,23 @@ class Reconstructor {
     std::uint64_t newest_arrival_ns = 0;
   };
 
+  // A projection handed to the backend with the batch, integrated when it has taken effect.
+  struct PendingFrame {
+    FrameMeta meta;
+    ProjectionPlacement placement;
+  };
+
   // --- data path (reconstructor.cpp)
   void on_scan_start(ScanStartItem& item);
   void on_calibration(CalibrationItem& item);
-  void on_projection(ProjectionItem& item);
+  // Builds the projection's target lists (shadow coverage included) and adds it to the batch.
+  void queue_projection(ProjectionItem& item);
+  // Hands the batch to the backend; failures lose only what the backend consumed.
+  void flush_batch();
+  void integrate(const PendingFrame& frame);
+  // After a failed update: shadows dropped, live targets rebuilt from the store.
+  void rebuild_after_failure();
+  void complete_full_shadows();
   void on_scan_end(const ScanEndItem& item);
   void release_scan();
   void place_default_slices();
@@ -141,6 +159,9 @@ class Reconstructor {
   bool preview_forced_ = false;
 
   std::vector<FlushMarker> markers_;
+
+  std::vector<ProjectionUpdate> batch_updates_;  // queued for the backend, not yet handed over
+  std::vector<PendingFrame> batch_frames_;
 };
 
 }  // namespace slicestream

@@ -32,15 +32,19 @@ void StageStats::begin_item(Clock::time_point now) {
   item_begin_ns_ = ns(now);
 }
 
-void StageStats::end_item(Clock::time_point now) {
+void StageStats::end_item(Clock::time_point now, std::uint64_t items) {
+  if (items == 0) items = 1;
   const std::int64_t end_ns = ns(now);
   std::lock_guard<std::mutex> lock(mutex_);
   const std::int64_t begin_ns = in_item_ ? item_begin_ns_ : end_ns;
   in_item_ = false;
   add_busy(begin_ns, end_ns);
-  ++bucket(end_ns / kBucketNs).items;
-  ++items_;
-  service_.add(static_cast<double>(end_ns - begin_ns) / 1000.0);
+  bucket(end_ns / kBucketNs).items += items;
+  items_ += items;
+  const double share_us =
+      static_cast<double>(end_ns - begin_ns) / 1000.0 / static_cast<double>(items);
+  for (std::uint64_t i = 0; i < items; ++i)
+    service_.add(share_us);
 }
 
 void StageStats::exclude_wait(Clock::duration wait) {

@@ -19,9 +19,10 @@ class StageStats {
 
   explicit StageStats(std::string name);
 
-  // Marks the start and end of one item's service (end counts it).
+  // Marks the start and end of one item's service (end counts it). Several items served together
+  // (a batch) count `items`, each with an equal share of the service time.
   void begin_item(Clock::time_point now);
-  void end_item(Clock::time_point now);
+  void end_item(Clock::time_point now, std::uint64_t items = 1);
   // Time the current item spent blocked on a full queue downstream: not service time.
   void exclude_wait(Clock::duration wait);
 

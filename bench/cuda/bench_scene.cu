@@ -55,11 +55,7 @@ void fill_smooth_random(float* out, DetectorShape shape, unsigned seed, cudaStre
   SLICESTREAM_CUDA_CHECK_LAUNCH("smooth_random_kernel");
 }
 
-std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
-  auto scene = std::make_unique<Scene>();
-  scene->spec = spec;
-  scene->beam = beam;
-  const DetectorShape d = spec.detector;
+ScanGeometry setup_geometry(const SetupSpec& spec, BeamKind beam) {
   // 1 mm voxels; the detector pixel seen at the rotation axis is 1 mm; a 180-degree window.
   std::vector<double> angles;
   for (int p = 0; p < spec.projections; ++p)
@@ -67,29 +63,45 @@ std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
   if (beam == BeamKind::kParallel) {
     CircularParallelParams params;
     params.angles_rad = angles;
-    scene->geometry = make_parallel_geometry(d, params);
-  } else {
-    CircularConeParams params;
-    params.angles_rad = angles;
-    params.source_origin_mm = 3.0 * spec.slice_side;
-    params.origin_detector_mm = 3.0 * spec.slice_side;
-    params.pixel_width_mm = 2.0;
-    params.pixel_height_mm = 2.0;
-    scene->geometry = make_cone_geometry(d, params);
+    return make_parallel_geometry(spec.detector, params);
   }
-  scene->maps = make_projection_maps(scene->geometry);
+  CircularConeParams params;
+  params.angles_rad = angles;
+  params.source_origin_mm = 3.0 * spec.slice_side;
+  params.origin_detector_mm = 3.0 * spec.slice_side;
+  params.pixel_width_mm = 2.0;
+  params.pixel_height_mm = 2.0;
+  return make_cone_geometry(spec.detector, params);
+}
+
+std::vector<GridSpec> setup_slices(const SetupSpec& spec) {
   const double half_xy = 0.5 * spec.slice_side;
-  const double half_z = 0.5 * d.rows;
+  const double half_z = 0.5 * spec.detector.rows;
   const VolumeBox box{{-half_xy, -half_xy, -half_z}, {half_xy, half_xy, half_z}};
-  for (const SliceOrientation& o : default_slices(box)) {
-    scene->slices.push_back(slice_grid(o, spec.slice_side, spec.slice_side));
-    scene->targets.emplace_back(scene->slices.back().points());
+  std::vector<GridSpec> slices;
+  for (const SliceOrientation& o : default_slices(box))
+    slices.push_back(slice_grid(o, spec.slice_side, spec.slice_side));
+  return slices;
+}
+
+std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
+  auto scene = std::make_unique<Scene>();
+  scene->spec = spec;
+  scene->beam = beam;
+  const DetectorShape d = spec.detector;
+  scene->geometry = setup_geometry(spec, beam);
+  scene->maps = make_projection_maps(scene->geometry);
+  for (const GridSpec& slice : setup_slices(spec)) {
+    scene->slices.push_back(slice);
+    scene->targets.emplace_back(slice.points());
   }
 
   scene->sources =
       cuda::DeviceBuffer<float>(d.pixels() * static_cast<std::size_t>(spec.projections));
-  // Both exact L1 paths are measured: one store keeps the quad copy, one the plain copy.
+  // Both exact L1 paths are measured: one store keeps the quad copy, one the plain copy. Scratch
+  // layers for batches of up to kMaxBenchBatch projections.
   cuda::ProjectionStoreOptions options;
+  options.scratch_layers = kMaxBenchBatch;
   options.linear_copy = cuda::LinearCopy::kQuads;
   scene->store = std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options);
   options.linear_copy = cuda::LinearCopy::kPlain;

@@ -27,6 +27,9 @@ struct SetupSpec {
 
 const std::vector<SetupSpec>& kernelkit_setups();
 
+// The largest batch of projections per incremental update the benchmark measures.
+inline constexpr int kMaxBenchBatch = 8;
+
 // One set-up on the GPU: every projection in the store (and in `sources`, a device copy used to
 // re-fill the store), three orthogonal slices, their device targets.
 struct Scene {
@@ -48,6 +51,10 @@ struct Scene {
                                                         const cuda::ProjectionTextureStore& from);
   double samples_per_recompute() const;  // 3 * slice pixels * projections
 };
+
+// The set-up's window (1 mm voxels, a 180-degree rotation) and its three orthogonal slices.
+ScanGeometry setup_geometry(const SetupSpec& spec, BeamKind beam);
+std::vector<GridSpec> setup_slices(const SetupSpec& spec);
 
 std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam);
 

@@ -1,9 +1,14 @@
 // CUDA backend benchmark (issue 3): texture-fetch ceilings, quasi-3D full recompute for the three
 // KernelKit set-ups (cone and parallel; kernel only and with the texture re-filled from device
 // memory; a block-shape / points-per-thread search per interpolation path), and the incremental
-// per-projection refresh. Prints tables; --json FILE writes every number.
+// per-projection refresh (one by one and in batches of 1, 2, 4, 8, texture layers written and
+// skipped), and the CUDA backend's whole per-frame sequence for a stream of FleX-ray frames with
+// and without CUDA graphs. Prints tables; --json FILE writes every number.
 //
-//   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--json FILE]
+//   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--frames N]
+//              [--json FILE]
+//
+// --quick skips the tuning search (a few minutes less); --frames sets the backend stream length.
 //
 // Inputs are random smooth projections generated on the GPU (never zeros). Times are CUDA-event
 // medians after a warm-up run. GUPS = 3 * slice pixels * projections / time.
@@ -14,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_sequence.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
 #include "bench_timer.hpp"
@@ -27,8 +33,7 @@ namespace {
 using cuda::BackprojectInterpolation;
 using cuda::BackprojectTuning;
 
-std::vector<BackprojectTuning> tuning_space(bool quick) {
-  if (quick) return {{32, 4, 4}, {32, 4, 8}, {32, 2, 16}};
+std::vector<BackprojectTuning> tuning_space() {
   return {{32, 4, 2},  {32, 4, 4}, {32, 4, 8},  {32, 4, 16}, {32, 8, 2},  {32, 8, 4},
           {32, 8, 8},  {64, 2, 4}, {64, 2, 8},  {64, 4, 2},  {16, 8, 4},  {16, 16, 2},
           {128, 1, 4}, {32, 2, 8}, {32, 2, 16}, {64, 1, 8},  {64, 1, 16}, {256, 1, 2}};
@@ -49,14 +54,14 @@ const cuda::ProjectionTextureStore& store_for(const Scene& scene, BackprojectInt
   return interp == BackprojectInterpolation::kLinearMemory ? *scene.plain_store : *scene.store;
 }
 
-Best sweep(Scene& scene, BackprojectInterpolation interp, bool quick, int reps, Report& report) {
+Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& report) {
   const float scale = angular_weight(scene.spec.projections);
   const std::vector<cuda::BackprojectJob> jobs =
       scene.full_recompute_jobs(scale, store_for(scene, interp));
   cuda::Backprojector backprojector(scene.beam, scene.spec.detector);
   Best best;
   best.kernel_ms = 1e30;
-  for (BackprojectTuning tuning : tuning_space(quick)) {
+  for (BackprojectTuning tuning : tuning_space()) {
     tuning.interpolation = interp;
     backprojector.set_tuning(tuning);
     const double ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
@@ -94,7 +99,9 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
       for (int p = 0; p < n; ++p)
         store.write_slot(p, scene.projection(p), s);
     });
-    const Best best = sweep(scene, interp, quick, std::max(3, reps / 4), report);
+    // --quick: no search, the backend's automatic tuning stands in for the best one.
+    const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp, false}, 0.0}
+                            : sweep(scene, interp, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
     const double kernel_ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
     // Side by side: the same tuning with the slices interleaved, and the automatic
@@ -137,6 +144,30 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
   }
 }
 
+// Microseconds per frame of `enqueue(k, stream)` for k = 0, step, 2 step, ... < frames (CUDA-event
+// median of `reps` runs of the whole loop, divided by `frames`).
+template <class F>
+double us_per_frame(int reps, int frames, int step, F&& enqueue) {
+  const double ms = median_ms(reps, [&](cudaStream_t s) {
+    for (int k = 0; k < frames; k += step)
+      enqueue(k, s);
+  });
+  return 1e3 * ms / frames;
+}
+
+// The three slices as accumulating backprojection jobs, sources to be filled in.
+std::vector<cuda::BackprojectJob> slice_update_jobs(Scene& scene) {
+  std::vector<cuda::BackprojectJob> jobs;
+  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
+    cuda::BackprojectJob job;
+    job.grid = scene.slices[s];
+    job.data = scene.targets[s].data();
+    job.accumulate = true;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 // One arriving projection: one pass writes it into its slot in place (texture layer and linear
 // copy) and leaves new - old in the scratch; one launch adds BP(new - old) to the three live
 // slices. Breakdown per step, next to a plain copy of the projection.
@@ -146,14 +177,7 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   const int frames = std::min(n, 64);
   const float scale = angular_weight(n);
   cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
-  std::vector<cuda::BackprojectJob> jobs;
-  for (std::size_t s = 0; s < scene.slices.size(); ++s) {
-    cuda::BackprojectJob job;
-    job.grid = scene.slices[s];
-    job.data = scene.targets[s].data();
-    job.accumulate = true;
-    jobs.push_back(std::move(job));
-  }
+  std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
   auto jobs_for = [&](int slot) {
     for (auto& job : jobs) {
       job.sources = {{scene.maps[static_cast<std::size_t>(slot)], store.scratch_ref(), scale}};
@@ -163,13 +187,7 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   // The "new" projection of slot k is the stored projection of slot k + 1 (different data).
   auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
   auto per_frame_us = [&](auto&& enqueue_frame) {
-    return 1e3 *
-           median_ms(reps,
-                     [&](cudaStream_t s) {
-                       for (int k = 0; k < frames; ++k)
-                         enqueue_frame(k, s);
-                     }) /
-           frames;
+    return us_per_frame(reps, frames, 1, enqueue_frame);
   };
   const double total_us = per_frame_us([&](int k, cudaStream_t s) {
     store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
@@ -207,15 +225,79 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
       .set("slice R/W MB", target_bytes / 1e6);
 }
 
+// Batched incremental refresh: k arriving projections (distinct slots) in one replacement pass
+// and one backprojection launch with k sources per slice, so that the three slices are read and
+// written once per k projections; with the texture layers written (a hardware-filtering path
+// needs them) and skipped (the exact L1 path reads only the plain copy). GPU microseconds per
+// projection.
+void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int reps,
+                         Report& report) {
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const float scale = angular_weight(n);
+  const BackprojectTuning tuning{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+  auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
+  auto batch_of = [&](int first, int count) {
+    std::vector<cuda::SlotReplacement> batch;
+    for (int i = 0; i < count; ++i)
+      batch.push_back({first + i, fresh(first + i), cuda::ScratchContent::kDifference});
+    return batch;
+  };
+  auto jobs_of = [&](int first, int count) {
+    std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
+    for (cuda::BackprojectJob& job : jobs) {
+      for (int i = 0; i < count; ++i) {
+        job.sources.push_back(
+            {scene.maps[static_cast<std::size_t>(first + i)], store.scratch_ref(i), scale});
+      }
+    }
+    return jobs;
+  };
+  auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
+    return us_per_frame(reps, frames, batch, enqueue_batch);
+  };
+  for (bool layers : {true, false}) {
+    store.set_texture_layer_writes(layers, nullptr);
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+    for (int batch : {1, 2, 4, 8}) {
+      if (batch > store.scratch_layers()) continue;
+      const double total_us = per_projection_us(batch, [&](int k, cudaStream_t s) {
+        store.replace_slots(batch_of(k, batch), s);
+        backprojector.run(jobs_of(k, batch), s);
+      });
+      const double replace_us = per_projection_us(
+          batch, [&](int k, cudaStream_t s) { store.replace_slots(batch_of(k, batch), s); });
+      const double bp_us = per_projection_us(
+          batch, [&](int k, cudaStream_t s) { backprojector.run(jobs_of(k, batch), s); });
+      report.add("batched incremental refresh")
+          .set("setup", scene.spec.name)
+          .set("beam", to_string(scene.beam))
+          .set("texture layers", layers ? "written" : "skipped")
+          .set("batch", static_cast<double>(batch))
+          .set("tuning", tuning_name(backprojector.resolved_tuning(jobs_of(0, batch))))
+          .set("us per projection", total_us)
+          .set("replace us per projection", replace_us)
+          .set("BP us per projection", bp_us)
+          .set("slice R/W MB per projection",
+               2.0 * 3.0 * scene.spec.slice_side * scene.spec.slice_side * 4.0 / batch / 1e6);
+    }
+  }
+  store.set_texture_layer_writes(true, nullptr);  // layers back from the plain copy
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"CUDA backend benchmark (issue 3)"};
   std::string setups_arg = "flexray,highspeed,tomobank";
   std::string json_path = "cuda_bench.json";
   int reps = 20;
+  int frames = 200;
   bool quick = false;
   app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
-  app.add_flag("--quick", quick, "a small tuning space");
+  app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
+  app.add_option("--frames", frames, "frames of the backend per-frame sequence (FleX-ray)");
   app.add_option("--json", json_path, "where to write the JSON results");
   CLI11_PARSE(app, argc, argv);
 
@@ -244,15 +326,25 @@ int run(int argc, char** argv) {
       incremental(*scene, *scene->plain_store, plain, std::max(3, reps / 4), report);
       BackprojectTuning hardware{32, 4, 0, BackprojectInterpolation::kTextureLinear, false};
       incremental(*scene, *scene->plain_store, hardware, std::max(3, reps / 4), report);
+      incremental_batches(*scene, *scene->plain_store, std::max(3, reps / 4), report);
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
       std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));
       std::fflush(stdout);
     }
   }
+  for (const SetupSpec& spec : kernelkit_setups()) {
+    if (spec.name != "flexray" || setups_arg.find(spec.name) == std::string::npos) continue;
+    backend_sequence(spec, std::max(1, frames), report);
+    report.write_json(json_path, device.name);
+    std::printf("done: backend per-frame sequence (%s)\n", spec.name.c_str());
+    std::fflush(stdout);
+  }
   report.print("tuning search");
   report.print("quasi-3D full recompute");
   report.print("incremental refresh per projection");
+  report.print("batched incremental refresh");
+  report.print("backend per-frame sequence");
   report.write_json(json_path, device.name);
   std::printf("\nJSON: %s\n", json_path.c_str());
   return 0;

@@ -12,6 +12,7 @@ namespace slicestream::cuda::detail {
 
 constexpr int kMaxTargetsPerLaunch = 8;
 constexpr int kSmallLaunchRecords = 8;    // per-frame updates: small parameter block
+constexpr int kBatchLaunchRecords = 64;   // batched per-frame updates: ~5.5 KB of parameters
 constexpr int kLargeLaunchRecords = 384;  // full recomputes: up to ~31 KB of parameters
 
 // One source as seen from one target: each of col, row and den numerators is affine in the grid

@@ -152,7 +152,7 @@ void check_job(const BackprojectJob& job) {
 
 template <int kMaxRecords>
 void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detector,
-            const BackprojectTuning& tuning, cudaStream_t stream) {
+            const BackprojectTuning& tuning, LaunchSequence& sequence) {
   LaunchParams<kMaxRecords> params{};
   params.rows = detector.rows;
   params.cols = detector.cols;
@@ -194,9 +194,8 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
-  pick_kernel<kMaxRecords>(beam,
-                           tuning)<<<static_cast<unsigned>(blocks), block, 0, stream>>>(params);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("backproject_kernel");
+  sequence.add(KernelLaunch(pick_kernel<kMaxRecords>(beam, tuning),
+                            dim3(static_cast<unsigned>(blocks)), block, params));
 }
 
 }  // namespace
@@ -270,6 +269,13 @@ void Backprojector::set_tuning(const BackprojectTuning& tuning) {
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
+  LaunchSequence sequence;
+  const int launches = append(jobs, sequence);
+  sequence.enqueue(stream);
+  return launches;
+}
+
+int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequence& sequence) const {
   const BackprojectTuning tuning = resolved_tuning(jobs);
   std::size_t total_sources = 0;
   for (const BackprojectJob& job : jobs) {
@@ -277,20 +283,30 @@ int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t str
     total_sources += job.sources.size();
   }
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
-  // it copies ~1 KB of parameters instead of ~29 KB.
-  const bool small = total_sources <= static_cast<std::size_t>(detail::kSmallLaunchRecords) &&
-                     jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
-  const std::size_t max_records = small ? detail::kSmallLaunchRecords : detail::kLargeLaunchRecords;
+  // it copies ~1 KB of parameters instead of ~29 KB; batched updates the medium one.
+  const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
+  std::size_t max_records = detail::kLargeLaunchRecords;
+  if (one_launch && total_sources <= static_cast<std::size_t>(detail::kSmallLaunchRecords)) {
+    max_records = detail::kSmallLaunchRecords;
+  } else if (one_launch && total_sources <= static_cast<std::size_t>(detail::kBatchLaunchRecords)) {
+    max_records = detail::kBatchLaunchRecords;
+  }
 
   int launches = 0;
   std::vector<Piece> pieces;
   std::size_t records = 0;
   auto flush = [&]() {
     if (pieces.empty()) return;
-    if (small) {
-      launch<detail::kSmallLaunchRecords>(pieces, beam_, detector_, tuning, stream);
-    } else {
-      launch<detail::kLargeLaunchRecords>(pieces, beam_, detector_, tuning, stream);
+    switch (max_records) {
+      case detail::kSmallLaunchRecords:
+        launch<detail::kSmallLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        break;
+      case detail::kBatchLaunchRecords:
+        launch<detail::kBatchLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        break;
+      default:
+        launch<detail::kLargeLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        break;
     }
     ++launches;
     pieces.clear();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/launch_sequence.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
@@ -76,6 +77,8 @@ class Backprojector {
   // Enqueues the jobs on `stream`. Jobs with no sources still write (or keep) their planes.
   // Returns the number of kernel launches used.
   int run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const;
+  // The launches run() would enqueue, appended to `sequence` (graph replay); returns their count.
+  int append(const std::vector<BackprojectJob>& jobs, LaunchSequence& sequence) const;
 
  private:
   BeamKind beam_;

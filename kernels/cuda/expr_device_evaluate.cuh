@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
 #include "kernels/expr/expression.hpp"
 #include "kernels/expr/index.hpp"
 
@@ -39,8 +40,10 @@ __device__ __forceinline__ void count_conditions(unsigned long long* counts,
 // One thread per pixel of a rows x cols image; blockDim.x must be a multiple of 32 so that warps
 // never straddle rows.
 template <class E, class... C>
+// (The pack is not declared const: GCC then cannot convert the kernel to a function pointer,
+// which KernelLaunch needs.)
 __global__ void assign_2d_kernel(float* out, const E e, expr::Extent2D extent,
-                                 unsigned long long* counts, const C... conditions) {
+                                 unsigned long long* counts, C... conditions) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   const bool in_range = col < extent.cols && row < extent.rows;
@@ -54,18 +57,28 @@ __global__ void assign_2d_kernel(float* out, const E e, expr::Extent2D extent,
 
 }  // namespace detail
 
-// out[r * cols + c] = e.at({flat, r, c}) for the whole image; counts[k] += the number of pixels
-// where conditions[k] holds (counts: device memory, sizeof...(C) values, may be null without
-// conditions). Enqueued on `stream`.
+// The launch of out[r * cols + c] = e.at({flat, r, c}) over a non-empty image; counts[k] += the
+// number of pixels where conditions[k] holds (counts: device memory, sizeof...(C) values, may be
+// null without conditions). For launch sequences replayed as graphs (launch_sequence.hpp).
+template <class E, class... C>
+KernelLaunch assign_2d_launch(float* out, const E& e, expr::Extent2D extent,
+                              unsigned long long* counts, const C&... conditions) {
+  if (extent.rows <= 0 || extent.cols <= 0) throw CudaError("assign_2d over an empty image");
+  const dim3 block(64, 4);
+  const dim3 grid(static_cast<unsigned>((extent.cols + 63) / 64),
+                  static_cast<unsigned>((extent.rows + 3) / 4));
+  // The pointer's type pins the instantiation.
+  void (*const kernel)(float*, E, expr::Extent2D, unsigned long long*, C...) =
+      &detail::assign_2d_kernel<E, C...>;
+  return KernelLaunch(kernel, grid, block, out, e, extent, counts, conditions...);
+}
+
+// The same, enqueued on `stream` (nothing for an empty image).
 template <class E, class... C>
 void assign_2d(float* out, const E& e, expr::Extent2D extent, unsigned long long* counts,
                cudaStream_t stream, const C&... conditions) {
   if (extent.rows <= 0 || extent.cols <= 0) return;
-  const dim3 block(64, 4);
-  const dim3 grid(static_cast<unsigned>((extent.cols + 63) / 64),
-                  static_cast<unsigned>((extent.rows + 3) / 4));
-  detail::assign_2d_kernel<<<grid, block, 0, stream>>>(out, e, extent, counts, conditions...);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("assign_2d_kernel");
+  assign_2d_launch(out, e, extent, counts, conditions...).enqueue(stream);
 }
 
 }  // namespace slicestream::cuda

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace slicestream::cuda {
 
@@ -34,6 +35,22 @@ void PinnedUploadRing::upload(const void* host, void* device, std::size_t bytes,
     free_event.record(stream);
     next_ = (next_ + 1) % chunks_.size();
   }
+}
+
+const void* PinnedUploadRing::stage(const void* host, std::size_t bytes) {
+  if (bytes > chunk_bytes_) {
+    throw std::invalid_argument("PinnedUploadRing::stage: " + std::to_string(bytes) +
+                                " bytes exceed the chunk size " + std::to_string(chunk_bytes_));
+  }
+  PinnedBuffer<unsigned char>& chunk = chunks_[next_];
+  chunk_free_[next_].synchronize();  // the copy that last read this chunk is done
+  std::memcpy(chunk.data(), host, bytes);
+  return chunk.data();
+}
+
+void PinnedUploadRing::staged_read_enqueued(cudaStream_t stream) {
+  chunk_free_[next_].record(stream);
+  next_ = (next_ + 1) % chunks_.size();
 }
 
 }  // namespace slicestream::cuda

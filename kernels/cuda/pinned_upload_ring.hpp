@@ -4,6 +4,10 @@
 // chunks: the host copy of chunk i+1 into the ring overlaps the DMA of chunk i, and the DMAs of a
 // frame overlap whatever kernels other streams run (filtering and backprojection of earlier
 // frames). One ring per uploading thread; not thread-safe.
+//
+// Graph replay (launch_sequence.hpp) wants the upload as one copy node: a ring of frame-sized
+// chunks, used through stage() / staged_read_enqueued(), gives it a pinned source per frame while
+// the previous frame's copy may still be running.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +31,14 @@ class PinnedUploadRing {
   // enqueued on `stream` afterwards sees the data.
   void upload(const void* host, void* device, std::size_t bytes, cudaStream_t stream);
 
+  // Copies `bytes` (at most chunk_bytes()) from `host` into the next chunk, once the copy that last
+  // read that chunk has finished, and returns the chunk. The caller enqueues the copy that reads it
+  // and then calls staged_read_enqueued(stream), which hands the chunk back to the ring. If that
+  // call never comes (the enqueue failed), the next stage() reuses the same chunk.
+  const void* stage(const void* host, std::size_t bytes);
+  void staged_read_enqueued(cudaStream_t stream);
+
+  std::size_t chunk_bytes() const { return chunk_bytes_; }
   std::size_t pinned_bytes() const { return chunk_bytes_ * chunks_.size(); }
 
  private:

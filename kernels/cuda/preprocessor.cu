@@ -1,5 +1,6 @@
 #include "kernels/cuda/preprocessor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -15,37 +16,35 @@ namespace {
 // The fused pass for one pixel type and mode: the expression cpu::preprocess_rows evaluates too
 // (kernels/expr/preprocess_expression.hpp), here evaluated by one device kernel.
 template <class Pixel, bool kLinear, bool kWeighted>
-void preprocess_typed(const Pixel* raw, const float* dark_table, const float* inv_gain_table,
-                      DetectorShape shape, const PreprocessParams& params,
-                      const CosineWeight& cosine, float* out, unsigned long long* counts,
-                      cudaStream_t stream) {
+KernelLaunch preprocess_typed(const Pixel* raw, const float* dark_table,
+                              const float* inv_gain_table, DetectorShape shape,
+                              const PreprocessParams& params, const CosineWeight& cosine,
+                              float* out, unsigned long long* counts) {
   const auto e = expr::preprocess_expression<kLinear, kWeighted>(raw, dark_table, inv_gain_table,
                                                                  params.min_transmission, cosine);
-  assign_2d(out, e.result, expr::Extent2D{shape.rows, shape.cols}, counts, stream, e.non_finite,
-            e.clamped_low);
+  return assign_2d_launch(out, e.result, expr::Extent2D{shape.rows, shape.cols}, counts,
+                          e.non_finite, e.clamped_low);
 }
 
 template <class Pixel>
-void preprocess_pixels(const void* raw, const float* dark, const float* inv_gain,
-                       DetectorShape shape, const PreprocessParams& params,
-                       const CosineWeight& cosine, float* out, unsigned long long* counts,
-                       cudaStream_t stream) {
+KernelLaunch preprocess_pixels(const void* raw, const float* dark, const float* inv_gain,
+                               DetectorShape shape, const PreprocessParams& params,
+                               const CosineWeight& cosine, float* out, unsigned long long* counts) {
   const Pixel* pixels = static_cast<const Pixel*>(raw);
   if (params.already_linear) {
     if (cosine.enabled) {
-      preprocess_typed<Pixel, true, true>(pixels, dark, inv_gain, shape, params, cosine, out,
-                                          counts, stream);
-    } else {
-      preprocess_typed<Pixel, true, false>(pixels, dark, inv_gain, shape, params, cosine, out,
-                                           counts, stream);
+      return preprocess_typed<Pixel, true, true>(pixels, dark, inv_gain, shape, params, cosine, out,
+                                                 counts);
     }
-  } else if (cosine.enabled) {
-    preprocess_typed<Pixel, false, true>(pixels, dark, inv_gain, shape, params, cosine, out, counts,
-                                         stream);
-  } else {
-    preprocess_typed<Pixel, false, false>(pixels, dark, inv_gain, shape, params, cosine, out,
-                                          counts, stream);
+    return preprocess_typed<Pixel, true, false>(pixels, dark, inv_gain, shape, params, cosine, out,
+                                                counts);
   }
+  if (cosine.enabled) {
+    return preprocess_typed<Pixel, false, true>(pixels, dark, inv_gain, shape, params, cosine, out,
+                                                counts);
+  }
+  return preprocess_typed<Pixel, false, false>(pixels, dark, inv_gain, shape, params, cosine, out,
+                                               counts);
 }
 
 }  // namespace
@@ -55,13 +54,17 @@ std::size_t Preprocessor::device_bytes(DetectorShape shape) {
          2 * sizeof(unsigned long long);
 }
 
-Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream)
+Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream, bool use_graph)
     : shape_(shape),
       raw_(shape.pixels() * sizeof(std::uint32_t)),
       dark_(shape.pixels()),
       inv_gain_(shape.pixels()),
       counts_(2),
-      counts_host_(2) {
+      counts_host_(2),
+      ring_(
+          use_graph ? std::max<std::size_t>(raw_.bytes(), 1) : PinnedUploadRing::kDefaultChunkBytes,
+          use_graph ? 2 : PinnedUploadRing::kDefaultChunks) {
+  if (use_graph) graph_ = std::make_unique<GraphReplayer>();
   set_calibration({}, {}, stream);
 }
 
@@ -93,32 +96,55 @@ void Preprocessor::run(const FrameView& raw, const PreprocessParams& params,
       !(params.min_transmission > 0.0f && std::isfinite(params.min_transmission))) {
     throw CudaError("min_transmission must be a positive finite number");
   }
-  ring_.upload(raw.data, raw_.data(), raw.bytes(), stream);
-  SLICESTREAM_CUDA_CHECK(
-      cudaMemsetAsync(counts_.data(), 0, 2 * sizeof(unsigned long long), stream));
+  LaunchSequence sequence;
+  if (graph_) {
+    // One copy from a frame-sized pinned chunk, so that the upload is one graph node.
+    const void* staged = ring_.stage(raw.data, raw.bytes());
+    sequence.add_copy(raw_.data(), staged, raw.bytes(), cudaMemcpyHostToDevice);
+    append_device_work(raw, params, cosine, out, counters != nullptr, sequence);
+    graph_->launch(sequence, stream);
+    ring_.staged_read_enqueued(stream);
+  } else {
+    ring_.upload(raw.data, raw_.data(), raw.bytes(), stream);
+    append_device_work(raw, params, cosine, out, counters != nullptr, sequence);
+    sequence.enqueue(stream);
+  }
+  if (counters != nullptr) {
+    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    counters->non_finite += counts_host_[0];
+    counters->clamped_low += counts_host_[1];
+  }
+}
+
+void Preprocessor::append_device_work(const FrameView& raw, const PreprocessParams& params,
+                                      const CosineWeight& cosine, float* out, bool read_counts,
+                                      LaunchSequence& sequence) {
+  unsigned long long* counts = counts_.data();
+  sequence.add_fixed(&counts_, [counts](cudaStream_t s) {
+    SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), s));
+  });
   switch (raw.type) {
     case PixelType::kUint16:
-      preprocess_pixels<std::uint16_t>(raw_.data(), dark_.data(), inv_gain_.data(), shape_, params,
-                                       cosine, out, counts_.data(), stream);
+      sequence.add(preprocess_pixels<std::uint16_t>(raw_.data(), dark_.data(), inv_gain_.data(),
+                                                    shape_, params, cosine, out, counts));
       break;
     case PixelType::kUint32:
-      preprocess_pixels<std::uint32_t>(raw_.data(), dark_.data(), inv_gain_.data(), shape_, params,
-                                       cosine, out, counts_.data(), stream);
+      sequence.add(preprocess_pixels<std::uint32_t>(raw_.data(), dark_.data(), inv_gain_.data(),
+                                                    shape_, params, cosine, out, counts));
       break;
     case PixelType::kFloat32:
-      preprocess_pixels<float>(raw_.data(), dark_.data(), inv_gain_.data(), shape_, params, cosine,
-                               out, counts_.data(), stream);
+      sequence.add(preprocess_pixels<float>(raw_.data(), dark_.data(), inv_gain_.data(), shape_,
+                                            params, cosine, out, counts));
       break;
     default:
       throw CudaError("unknown pixel type");
   }
-  if (counters != nullptr) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(counts_host_.data(), counts_.data(),
-                                           2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                           stream));
-    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    counters->non_finite += counts_host_[0];
-    counters->clamped_low += counts_host_[1];
+  if (read_counts) {
+    unsigned long long* host = counts_host_.data();
+    sequence.add_fixed(&counts_host_, [counts, host](cudaStream_t s) {
+      SLICESTREAM_CUDA_CHECK(
+          cudaMemcpyAsync(host, counts, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    });
   }
 }
 

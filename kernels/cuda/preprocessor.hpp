@@ -2,14 +2,20 @@
 // staged through a pinned ring and uploaded asynchronously, then one fused kernel, built from the
 // same kernels/expr expression as the CPU pass, does dark and flat correction, guards, -log and
 // the FDK cosine weight, counting guarded pixels in the same pass.
+//
+// With graphs on, the per-frame work (one copy of the frame from a frame-sized pinned chunk,
+// clearing the counters, the fused kernel, reading the counters back) is one CUDA graph launch
+// whose copy source, output and cosine weights are rewritten per frame (launch_sequence.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
 #include "kernels/cuda/pinned_upload_ring.hpp"
 #include "kernels/frame_view.hpp"
 #include "kernels/preprocess_params.hpp"
@@ -19,8 +25,10 @@ namespace slicestream::cuda {
 
 class Preprocessor {
  public:
-  // Starts without calibration (dark 0, gain 1); uploads on `stream` and waits for it.
-  Preprocessor(DetectorShape shape, cudaStream_t stream);
+  // Starts without calibration (dark 0, gain 1); uploads on `stream` and waits for it. With
+  // `use_graph` every run() is one graph launch (see above); without, the steps are enqueued one
+  // by one and frames are staged through 1 MiB pinned chunks.
+  Preprocessor(DetectorShape shape, cudaStream_t stream, bool use_graph = false);
 
   // Device memory it takes (raw frame buffer, tables, counters), for the memory budget.
   static std::size_t device_bytes(DetectorShape shape);
@@ -37,15 +45,23 @@ class Preprocessor {
            float* out, cudaStream_t stream, PreprocessCounters* counters);
 
   DetectorShape shape() const { return shape_; }
+  // The graph replayer (null without graphs): tests check that frames update one graph.
+  const GraphReplayer* graph() const { return graph_.get(); }
 
  private:
+  // Clearing the counters, the fused kernel and (with `read_counts`) the counters' readback.
+  void append_device_work(const FrameView& raw, const PreprocessParams& params,
+                          const CosineWeight& cosine, float* out, bool read_counts,
+                          LaunchSequence& sequence);
+
   DetectorShape shape_;
   DeviceBuffer<unsigned char> raw_;  // the largest pixel type
   DeviceBuffer<float> dark_;
   DeviceBuffer<float> inv_gain_;
   DeviceBuffer<unsigned long long> counts_;  // non_finite, clamped_low
   PinnedBuffer<unsigned long long> counts_host_;
-  PinnedUploadRing ring_;
+  PinnedUploadRing ring_;  // 1 MiB chunks; with graphs two chunks of the largest frame
+  std::unique_ptr<GraphReplayer> graph_;
 };
 
 }  // namespace slicestream::cuda

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
 
 namespace slicestream::cuda {
 
@@ -101,35 +102,55 @@ constexpr int kScratchUnchanged = 0;
 constexpr int kScratchDifference = 1;
 constexpr int kScratchOld = 2;
 
-// The per-projection update of the texture layer and the plain copy, one thread per pixel: the
-// old value (from the plain copy when there is one, else through the surface) goes into the
-// scratch as new - old or old, then the new value overwrites the slot in place.
-__global__ void replace_pixels_kernel(const float* __restrict__ projection,
-                                      cudaSurfaceObject_t slot_surface, int layer,
-                                      float* __restrict__ slot_plain,
-                                      cudaSurfaceObject_t scratch_surface,
-                                      float* __restrict__ scratch_plain, int scratch_mode, int rows,
-                                      int cols) {
+// Projections per replacement launch (the batch travels in the kernel's parameters).
+constexpr int kMaxReplaceBatch = 16;
+
+struct ReplacePixelsEntry {
+  const float* projection;
+  float* slot_plain;     // null without a plain copy
+  float* scratch_plain;  // this entry's scratch in the plain copy (null without one)
+  cudaSurfaceObject_t slot_surface;
+  int layer;
+  int scratch_layer;
+  int scratch_mode;
+};
+
+struct ReplacePixelsBatch {
+  ReplacePixelsEntry entries[kMaxReplaceBatch];
+  cudaSurfaceObject_t scratch_surface;
+  int rows;
+  int cols;
+  int write_layers;  // 0: the texture layers are skipped (a linear copy exists)
+};
+
+// The per-projection update of the texture layer and the plain copy, one thread per pixel, entry
+// blockIdx.z of the batch: the old value (from the plain copy when there is one, else through the
+// surface) goes into the entry's scratch as new - old or old, then the new value overwrites the
+// slot in place.
+__global__ void replace_pixels_kernel(const __grid_constant__ ReplacePixelsBatch batch) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (col >= cols || row >= rows) return;
-  const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+  if (col >= batch.cols || row >= batch.rows) return;
+  const ReplacePixelsEntry& e = batch.entries[blockIdx.z];
+  const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(batch.cols) +
                             static_cast<std::size_t>(col);
   const int x_bytes = col * static_cast<int>(sizeof(float));
-  const float fresh = projection[index];
-  if (scratch_mode != kScratchUnchanged) {
+  const float fresh = e.projection[index];
+  if (e.scratch_mode != kScratchUnchanged) {
     float old_value = 0.0f;
-    if (slot_plain != nullptr) {
-      old_value = slot_plain[index];
+    if (e.slot_plain != nullptr) {
+      old_value = e.slot_plain[index];
     } else {
-      surf2DLayeredread(&old_value, slot_surface, x_bytes, row, layer);
+      surf2DLayeredread(&old_value, e.slot_surface, x_bytes, row, e.layer);
     }
-    const float value = scratch_mode == kScratchDifference ? fresh - old_value : old_value;
-    surf2DLayeredwrite(value, scratch_surface, x_bytes, row, 0);
-    if (scratch_plain != nullptr) scratch_plain[index] = value;
+    const float value = e.scratch_mode == kScratchDifference ? fresh - old_value : old_value;
+    if (batch.write_layers != 0) {
+      surf2DLayeredwrite(value, batch.scratch_surface, x_bytes, row, e.scratch_layer);
+    }
+    if (e.scratch_plain != nullptr) e.scratch_plain[index] = value;
   }
-  surf2DLayeredwrite(fresh, slot_surface, x_bytes, row, layer);
-  if (slot_plain != nullptr) slot_plain[index] = fresh;
+  if (batch.write_layers != 0) surf2DLayeredwrite(fresh, e.slot_surface, x_bytes, row, e.layer);
+  if (e.slot_plain != nullptr) e.slot_plain[index] = fresh;
 }
 
 __device__ __forceinline__ float texel_or_zero(const float* __restrict__ p, int r, int c, int rows,
@@ -140,30 +161,68 @@ __device__ __forceinline__ float texel_or_zero(const float* __restrict__ p, int 
              : 0.0f;
 }
 
-// The quad copy, one thread per quad (r, c), r in [-1, rows - 1], c in [-1, cols - 1]: the new
-// quad is built from the projection; the scratch gets new - old or old (old read from the slot's
-// quads), then the slot's quad is overwritten.
-__global__ void replace_quads_kernel(const float* __restrict__ projection,
-                                     float4* __restrict__ slot_quads,
-                                     float4* __restrict__ scratch_quads, int scratch_mode, int rows,
-                                     int cols) {
+struct ReplaceQuadsEntry {
+  const float* projection;
+  float4* slot_quads;
+  float4* scratch_quads;  // this entry's scratch quads (null: scratch unchanged)
+  int scratch_mode;
+};
+
+struct ReplaceQuadsBatch {
+  ReplaceQuadsEntry entries[kMaxReplaceBatch];
+  int rows;
+  int cols;
+};
+
+// The quad copy, one thread per quad (r, c), r in [-1, rows - 1], c in [-1, cols - 1], entry
+// blockIdx.z: the new quad is built from the projection; the scratch gets new - old or old (old
+// read from the slot's quads), then the slot's quad is overwritten.
+__global__ void replace_quads_kernel(const __grid_constant__ ReplaceQuadsBatch batch) {
   const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) - 1;
   const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) - 1;
+  const int rows = batch.rows;
+  const int cols = batch.cols;
   if (c >= cols || r >= rows) return;
+  const ReplaceQuadsEntry& e = batch.entries[blockIdx.z];
   const std::size_t index = static_cast<std::size_t>(r + 1) * static_cast<std::size_t>(cols + 1) +
                             static_cast<std::size_t>(c + 1);
-  const float4 fresh = make_float4(texel_or_zero(projection, r, c, rows, cols),
-                                   texel_or_zero(projection, r, c + 1, rows, cols),
-                                   texel_or_zero(projection, r + 1, c, rows, cols),
-                                   texel_or_zero(projection, r + 1, c + 1, rows, cols));
-  if (scratch_mode != kScratchUnchanged) {
-    const float4 old_quad = slot_quads[index];
-    scratch_quads[index] = scratch_mode == kScratchDifference
-                               ? make_float4(fresh.x - old_quad.x, fresh.y - old_quad.y,
-                                             fresh.z - old_quad.z, fresh.w - old_quad.w)
-                               : old_quad;
+  const float4 fresh = make_float4(texel_or_zero(e.projection, r, c, rows, cols),
+                                   texel_or_zero(e.projection, r, c + 1, rows, cols),
+                                   texel_or_zero(e.projection, r + 1, c, rows, cols),
+                                   texel_or_zero(e.projection, r + 1, c + 1, rows, cols));
+  if (e.scratch_mode != kScratchUnchanged) {
+    const float4 old_quad = e.slot_quads[index];
+    e.scratch_quads[index] = e.scratch_mode == kScratchDifference
+                                 ? make_float4(fresh.x - old_quad.x, fresh.y - old_quad.y,
+                                               fresh.z - old_quad.z, fresh.w - old_quad.w)
+                                 : old_quad;
   }
-  slot_quads[index] = fresh;
+  e.slot_quads[index] = fresh;
+}
+
+// Texture layers from the linear copy: layer blockIdx.z of an array whose first slot is
+// `first_slot`, from the plain copy or (without one) the quads' top-left texels.
+__global__ void layers_from_linear_kernel(cudaSurfaceObject_t surface, const float* plain,
+                                          const float4* quads, int first_slot, int rows, int cols) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (col >= cols || row >= rows) return;
+  const int layer = static_cast<int>(blockIdx.z);
+  const std::size_t slot = static_cast<std::size_t>(first_slot + layer);
+  float value = 0.0f;
+  if (plain != nullptr) {
+    const std::size_t pixels = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    value = plain[slot * pixels + static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+                  static_cast<std::size_t>(col)];
+  } else {
+    const std::size_t per_slot =
+        static_cast<std::size_t>(rows + 1) * static_cast<std::size_t>(cols + 1);
+    value = quads[slot * per_slot +
+                  static_cast<std::size_t>(row + 1) * static_cast<std::size_t>(cols + 1) +
+                  static_cast<std::size_t>(col + 1)]
+                .x;
+  }
+  surf2DLayeredwrite(value, surface, col * static_cast<int>(sizeof(float)), row, layer);
 }
 
 int scratch_mode_of(ScratchContent content) {
@@ -226,7 +285,8 @@ std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape
 
 std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
-  const std::size_t layers = static_cast<std::size_t>(slots) + 1;  // + scratch
+  const std::size_t layers = static_cast<std::size_t>(slots) +
+                             static_cast<std::size_t>(std::max(1, options.scratch_layers));
   std::size_t per_layer = shape.pixels() * sizeof(float);
   if (options.linear_copy == LinearCopy::kPlain) per_layer += shape.pixels() * sizeof(float);
   if (options.linear_copy == LinearCopy::kQuads) {
@@ -238,8 +298,12 @@ std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
                                                const ProjectionStoreOptions& options)
-    : shape_(shape), slots_(slots), linear_copy_(options.linear_copy) {
+    : shape_(shape),
+      slots_(slots),
+      scratch_layers_(options.scratch_layers),
+      linear_copy_(options.linear_copy) {
   if (slots <= 0) throw std::invalid_argument("projection store needs at least one slot");
+  if (scratch_layers_ <= 0) throw std::invalid_argument("projection store needs a scratch layer");
   const std::string reason = unsupported_reason(device, shape);
   if (!reason.empty()) throw CudaError(reason);
   const int limit = device_layer_limit(device);
@@ -253,16 +317,17 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
     gather = gather && array_gather;  // all arrays must agree
   }
   bool scratch_gather = false;
-  scratch_ = make_layered_array(shape, 1, gather, &scratch_gather);
+  scratch_ = make_layered_array(shape, scratch_layers_, gather, &scratch_gather);
   gather_supported_ = gather && scratch_gather;
   const std::size_t count = static_cast<std::size_t>(slots);
+  const std::size_t scratch_count = static_cast<std::size_t>(scratch_layers_);
   if (linear_copy_ == LinearCopy::kPlain) {
     plain_ = DeviceBuffer<float>(shape.pixels() * count);
-    scratch_plain_ = DeviceBuffer<float>(shape.pixels());
+    scratch_plain_ = DeviceBuffer<float>(shape.pixels() * scratch_count);
   } else if (linear_copy_ == LinearCopy::kQuads) {
     // Zeroed: empty slots read as zero projections, like the fresh layers.
     quads_ = DeviceBuffer<float4>(quad_count() * count);
-    scratch_quads_ = DeviceBuffer<float4>(quad_count());
+    scratch_quads_ = DeviceBuffer<float4>(quad_count() * scratch_count);
     SLICESTREAM_CUDA_CHECK(cudaMemset(quads_.data(), 0, quads_.bytes()));
     SLICESTREAM_CUDA_CHECK(cudaMemset(scratch_quads_.data(), 0, scratch_quads_.bytes()));
     SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -299,21 +364,30 @@ TextureRef ProjectionTextureStore::slot_ref(int slot) const {
   return ref;
 }
 
-TextureRef ProjectionTextureStore::scratch_ref() const {
+TextureRef ProjectionTextureStore::scratch_ref(int index) const {
+  if (index < 0 || index >= scratch_layers_) {
+    throw CudaError("projection store scratch layer " + std::to_string(index) +
+                    " out of range [0, " + std::to_string(scratch_layers_) + ")");
+  }
+  const std::size_t i = static_cast<std::size_t>(index);
   TextureRef ref;
   ref.filtered = scratch_->filtered;
   ref.point = scratch_->point;
-  ref.layer = 0;
-  if (!scratch_plain_.empty()) ref.linear = scratch_plain_.data();
-  if (!scratch_quads_.empty()) ref.quads = scratch_quads_.data();
+  ref.layer = index;
+  if (!scratch_plain_.empty()) ref.linear = scratch_plain_.data() + shape_.pixels() * i;
+  if (!scratch_quads_.empty()) ref.quads = scratch_quads_.data() + quad_count() * i;
   return ref;
 }
 
 void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaStream_t stream) {
   const LayeredArray& a = array_of(slot);
-  const cudaMemcpy3DParms p =
-      linear_to_layer(projection, shape_, a.array, slot % layers_per_array_);
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+  if (layer_writes_) {
+    const cudaMemcpy3DParms p =
+        linear_to_layer(projection, shape_, a.array, slot % layers_per_array_);
+    SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+  } else {
+    layers_current_ = false;
+  }
   const TextureRef ref = slot_ref(slot);
   if (ref.linear != nullptr) {
     SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(ref.linear), projection,
@@ -321,47 +395,134 @@ void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaS
                                            cudaMemcpyDeviceToDevice, stream));
   }
   if (ref.quads != nullptr) {
+    ReplaceQuadsBatch batch{};
+    batch.entries[0] = {projection, const_cast<float4*>(ref.quads), nullptr, kScratchUnchanged};
+    batch.rows = shape_.rows;
+    batch.cols = shape_.cols;
     const dim3 block(64, 4);
     const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
-                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
-    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
-                                                     nullptr, kScratchUnchanged, shape_.rows,
-                                                     shape_.cols);
-    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
+                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4), 1);
+    KernelLaunch(&replace_quads_kernel, grid, block, batch).enqueue(stream);
   }
 }
 
 void ProjectionTextureStore::replace_slot(int slot, const float* projection, ScratchContent scratch,
                                           cudaStream_t stream) {
-  const LayeredArray& a = array_of(slot);
-  const TextureRef ref = slot_ref(slot);
-  const int mode = scratch_mode_of(scratch);
-  {
-    const dim3 block(32, 8);
+  replace_slots({{slot, projection, scratch}}, stream);
+}
+
+void ProjectionTextureStore::replace_slots(const std::vector<SlotReplacement>& batch,
+                                           cudaStream_t stream) {
+  LaunchSequence sequence;
+  append_replace_slots(batch, sequence);
+  sequence.enqueue(stream);
+}
+
+void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacement>& batch,
+                                                  LaunchSequence& sequence) {
+  if (batch.empty()) return;
+  if (batch.size() > static_cast<std::size_t>(scratch_layers_)) {
+    throw CudaError("projection store: a batch of " + std::to_string(batch.size()) +
+                    " replacements for " + std::to_string(scratch_layers_) + " scratch layers");
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    check_slot(batch[i].slot);
+    if (batch[i].projection == nullptr) throw CudaError("projection store: no projection");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (batch[j].slot == batch[i].slot) {
+        throw CudaError("projection store: slot " + std::to_string(batch[i].slot) +
+                        " twice in one batch");
+      }
+    }
+  }
+  if (!layer_writes_) layers_current_ = false;
+  const bool plain = linear_copy_ == LinearCopy::kPlain;
+  const bool quads = linear_copy_ == LinearCopy::kQuads;
+  // Without layers to write, a quad store's update is the quad pass alone.
+  const bool pixel_pass = layer_writes_ || plain;
+  for (std::size_t first = 0; first < batch.size(); first += kMaxReplaceBatch) {
+    const std::size_t count =
+        std::min(batch.size() - first, static_cast<std::size_t>(kMaxReplaceBatch));
+    if (pixel_pass) {
+      ReplacePixelsBatch params{};
+      params.scratch_surface = scratch_->surface;
+      params.rows = shape_.rows;
+      params.cols = shape_.cols;
+      params.write_layers = layer_writes_ ? 1 : 0;
+      for (std::size_t k = 0; k < count; ++k) {
+        const SlotReplacement& r = batch[first + k];
+        const int scratch_index = static_cast<int>(first + k);
+        const TextureRef ref = slot_ref(r.slot);
+        const TextureRef scratch = scratch_ref(scratch_index);
+        params.entries[k] = {r.projection,
+                             const_cast<float*>(ref.linear),
+                             const_cast<float*>(scratch.linear),
+                             array_of(r.slot).surface,
+                             ref.layer,
+                             scratch_index,
+                             scratch_mode_of(r.scratch)};
+      }
+      const dim3 block(32, 8);
+      const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
+                      static_cast<unsigned>((shape_.rows + 7) / 8), static_cast<unsigned>(count));
+      sequence.add(KernelLaunch(&replace_pixels_kernel, grid, block, params));
+    }
+    if (quads) {
+      ReplaceQuadsBatch params{};
+      params.rows = shape_.rows;
+      params.cols = shape_.cols;
+      for (std::size_t k = 0; k < count; ++k) {
+        const SlotReplacement& r = batch[first + k];
+        const TextureRef ref = slot_ref(r.slot);
+        const TextureRef scratch = scratch_ref(static_cast<int>(first + k));
+        params.entries[k] = {r.projection, const_cast<float4*>(ref.quads),
+                             const_cast<float4*>(scratch.quads), scratch_mode_of(r.scratch)};
+      }
+      const dim3 block(64, 4);
+      const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
+                      static_cast<unsigned>((shape_.rows + 1 + 3) / 4),
+                      static_cast<unsigned>(count));
+      sequence.add(KernelLaunch(&replace_quads_kernel, grid, block, params));
+    }
+  }
+}
+
+void ProjectionTextureStore::set_texture_layer_writes(bool enabled, cudaStream_t stream) {
+  if (!enabled && linear_copy_ == LinearCopy::kNone) {
+    throw CudaError(
+        "projection store: the texture layers are its only copy; they cannot be skipped");
+  }
+  if (enabled && !layers_current_) sync_layers_from_linear(stream);
+  layer_writes_ = enabled;
+}
+
+void ProjectionTextureStore::sync_layers_from_linear(cudaStream_t stream) {
+  const float* plain = plain_.empty() ? nullptr : plain_.data();
+  const float4* quads = quads_.empty() ? nullptr : quads_.data();
+  if (plain == nullptr && quads == nullptr) {
+    throw CudaError("projection store: no linear copy to bring the texture layers up to date from");
+  }
+  const dim3 block(32, 8);
+  for (std::size_t a = 0; a < arrays_.size(); ++a) {
+    const LayeredArray& array = *arrays_[a];
     const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
-                    static_cast<unsigned>((shape_.rows + 7) / 8));
-    replace_pixels_kernel<<<grid, block, 0, stream>>>(
-        projection, a.surface, ref.layer, const_cast<float*>(ref.linear), scratch_->surface,
-        scratch_plain_.empty() ? nullptr : scratch_plain_.data(), mode, shape_.rows, shape_.cols);
-    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_pixels_kernel");
+                    static_cast<unsigned>((shape_.rows + 7) / 8),
+                    static_cast<unsigned>(array.layers));
+    const int first_slot = static_cast<int>(a) * layers_per_array_;
+    KernelLaunch(&layers_from_linear_kernel, grid, block, array.surface, plain, quads, first_slot,
+                 shape_.rows, shape_.cols)
+        .enqueue(stream);
   }
-  if (ref.quads != nullptr) {
-    const dim3 block(64, 4);
-    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
-                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4));
-    replace_quads_kernel<<<grid, block, 0, stream>>>(projection, const_cast<float4*>(ref.quads),
-                                                     scratch_quads_.data(), mode, shape_.rows,
-                                                     shape_.cols);
-    SLICESTREAM_CUDA_CHECK_LAUNCH("replace_quads_kernel");
-  }
+  layers_current_ = true;
 }
 
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
   layer_to_linear(array_of(slot).array, slot % layers_per_array_, shape_, out, stream);
 }
 
-void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream) const {
-  layer_to_linear(scratch_->array, 0, shape_, out, stream);
+void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int index) const {
+  (void)scratch_ref(index);  // range check
+  layer_to_linear(scratch_->array, index, shape_, out, stream);
 }
 
 }  // namespace slicestream::cuda

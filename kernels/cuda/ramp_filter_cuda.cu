@@ -62,7 +62,7 @@ std::size_t RampFilterCuda::device_bytes(DetectorShape shape) {
          2 * rows * bins * sizeof(float2);
 }
 
-RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config)
+RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph)
     : shape_(shape),
       padded_width_(padded_filter_width(shape.cols)),
       bins_(padded_width_ / 2 + 1),
@@ -75,6 +75,7 @@ RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config)
   inverse_.make(padded_width_, bins_, padded_width_, CUFFT_C2R, shape.rows);
   set_config(config, nullptr);
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  if (use_graph) graph_ = std::make_unique<GraphReplayer>();
 }
 
 void CufftPlan::make(int n, int in_stride, int out_stride, cufftType type, int batch) {
@@ -96,23 +97,40 @@ void RampFilterCuda::set_config(const FilterConfig& config, cudaStream_t stream)
                                          cudaMemcpyHostToDevice, stream));
 }
 
-void RampFilterCuda::filter(float* projection, cudaStream_t stream) {
+LaunchSequence RampFilterCuda::sequence(float* projection) {
   const int rows = shape_.rows;
-  pad_rows_kernel<<<dim3(blocks_for(padded_width_), static_cast<unsigned>(rows)), kThreads, 0,
-                    stream>>>(projection, padded_.data(), rows, shape_.cols, padded_width_);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("pad_rows_kernel");
-  SLICESTREAM_CUFFT_CHECK(cufftSetStream(forward_.get(), stream));
-  SLICESTREAM_CUFFT_CHECK(cufftExecR2C(forward_.get(), padded_.data(),
-                                       reinterpret_cast<cufftComplex*>(spectrum_.data())));
-  apply_gains_kernel<<<dim3(blocks_for(bins_), static_cast<unsigned>(rows)), kThreads, 0, stream>>>(
-      spectrum_.data(), gains_.data(), rows, bins_);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("apply_gains_kernel");
-  SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse_.get(), stream));
-  SLICESTREAM_CUFFT_CHECK(cufftExecC2R(
-      inverse_.get(), reinterpret_cast<cufftComplex*>(spectrum_.data()), padded_.data()));
-  unpad_rows_kernel<<<dim3(blocks_for(shape_.cols), static_cast<unsigned>(rows)), kThreads, 0,
-                      stream>>>(padded_.data(), projection, rows, shape_.cols, padded_width_);
-  SLICESTREAM_CUDA_CHECK_LAUNCH("unpad_rows_kernel");
+  const auto row_count = static_cast<unsigned>(rows);
+  LaunchSequence seq;
+  seq.add(KernelLaunch(&pad_rows_kernel, dim3(blocks_for(padded_width_), row_count), dim3(kThreads),
+                       projection, padded_.data(), rows, shape_.cols, padded_width_));
+  // The transforms work on the filter's own buffers: the same work for every projection.
+  const cufftHandle forward = forward_.get();
+  float* padded = padded_.data();
+  auto* spectrum = reinterpret_cast<cufftComplex*>(spectrum_.data());
+  seq.add_fixed(&forward_, [forward, padded, spectrum](cudaStream_t stream) {
+    SLICESTREAM_CUFFT_CHECK(cufftSetStream(forward, stream));
+    SLICESTREAM_CUFFT_CHECK(cufftExecR2C(forward, padded, spectrum));
+  });
+  seq.add(KernelLaunch(&apply_gains_kernel, dim3(blocks_for(bins_), row_count), dim3(kThreads),
+                       spectrum_.data(), gains_.data(), rows, bins_));
+  const cufftHandle inverse = inverse_.get();
+  seq.add_fixed(&inverse_, [inverse, padded, spectrum](cudaStream_t stream) {
+    SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse, stream));
+    SLICESTREAM_CUFFT_CHECK(cufftExecC2R(inverse, spectrum, padded));
+  });
+  seq.add(KernelLaunch(&unpad_rows_kernel, dim3(blocks_for(shape_.cols), row_count), dim3(kThreads),
+                       padded_.data(), projection, rows, shape_.cols, padded_width_));
+  return seq;
+}
+
+void RampFilterCuda::filter(float* projection, cudaStream_t stream) {
+  if (projection == nullptr) throw CudaError("ramp filter: no projection");
+  const LaunchSequence seq = sequence(projection);
+  if (graph_) {
+    graph_->launch(seq, stream);
+  } else {
+    seq.enqueue(stream);
+  }
 }
 
 }  // namespace slicestream::cuda

@@ -2,12 +2,19 @@
 // padded_filter_width(cols) (data first, zeros after, as on the CPU), one batched cuFFT R2C over
 // all rows, multiplication by ramp_filter_response's real gains, one batched C2R, and the first
 // cols values written back. Plans and buffers are made once per detector shape.
+//
+// With graphs on, the whole sequence (pad, R2C, gains, C2R, unpad; cuFFT supports stream
+// capture) is one CUDA graph launch per projection; only the pad and unpad kernels' projection
+// pointer changes between launches (launch_sequence.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <memory>
+
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
 #include "kernels/filter_config.hpp"
 #include "kernels/frame_view.hpp"
 
@@ -33,7 +40,7 @@ class CufftPlan {
 
 class RampFilterCuda {
  public:
-  RampFilterCuda(DetectorShape shape, const FilterConfig& config);
+  RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph = false);
   RampFilterCuda(const RampFilterCuda&) = delete;
   RampFilterCuda& operator=(const RampFilterCuda&) = delete;
 
@@ -43,11 +50,15 @@ class RampFilterCuda {
   // New gains for the projections filtered from now on; the upload is ordered on `stream`.
   void set_config(const FilterConfig& config, cudaStream_t stream);
 
-  // Filters `projection` (device, rows x cols floats) in place on `stream`.
+  // Filters `projection` (device, rows x cols floats) in place on `stream` (one graph launch with
+  // graphs on, else step by step).
   void filter(float* projection, cudaStream_t stream);
+  // The per-projection work as a launch sequence (what filter() runs).
+  LaunchSequence sequence(float* projection);
 
   DetectorShape shape() const { return shape_; }
   int padded_width() const { return padded_width_; }
+  const GraphReplayer* graph() const { return graph_.get(); }  // null without graphs
 
  private:
   DetectorShape shape_;
@@ -59,6 +70,7 @@ class RampFilterCuda {
   PinnedBuffer<float> gains_host_;
   CufftPlan forward_;
   CufftPlan inverse_;
+  std::unique_ptr<GraphReplayer> graph_;
 };
 
 }  // namespace slicestream::cuda

@@ -17,6 +17,7 @@ CudaBackend::CudaBackend(int device, const CudaBackendOptions& options) {
     if (!reason.empty()) throw BackendError("cuda backend: " + reason);
     const std::string problem = cuda::validate(options.tuning);
     if (!problem.empty()) throw BackendError("cuda backend: invalid tuning: " + problem);
+    if (options.max_batch < 1) throw BackendError("cuda backend: max_batch must be at least 1");
     impl_ = std::make_unique<Impl>(device, options);
   });
 }
@@ -60,6 +61,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     cuda::ProjectionStoreOptions store_options;
     store_options.linear_copy = m.options.linear_copy;
     store_options.max_layers_per_array = m.options.max_layers_per_array;
+    store_options.scratch_layers = m.options.max_batch;
     const std::size_t frame_bytes = detector.pixels() * sizeof(float);
     const std::size_t in_flight =
         (setup.projections_in_flight > 0 ? setup.projections_in_flight : kDefaultInFlight) +
@@ -97,11 +99,14 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     s->filled.assign(static_cast<std::size_t>(slots), false);
     s->store =
         std::make_unique<cuda::ProjectionTextureStore>(m.device, detector, slots, store_options);
-    s->preprocessor = std::make_unique<cuda::Preprocessor>(detector, m.preprocess_stream->get());
-    s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter);
+    s->preprocessor = std::make_unique<cuda::Preprocessor>(detector, m.preprocess_stream->get(),
+                                                           m.options.use_graphs);
+    s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter, m.options.use_graphs);
     s->pool = std::make_shared<CudaProjectionPool>(detector.pixels(), in_flight);
-    s->backprojector = std::make_unique<cuda::Backprojector>(
-        setup.geometry.beam, detector, m.effective_tuning(m.options.tuning, *s->store));
+    const cuda::BackprojectTuning tuning = m.effective_tuning(m.options.tuning, *s->store);
+    s->backprojector = std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, tuning);
+    if (m.options.use_graphs) s->reconstruct_graph = std::make_unique<cuda::GraphReplayer>();
+    m.apply_texture_policy(*s, tuning);
     {
       std::lock_guard<std::mutex> lock(m.filter_mutex);
       m.filter_config = setup.filter;

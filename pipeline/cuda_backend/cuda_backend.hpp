@@ -5,7 +5,12 @@
 //   preprocess   pinned ring -> async upload -> fused expression kernel (kernels/cuda/preprocessor)
 //   filter       pad -> cuFFT R2C -> gains -> C2R -> unpad, plans per detector (ramp_filter_cuda)
 //   reconstruct  ONE set of layered textures for the scan (projection_texture_store), updated in
-//                place; one backprojection launch per call for all targets (backprojector)
+//                place; one backprojection launch per call for all targets (backprojector);
+//                a batch of projections (replace_projections) is one replacement pass and one
+//                backprojection launch for all of them
+// With graphs on (the default), each stage's per-frame work is one CUDA graph launch, captured
+// once per scan and shape and replayed with the frame's pointers and coefficients
+// (kernels/cuda/launch_sequence.hpp); event waits and records stay outside the graphs.
 #pragma once
 
 #include <atomic>
@@ -29,6 +34,14 @@ struct CudaBackendOptions {
   int max_layers_per_array = 0;  // 0: the device's layered-texture limit
   // GPU memory left free for the driver, cuFFT plans and other processes when budgeting a scan.
   std::size_t reserve_bytes = std::size_t{256} << 20;
+  // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
+  bool use_graphs = true;
+  // Projections fused into one replacement pass and one backprojection launch (scratch layers of
+  // the store); larger batches are split.
+  int max_batch = 8;
+  // Skip the texture layers of the store while the interpolation does not read them (the exact
+  // L1 paths); they are brought up to date when a texture path is chosen.
+  bool skip_unused_texture_writes = true;
 };
 
 class CudaBackend final : public Backend {
@@ -50,10 +63,7 @@ class CudaBackend final : public Backend {
   void filter(ProjectionBuffer& projection) override;
 
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
-  void replace_projection(int slot, const ProjectionMap& map,
-                          std::unique_ptr<ProjectionBuffer> projection,
-                          const std::vector<ReconTarget*>& live,
-                          const std::vector<ReconTarget*>& accumulate, float scale) override;
+  void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
   void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                          bool accumulate, int plane_begin, int plane_end) override;
   void set_slot_maps(const std::vector<ProjectionMap>& maps) override;
@@ -66,6 +76,18 @@ class CudaBackend final : public Backend {
   void set_backproject_tuning(const cuda::BackprojectTuning& tuning);
   cuda::BackprojectTuning backproject_tuning() const;
   bool texture_gather_supported() const;  // false before begin_scan
+  // Whether the store's texture layers are written by updates (false while skipped).
+  bool texture_layer_writes() const;
+  // Graphs captured so far per stage of the current scan (0 without graphs): a stream of frames
+  // of one shape must not capture again (tests).
+  struct GraphCounts {
+    std::size_t preprocess = 0;
+    std::size_t filter = 0;
+    std::size_t reconstruct = 0;
+    std::size_t update_failures = 0;  // in-place updates the driver refused (all stages)
+  };
+  GraphCounts graph_captures() const;
+  const CudaBackendOptions& options() const;
   // Blocks until every stream is idle (benchmarks time whole calls with it).
   void synchronize();
 

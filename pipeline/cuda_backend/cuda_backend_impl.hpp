@@ -16,6 +16,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_probe.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
 #include "kernels/cuda/preprocessor.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
 #include "kernels/cuda/ramp_filter_cuda.hpp"
@@ -81,7 +82,15 @@ struct ScanState {
   std::unique_ptr<cuda::RampFilterCuda> ramp;
   std::shared_ptr<CudaProjectionPool> pool;
   std::unique_ptr<cuda::Backprojector> backprojector;
+  std::unique_ptr<cuda::GraphReplayer> reconstruct_graph;  // null without graphs
 };
+
+// Whether an interpolation reads the store's texture layers.
+inline bool reads_texture_layers(cuda::BackprojectInterpolation interpolation) {
+  return interpolation == cuda::BackprojectInterpolation::kTextureLinear ||
+         interpolation == cuda::BackprojectInterpolation::kTextureGather ||
+         interpolation == cuda::BackprojectInterpolation::kTexturePoint4;
+}
 
 }  // namespace cuda_backend_detail
 
@@ -143,6 +152,20 @@ struct CudaBackend::Impl {
       throw BackendError("cuda backend: slot " + std::to_string(slot) + " outside the window of " +
                          std::to_string(s.maps.size()));
     }
+  }
+
+  // Updates [begin, begin + count) of a batch (distinct slots, at most one per scratch layer) as
+  // one replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
+  void replace_run(ScanState& s, std::vector<ProjectionUpdate>& updates, std::size_t begin,
+                   std::size_t count, float scale);
+
+  // Texture layers written only while the interpolation reads them (when the options allow
+  // skipping); turning them back on brings them up to date on the reconstruct stream first.
+  void apply_texture_policy(ScanState& s, const cuda::BackprojectTuning& effective) const {
+    const bool needed = cuda_backend_detail::reads_texture_layers(effective.interpolation) ||
+                        !options.skip_unused_texture_writes ||
+                        s.store->linear_copy() == cuda::LinearCopy::kNone;
+    s.store->set_texture_layer_writes(needed, reconstruct_stream->get());
   }
 
   // The interpolation the store can serve. Gather needs driver support for gather on layered

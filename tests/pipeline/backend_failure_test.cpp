@@ -13,22 +13,19 @@ namespace {
 
 using test::call;
 
-// The real CpuBackend, failing on chosen calls (counted per operation, from 0).
-class FaultyBackend final : public Backend {
+// The real CpuBackend, failing on chosen calls (counted per operation, from 0; store updates
+// counted per projection).
+class FaultyBackend final : public test::ForwardingBackend {
  public:
   int fail_preprocess_call = -1;
   int fail_filter_call = -1;
   int fail_replace_call = -1;
   bool fail_calibration = false;
 
-  BackendInfo info() const override { return inner_.info(); }
-  void begin_scan(const ScanSetup& setup) override { inner_.begin_scan(setup); }
-  void end_scan() override { inner_.end_scan(); }
   void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override {
     if (fail_calibration) throw BackendError("injected calibration failure");
     inner_.set_calibration(dark, flat);
   }
-  void set_filter(const FilterConfig& config) override { inner_.set_filter(config); }
   std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
                                                PreprocessCounters* counters) override {
     if (preprocess_calls_++ == fail_preprocess_call) throw BackendError("injected preprocess");
@@ -38,38 +35,20 @@ class FaultyBackend final : public Backend {
     if (filter_calls_++ == fail_filter_call) throw BackendError("injected filter failure");
     inner_.filter(projection);
   }
-  std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override {
-    return inner_.create_target(grid);
-  }
-  void replace_projection(int slot, const ProjectionMap& map,
-                          std::unique_ptr<ProjectionBuffer> projection,
-                          const std::vector<ReconTarget*>& live,
-                          const std::vector<ReconTarget*>& accumulate, float scale) override {
-    if (replace_calls_++ == fail_replace_call) {
-      // Fail half-way: the live targets are damaged, the projection is lost.
-      for (ReconTarget* target : live)
-        inner_.clear_target(*target);
-      throw BackendError("injected failure after a partial update");
+  void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override {
+    for (ProjectionUpdate& update : updates) {
+      if (replace_calls_++ == fail_replace_call) {
+        // Fail half-way: the live targets are damaged, the projection is lost.
+        for (ReconTarget* target : update.live)
+          inner_.clear_target(*target);
+        update.projection.reset();
+        throw BackendError("injected failure after a partial update");
+      }
+      apply_one(update, scale);
     }
-    inner_.replace_projection(slot, map, std::move(projection), live, accumulate, scale);
-  }
-  void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
-                         bool accumulate, int plane_begin, int plane_end) override {
-    inner_.backproject_store(slots, target, scale, accumulate, plane_begin, plane_end);
-  }
-  void set_slot_maps(const std::vector<ProjectionMap>& maps) override {
-    inner_.set_slot_maps(maps);
-  }
-  void clear_target(ReconTarget& target) override { inner_.clear_target(target); }
-  void copy_target(const ReconTarget& from, ReconTarget& to) override {
-    inner_.copy_target(from, to);
-  }
-  void read_target(const ReconTarget& target, float* host) override {
-    inner_.read_target(target, host);
   }
 
  private:
-  CpuBackend inner_{CpuBackendOptions{2, 0}};
   std::atomic<int> preprocess_calls_{0};
   std::atomic<int> filter_calls_{0};
   int replace_calls_ = 0;

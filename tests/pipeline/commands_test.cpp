@@ -26,8 +26,15 @@ class CommandsTest : public ::testing::Test {
   test::TestScan scan_ = test::make_parallel_scan(1, {12, 32}, 24);
 };
 
+// One update, hence one publication, per frame (publish_rate_hz 0).
+PipelineConfig unbatched_config() {
+  PipelineConfig config = test::small_config();
+  config.max_projection_batch = 1;
+  return config;
+}
+
 TEST_F(CommandsTest, BeforeAnyScanSlicesAreKeptAndGetSliceFails) {
-  start();
+  start(unbatched_config());
   const SetSliceCommand axial = test::axial_slice(scan_.description, 9, 16);
   const CommandReply set = call(*pipeline_, axial);
   EXPECT_EQ(set.status.code, StatusCode::kOk) << set.status.message;
@@ -123,7 +130,7 @@ TEST_F(CommandsTest, InvalidRequestsGetClearErrors) {
 }
 
 TEST_F(CommandsTest, SetSliceDuringAScanRecomputesAndPublishesAtOnce) {
-  start();
+  start(unbatched_config());
   test::begin_scan(*pipeline_, scan_);
   test::feed_phantom(*pipeline_, scan_, 0, 30);
   pipeline_->wait_idle();

@@ -203,6 +203,100 @@ TEST(CpuBackend, ReportsMemoryUseAndRefusesScansOverTheLimit) {
   EXPECT_NE(fits, nullptr);
 }
 
+// The same updates one by one and as batches (repeated slots, changing maps, live and
+// accumulate targets, a target in both lists) give the same targets and the same store.
+TEST(CpuBackend, BatchedUpdatesEqualOneByOne) {
+  Fixture one;
+  Fixture batch;
+  const float scale = angular_weight(one.slots);
+  for (Fixture* f : {&one, &batch})
+    f->backend->begin_scan(f->setup);
+  const GridSpec other_grid =
+      slice_grid(default_slices(VolumeBox{{-10, -10, -6}, {10, 10, 6}})[0], 13, 11);
+  std::unique_ptr<ReconTarget> live[2][2];
+  std::unique_ptr<ReconTarget> shadow[2];
+  Fixture* fixtures[2] = {&one, &batch};
+  for (int b = 0; b < 2; ++b) {
+    live[b][0] = fixtures[b]->backend->create_target(one.slice());
+    live[b][1] = fixtures[b]->backend->create_target(other_grid);
+    shadow[b] = fixtures[b]->backend->create_target(one.slice());
+  }
+  // Slots of 5 batches: a repeated slot inside a batch, the map of a slot changing.
+  const std::vector<std::vector<int>> batches = {
+      {0, 1, 2, 3, 4, 5, 6, 7, 8}, {2, 5, 2, 7}, {1}, {8, 0, 8, 8, 3, 4}, {6, 7, 6}};
+  int update = 0;
+  for (const std::vector<int>& slots : batches) {
+    std::vector<ProjectionUpdate> updates;
+    for (int slot : slots) {
+      const std::vector<float> values = one.random_values();
+      const double offset = (update % 3 == 2) ? 0.6 * update : 0.0;  // some maps change
+      for (int b = 0; b < 2; ++b) {
+        ProjectionUpdate u;
+        u.slot = slot;
+        u.map = fixtures[b]->map(slot, offset);
+        u.projection = fixtures[b]->projection(values, slot);
+        u.live = {live[b][0].get(), live[b][1].get()};
+        // The shadow: accumulated on even updates, live (+new - old) on odd ones, and both lists
+        // at once on every fifth.
+        if (update % 2 == 0) u.accumulate = {shadow[b].get()};
+        if (update % 2 == 1 || update % 5 == 0) u.live.push_back(shadow[b].get());
+        if (b == 0) {
+          fixtures[b]->backend->replace_projection(u.slot, u.map, std::move(u.projection), u.live,
+                                                   u.accumulate, scale);
+        } else {
+          updates.push_back(std::move(u));
+        }
+      }
+      ++update;
+    }
+    batch.backend->replace_projections(updates, scale);
+    for (const ProjectionUpdate& u : updates) {
+      EXPECT_TRUE(u.applied);
+      EXPECT_EQ(u.projection, nullptr);
+    }
+  }
+  for (int t = 0; t < 2; ++t) {
+    const std::vector<float> expected = one.read(*live[0][t]);
+    ASSERT_GT(test::max_abs(expected), 0.1);
+    EXPECT_LT(relative_error(batch.read(*live[1][t]), expected), 1e-5) << "live target " << t;
+  }
+  EXPECT_LT(relative_error(batch.read(*shadow[1]), one.read(*shadow[0])), 1e-5) << "shadow";
+  auto full_one = one.backend->create_target(one.slice());
+  auto full_batch = batch.backend->create_target(batch.slice());
+  one.backend->backproject_store(one.all_slots(), *full_one, scale, false, 0, 1);
+  batch.backend->backproject_store(batch.all_slots(), *full_batch, scale, false, 0, 1);
+  EXPECT_LT(relative_error(batch.read(*full_batch), one.read(*full_one)), 1e-6) << "store";
+  // Incremental = full recompute after the batches too.
+  EXPECT_LT(relative_error(batch.read(*live[1][0]), batch.read(*full_batch)), 1e-5);
+}
+
+// A batch that fails part-way: runs before the failure took effect, the rest is untouched.
+TEST(CpuBackend, AFailedBatchReportsWhatTookEffect) {
+  Fixture f;
+  f.backend->begin_scan(f.setup);
+  const float scale = angular_weight(f.slots);
+  auto live = f.backend->create_target(f.slice());
+  std::vector<ProjectionUpdate> updates(4);
+  const int slots[4] = {0, 1, 0, 99};  // the repeated slot starts a second run; 99 is invalid
+  for (int i = 0; i < 4; ++i) {
+    updates[static_cast<std::size_t>(i)].slot = slots[i];
+    updates[static_cast<std::size_t>(i)].map = f.map(slots[i] % f.slots);
+    updates[static_cast<std::size_t>(i)].projection = f.projection(f.random_values(), 0);
+    updates[static_cast<std::size_t>(i)].live = {live.get()};
+  }
+  EXPECT_THROW(f.backend->replace_projections(updates, scale), BackendError);
+  EXPECT_TRUE(updates[0].applied);
+  EXPECT_TRUE(updates[1].applied);
+  for (std::size_t i = 2; i < 4; ++i) {
+    EXPECT_FALSE(updates[i].applied);
+    EXPECT_NE(updates[i].projection, nullptr) << "update " << i << " was not attempted";
+  }
+  // The first run is in the store and in the live target.
+  auto full = f.backend->create_target(f.slice());
+  f.backend->backproject_store(f.all_slots(), *full, scale, false, 0, 1);
+  EXPECT_LT(relative_error(f.read(*live), f.read(*full)), 1e-5);
+}
+
 TEST(CpuBackend, RejectsMisuseWithBackendErrors) {
   Fixture f;
   const std::vector<float> values = f.random_values();

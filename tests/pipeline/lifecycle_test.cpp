@@ -84,6 +84,7 @@ TEST(Lifecycle, ASlowSinkSlowsTheSenderButLosesNothing) {
   sink.set_slice_delay(2ms);
   PipelineConfig config = test::small_config();
   config.queue_depth = 2;
+  config.max_projection_batch = 1;  // one update, hence one publication, per frame
   Pipeline pipeline(config, test::cpu_backend(), sink);
   pipeline.start();
   const test::TestScan scan = test::make_parallel_scan(7, {12, 32}, 24);

@@ -64,7 +64,8 @@ class WindowTest : public ::testing::Test {
 
 TEST_F(WindowTest, SlidingWindowEqualsFullRecomputeAfterSeveralRotations) {
   PipelineConfig config = test::small_config();
-  config.refresh_rotations = 0;  // only +new - old updates: measures their drift
+  config.refresh_rotations = 0;     // only +new - old updates: measures their drift
+  config.max_projection_batch = 1;  // one update, hence one publication, per frame
   start(config);
   feed_random(0, 5 * kWindow + 5);
   pipeline_->wait_idle();

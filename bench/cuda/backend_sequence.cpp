@@ -1,0 +1,164 @@
+#include "backend_sequence.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pipeline/cuda_backend/cuda_backend.hpp"
+
+namespace slicestream::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+struct Variant {
+  bool graphs;
+  bool skip_layers;
+  int batch;
+};
+
+struct StageTimes {
+  double preprocess_us = 0;
+  double filter_us = 0;
+  double replace_us = 0;
+};
+
+}  // namespace
+
+void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
+  const DetectorShape detector = spec.detector;
+  ScanSetup setup;
+  setup.geometry = setup_geometry(spec, BeamKind::kCone);
+  setup.pixel_type = PixelType::kUint16;
+  setup.filter = {FilterWindow::kSheppLogan, 1.0f};
+  setup.projections_in_flight = 2 * kMaxBenchBatch;
+  const int window = static_cast<int>(setup.geometry.vectors.size());
+  const float scale = angular_weight(window);
+  const std::vector<ProjectionMap> maps = make_projection_maps(setup.geometry);
+  // Eight different raw frames, cycled: counts between dark and flat.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> counts(500, 18000);
+  std::vector<std::vector<std::uint16_t>> raw(8, std::vector<std::uint16_t>(detector.pixels()));
+  for (auto& frame : raw) {
+    for (std::uint16_t& v : frame)
+      v = static_cast<std::uint16_t>(counts(rng));
+  }
+  const std::vector<float> dark(detector.pixels(), 100.0f);
+  const std::vector<float> flat(detector.pixels(), 20000.0f);
+
+  const Variant variants[] = {{false, false, 1}, {true, false, 1}, {false, true, 1},
+                              {true, true, 1},   {false, true, 4}, {true, true, 4}};
+  for (const Variant& v : variants) {
+    CudaBackendOptions options;
+    options.use_graphs = v.graphs;
+    options.skip_unused_texture_writes = v.skip_layers;
+    options.max_batch = kMaxBenchBatch;
+    CudaBackend backend(0, options);
+    backend.begin_scan(setup);
+    backend.set_calibration(dark, flat);
+    std::vector<std::unique_ptr<ReconTarget>> slices;
+    std::vector<ReconTarget*> live;
+    for (const GridSpec& grid : setup_slices(spec)) {
+      slices.push_back(backend.create_target(grid));
+      live.push_back(slices.back().get());
+    }
+    std::vector<ProjectionUpdate> pending;
+    // One frame as the pipeline's stages handle it, on this one thread; store updates are
+    // handed over in batches of v.batch.
+    auto frame = [&](int f, StageTimes* times) {
+      const int slot = f % window;
+      const FrameView view{raw[static_cast<std::size_t>(f) % raw.size()].data(), PixelType::kUint16,
+                           detector};
+      PreprocessCounters counters;
+      const Clock::time_point t0 = Clock::now();
+      std::unique_ptr<ProjectionBuffer> projection = backend.preprocess(
+          view, setup.geometry.vectors[static_cast<std::size_t>(slot)], &counters);
+      const Clock::time_point t1 = Clock::now();
+      backend.filter(*projection);
+      const Clock::time_point t2 = Clock::now();
+      ProjectionUpdate update;
+      update.slot = slot;
+      update.map = maps[static_cast<std::size_t>(slot)];
+      update.projection = std::move(projection);
+      update.live = live;
+      pending.push_back(std::move(update));
+      if (static_cast<int>(pending.size()) >= v.batch) {
+        backend.replace_projections(pending, scale);
+        pending.clear();
+      }
+      const Clock::time_point t3 = Clock::now();
+      if (times != nullptr) {
+        times->preprocess_us += us_between(t0, t1);
+        times->filter_us += us_between(t1, t2);
+        times->replace_us += us_between(t2, t3);
+      }
+    };
+    auto flush = [&] {
+      if (!pending.empty()) backend.replace_projections(pending, scale);
+      pending.clear();
+    };
+
+    // Warm-up: two rotations fill the store (the difference path) and capture the graphs.
+    int f = 0;
+    for (; f < 2 * window; ++f)
+      frame(f, nullptr);
+    flush();
+    backend.synchronize();
+    const CudaBackend::GraphCounts warm = backend.graph_captures();
+
+    // Throughput: frames back to back, one synchronisation at the end.
+    StageTimes times;
+    const Clock::time_point begin = Clock::now();
+    for (int k = 0; k < frames; ++k, ++f)
+      frame(f, &times);
+    flush();
+    backend.synchronize();
+    const double wall_us = us_between(begin, Clock::now()) / frames;
+    const CudaBackend::GraphCounts after = backend.graph_captures();
+    const auto recaptures =
+        static_cast<double>((after.preprocess - warm.preprocess) + (after.filter - warm.filter) +
+                            (after.reconstruct - warm.reconstruct));
+
+    // Latency: one frame at a time, waiting for the GPU after each (batch 1 only).
+    double latency_us = 0;
+    if (v.batch == 1) {
+      std::vector<double> samples;
+      for (int k = 0; k < 40; ++k, ++f) {
+        const Clock::time_point t0 = Clock::now();
+        frame(f, nullptr);
+        backend.synchronize();
+        samples.push_back(us_between(t0, Clock::now()));
+      }
+      std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2),
+                       samples.end());
+      latency_us = samples[samples.size() / 2];
+    }
+    backend.end_scan();
+
+    report.add("backend per-frame sequence")
+        .set("setup", spec.name)
+        .set("graphs", v.graphs ? "on" : "off")
+        .set("texture layers", v.skip_layers ? "skipped" : "written")
+        .set("batch", static_cast<double>(v.batch))
+        .set("frames", static_cast<double>(frames))
+        .set("wall us per frame", wall_us)
+        .set("preprocess host us", times.preprocess_us / frames)
+        .set("filter host us", times.filter_us / frames)
+        .set("replace host us", times.replace_us / frames)
+        .set("latency us (synchronized, median)", latency_us)
+        .set("graphs captured in warm-up",
+             static_cast<double>(warm.preprocess + warm.filter + warm.reconstruct))
+        .set("re-captures while timed", recaptures)
+        .set("refused graph updates", static_cast<double>(after.update_failures));
+  }
+}
+
+}  // namespace slicestream::bench
