@@ -180,7 +180,133 @@ BsrMatrixHalf build_bsr(const CsrMatrix& a, const IndexMapping& rows, const Colu
   return m;
 }
 
-void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns) {
+namespace {
+
+// The tensor core model (mma_accumulation.hpp) for one output tile: `outputs` values, each the
+// accumulation of one block's k-steps; chain[] holds the running fragments, sum[] the fp32 sums.
+struct EmulatedTile {
+  std::vector<float> chain, sum;
+  std::vector<double> products;
+  int blocks_in_chain = 0;
+
+  explicit EmulatedTile(std::size_t outputs) : chain(outputs, 0.0f), sum(outputs, 0.0f) {}
+
+  // Before each block: a new chain every `chain_blocks` blocks (the kernels' fresh fragment).
+  void begin_block(const MmaAccumulation& model) {
+    if (model.chain_blocks > 0 && blocks_in_chain == model.chain_blocks) flush();
+    ++blocks_in_chain;
+  }
+  void flush() {
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      sum[i] += chain[i];  // fp32, round to nearest
+      chain[i] = 0.0f;
+    }
+    blocks_in_chain = 0;
+  }
+};
+
+// One k-step of `count` products for output `out` (products[] filled by the caller), split into
+// the model's fused steps.
+void emulated_steps(const MmaAccumulation& model, float* out, const double* products, int count) {
+  const int keep_bits = 24 + model.extra_bits;
+  for (int first = 0; first < count; first += model.step_products) {
+    const int n = std::min(model.step_products, count - first);
+    *out = mma_model::step(*out, products + first, n, keep_bits);
+  }
+}
+
+void check_model(const MmaAccumulation& model) {
+  if (model.emulate && (model.step_products <= 0 || model.extra_bits < 0 || model.extra_bits > 20 ||
+                        model.chain_blocks < 0)) {
+    throw std::invalid_argument("BSR: invalid tensor core accumulation model");
+  }
+}
+
+void multiply_emulated(const BsrMatrixHalf& bsr, const float* x, float* y, int columns,
+                       const MmaAccumulation& model) {
+  const int br_rows = bsr.block_rows;
+  const int bc_cols = bsr.block_cols;
+  const std::size_t c_count = static_cast<std::size_t>(columns);
+  parallel_for(bsr.block_row_count(), [&](long long br, int) {
+    EmulatedTile tile(static_cast<std::size_t>(br_rows) * c_count);
+    tile.products.resize(static_cast<std::size_t>(bc_cols));
+    double* products = tile.products.data();
+    for (std::int32_t b = bsr.row_ptr[static_cast<std::size_t>(br)];
+         b < bsr.row_ptr[static_cast<std::size_t>(br) + 1]; ++b) {
+      tile.begin_block(model);
+      const std::uint16_t* block =
+          bsr.blocks.data() + static_cast<long long>(b) * bsr.block_elements();
+      const float* xb = x + static_cast<long long>(bsr.col_index[static_cast<std::size_t>(b)]) *
+                                bc_cols * columns;
+      for (int r = 0; r < br_rows; ++r) {
+        for (int c = 0; c < columns; ++c) {
+          for (int k = 0; k < bc_cols; ++k) {
+            products[k] = static_cast<double>(half_bits_to_float(block[r * bc_cols + k])) *
+                          static_cast<double>(xb[k * columns + c]);
+          }
+          emulated_steps(model, &tile.chain[static_cast<std::size_t>(r) * c_count + c], products,
+                         bc_cols);
+        }
+      }
+    }
+    tile.flush();
+    float* yb = y + br * br_rows * columns;
+    for (std::size_t i = 0; i < tile.sum.size(); ++i)
+      yb[i] = static_cast<float>(static_cast<double>(tile.sum[i]) * bsr.value_scale);
+  });
+}
+
+void multiply_transposed_emulated(const BsrMatrixHalf& bsr, const float* y, float* x, int columns,
+                                  const MmaAccumulation& model) {
+  const int br_rows = bsr.block_rows;
+  const int bc_cols = bsr.block_cols;
+  // The kernels' k-steps run over 16 rays (a 32-row block takes two; an 8-row block one, padded
+  // with zero rays that add nothing).
+  const int step_rays = std::min(br_rows, 16);
+  const std::size_t c_count = static_cast<std::size_t>(columns);
+  parallel_for(bsr.block_col_count(), [&](long long bc, int) {
+    EmulatedTile tile(static_cast<std::size_t>(bc_cols) * c_count);
+    tile.products.resize(static_cast<std::size_t>(step_rays));
+    double* products = tile.products.data();
+    for (std::int32_t e = bsr.col_ptr[static_cast<std::size_t>(bc)];
+         e < bsr.col_ptr[static_cast<std::size_t>(bc) + 1]; ++e) {
+      tile.begin_block(model);
+      const std::int32_t b = bsr.col_blocks[static_cast<std::size_t>(e)];
+      const std::uint16_t* block =
+          bsr.blocks.data() + static_cast<long long>(b) * bsr.block_elements();
+      const float* yb =
+          y + static_cast<long long>(bsr.col_block_rows[static_cast<std::size_t>(e)]) * br_rows *
+                  columns;
+      for (int first = 0; first < br_rows; first += step_rays) {
+        for (int k = 0; k < bc_cols; ++k) {
+          for (int c = 0; c < columns; ++c) {
+            for (int r = 0; r < step_rays; ++r) {
+              products[r] =
+                  static_cast<double>(half_bits_to_float(block[(first + r) * bc_cols + k])) *
+                  static_cast<double>(yb[(first + r) * columns + c]);
+            }
+            emulated_steps(model, &tile.chain[static_cast<std::size_t>(k) * c_count + c], products,
+                           step_rays);
+          }
+        }
+      }
+    }
+    tile.flush();
+    float* xb = x + bc * bc_cols * columns;
+    for (std::size_t i = 0; i < tile.sum.size(); ++i)
+      xb[i] = static_cast<float>(static_cast<double>(tile.sum[i]) * bsr.value_scale);
+  });
+}
+
+}  // namespace
+
+void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns,
+                      const MmaAccumulation& accumulation) {
+  check_model(accumulation);
+  if (accumulation.emulate) {
+    multiply_emulated(bsr, x, y, columns, accumulation);
+    return;
+  }
   const int br_rows = bsr.block_rows;
   const int bc_cols = bsr.block_cols;
   parallel_for(bsr.block_row_count(), [&](long long br, int) {
@@ -209,7 +335,13 @@ void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int co
   });
 }
 
-void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns) {
+void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns,
+                                 const MmaAccumulation& accumulation) {
+  check_model(accumulation);
+  if (accumulation.emulate) {
+    multiply_transposed_emulated(bsr, y, x, columns, accumulation);
+    return;
+  }
   const int br_rows = bsr.block_rows;
   const int bc_cols = bsr.block_cols;
   parallel_for(bsr.block_col_count(), [&](long long bc, int) {
