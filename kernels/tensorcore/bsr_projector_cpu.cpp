@@ -3,21 +3,20 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/expr/host_evaluate.hpp"
 #include "kernels/tensorcore/half_float.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 
 namespace slicestream::tensorcore {
 
 void round_columns_to_half(float* data, long long rows, int columns, float* scales) {
-  std::vector<float> max_abs(static_cast<std::size_t>(columns), 0.0f);
-  for (long long r = 0; r < rows; ++r) {
-    for (int c = 0; c < columns; ++c) {
-      max_abs[static_cast<std::size_t>(c)] =
-          std::fmax(max_abs[static_cast<std::size_t>(c)], std::fabs(data[r * columns + c]));
-    }
-  }
+  // max |column| as on the GPU (TensorCoreProjector): one fused pass of the expression layer.
+  std::vector<double> max_abs(static_cast<std::size_t>(columns));
+  const float* values = data;
+  expr::evaluate_pass(expr::fused(expr::reduce_max_abs(expr::array(values))),
+                      expr::Extent2D{static_cast<int>(rows), columns}, max_abs.data());
   for (int c = 0; c < columns; ++c) {
-    scales[c] = half_operand_scale(max_abs[static_cast<std::size_t>(c)]);
+    scales[c] = half_operand_scale(static_cast<float>(max_abs[static_cast<std::size_t>(c)]));
   }
   for (long long r = 0; r < rows; ++r) {
     for (int c = 0; c < columns; ++c) {
