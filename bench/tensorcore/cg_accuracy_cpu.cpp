@@ -26,20 +26,8 @@ namespace {
 
 using namespace slicestream::tensorcore;
 
-constexpr double kPi = 3.14159265358979323846;
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double relative_error(const std::vector<float>& x, const std::vector<float>& truth) {
-  double diff = 0, base = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double d = static_cast<double>(x[i]) - truth[i];
-    diff += d * d;
-    base += static_cast<double>(truth[i]) * truth[i];
-  }
-  return std::sqrt(diff / base);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -93,13 +81,12 @@ int main(int argc, char** argv) {
       ordering_name == "pseudo-morton" ? BlockOrdering::kPseudoMorton : BlockOrdering::kRaySheared;
 
   auto t0 = std::chrono::steady_clock::now();
-  const ImageGrid2d grid{size, size, 1.0};
-  const Geometry2d geometry =
-      make_parallel_2d(uniform_angles(angles, kPi), bins, static_cast<double>(size) / bins);
+  const PhantomProblem2d problem = make_phantom_problem(size, angles, bins);
+  const ImageGrid2d& grid = problem.grid;
+  const Geometry2d& geometry = problem.geometry;
+  const std::vector<float>& truth = problem.truth;
+  const std::vector<float>& data = problem.data;
   const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
-  const auto phantom = shepp_logan_2d(0.5 * size);
-  const std::vector<float> truth = sample_phantom(phantom, grid, 4);
-  const std::vector<float> data = project_phantom(phantom, geometry, 4);
   TensorCoreMatrixOptions tc;
   tc.shape = shape;
   tc.ordering = ordering;

@@ -35,8 +35,6 @@
 namespace slicestream::tensorcore::bench {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 using ::slicestream::cuda::DeviceBuffer;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -58,15 +56,6 @@ struct Options {
 // The accuracy table's solver configuration where no timing picked the fastest one.
 constexpr WmmaShape kAccuracyShape = WmmaShape::kM16N16K16;
 constexpr BlockOrdering kAccuracyOrdering = BlockOrdering::kRaySheared;
-
-double relative_error(const std::vector<float>& x, const std::vector<float>& truth) {
-  double diff = 0, base = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    diff += (x[i] - truth[i]) * static_cast<double>(x[i] - truth[i]);
-    base += truth[i] * static_cast<double>(truth[i]);
-  }
-  return std::sqrt(diff / base);
-}
 
 // Relative error of `iterations` CGLS iterations from zero on one slice of phantom data.
 double cg_error(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
@@ -180,9 +169,10 @@ int main(int argc, char** argv) {
         std::find(o.table_sizes.begin(), o.table_sizes.end(), n) != o.table_sizes.end();
     Json rec;
     const auto t0 = std::chrono::steady_clock::now();
-    const ImageGrid2d grid{n, n, 1.0};
-    const Geometry2d geometry =
-        make_parallel_2d(uniform_angles(o.angles, kPi), o.bins, static_cast<double>(n) / o.bins);
+    // The accuracy problem's grid and geometry are the tables' too (paper set-up).
+    const PhantomProblem2d problem = make_phantom_problem(n, o.angles, o.bins);
+    const ImageGrid2d& grid = problem.grid;
+    const Geometry2d& geometry = problem.geometry;
     const CsrMatrix a = build_dd_matrix(geometry, grid);
     const double elements = static_cast<double>(a.rows) * static_cast<double>(a.cols);
     rec.num("size", n).num("rays", static_cast<double>(a.rows)).num("matrix_elements", elements);
@@ -243,9 +233,8 @@ int main(int argc, char** argv) {
       for (float& v : host_sino)
         v = dist(rng);
     }
-    const auto phantom = shepp_logan_2d(0.5 * n);
-    const std::vector<float> truth = sample_phantom(phantom, grid, 4);
-    const std::vector<float> data = project_phantom(phantom, geometry, 4);
+    const std::vector<float>& truth = problem.truth;
+    const std::vector<float>& data = problem.data;
     std::vector<float> cg_b(sino_values);
     for (std::size_t r = 0; r < data.size(); ++r) {
       for (int s = 0; s < o.slices; ++s)

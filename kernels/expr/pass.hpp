@@ -47,28 +47,35 @@ struct MaxCombine {
   SLICESTREAM_INLINE static double combine(double a, double b) { return a < b ? b : a; }
 };
 
-// Reductions: a per-element contribution in double and how contributions combine.
-template <class E>
-struct SumOf {
+// Reductions: a per-element contribution in double and how contributions combine. The one-operand
+// kinds transform the element (widened to double first); a dot product multiplies in double.
+struct KeepValue {
+  SLICESTREAM_INLINE double operator()(double v) const { return v; }
+};
+struct SquareValue {
+  SLICESTREAM_INLINE double operator()(double v) const { return v * v; }
+};
+struct AbsoluteValue {
+  SLICESTREAM_INLINE double operator()(double v) const { return fabs(v); }
+};
+
+template <class CombineKind, class Transform, class E>
+struct ReductionOf {
   using ReductionTag = void;
-  using Combine = SumCombine;
+  using Combine = CombineKind;
   E e;
   template <class I>
   SLICESTREAM_INLINE double contribution(const I& index) const {
-    return static_cast<double>(e.at(index));
+    return Transform{}(static_cast<double>(e.at(index)));
   }
 };
 template <class E>
-struct SquaredNormOf {
-  using ReductionTag = void;
-  using Combine = SumCombine;
-  E e;
-  template <class I>
-  SLICESTREAM_INLINE double contribution(const I& index) const {
-    const double v = e.at(index);
-    return v * v;
-  }
-};
+using SumOf = ReductionOf<SumCombine, KeepValue, E>;
+template <class E>
+using SquaredNormOf = ReductionOf<SumCombine, SquareValue, E>;
+template <class E>
+using MaxAbsOf = ReductionOf<MaxCombine, AbsoluteValue, E>;
+
 template <class A, class B>
 struct DotOf {
   using ReductionTag = void;
@@ -78,16 +85,6 @@ struct DotOf {
   template <class I>
   SLICESTREAM_INLINE double contribution(const I& index) const {
     return static_cast<double>(a.at(index)) * static_cast<double>(b.at(index));
-  }
-};
-template <class E>
-struct MaxAbsOf {
-  using ReductionTag = void;
-  using Combine = MaxCombine;
-  E e;
-  template <class I>
-  SLICESTREAM_INLINE double contribution(const I& index) const {
-    return fabs(static_cast<double>(e.at(index)));
   }
 };
 

@@ -115,4 +115,25 @@ std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
   return sinogram;
 }
 
+PhantomProblem2d make_phantom_problem(int size, int angles, int bins) {
+  PhantomProblem2d p;
+  p.grid = ImageGrid2d{size, size, 1.0};
+  p.geometry =
+      make_parallel_2d(uniform_angles(angles, kPi), bins, static_cast<double>(size) / bins);
+  const std::vector<Ellipse2d> phantom = shepp_logan_2d(0.5 * size);
+  p.truth = sample_phantom(phantom, p.grid, 4);
+  p.data = project_phantom(phantom, p.geometry, 4);
+  return p;
+}
+
+double relative_error(const std::vector<float>& x, const std::vector<float>& reference) {
+  double diff = 0, base = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double d = static_cast<double>(x[i]) - reference[i];
+    diff += d * d;
+    base += static_cast<double>(reference[i]) * reference[i];
+  }
+  return std::sqrt(diff / base);
+}
+
 }  // namespace slicestream::tensorcore

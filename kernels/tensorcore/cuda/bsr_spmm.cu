@@ -19,14 +19,31 @@ constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(32 % kMmaChainBlocks == 0, "chains must not straddle the 32-block index chunks");
 
-// sum += part element by element (both fragments have the same layout), rounding to nearest:
-// the fp32 adds that end one accumulation chain (mma_accumulation.hpp).
-template <class Fragment>
-__device__ __forceinline__ void add_fragment(Fragment& sum, const Fragment& part) {
+// kFrags fp32 results (sum) and the MMA accumulation chains of the current group of blocks
+// (part). flush() ends the chains: sum += part element by element (both fragments have the same
+// layout) with round-to-nearest adds, and part restarts at zero (mma_accumulation.hpp).
+template <class Fragment, int kFrags>
+struct SplitAccumulator {
+  Fragment sum[kFrags];
+  Fragment part[kFrags];
+
+  __device__ __forceinline__ void clear() {
 #pragma unroll
-  for (int i = 0; i < sum.num_elements; ++i)
-    sum.x[i] = __fadd_rn(sum.x[i], part.x[i]);
-}
+    for (int f = 0; f < kFrags; ++f) {
+      nvcuda::wmma::fill_fragment(sum[f], 0.0f);
+      nvcuda::wmma::fill_fragment(part[f], 0.0f);
+    }
+  }
+  __device__ __forceinline__ void flush() {
+#pragma unroll
+    for (int f = 0; f < kFrags; ++f) {
+#pragma unroll
+      for (int i = 0; i < part[f].num_elements; ++i)
+        sum[f].x[i] = __fadd_rn(sum[f].x[i], part[f].x[i]);
+      nvcuda::wmma::fill_fragment(part[f], 0.0f);
+    }
+  }
+};
 
 // One warp per (block row, tile of CW columns); the CTA's 8 warps take neighbouring block rows
 // (or the column tiles of one row when columns > 32), so the X tiles they share come from L1.
@@ -51,20 +68,8 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
   const __half* x_base =
       reinterpret_cast<const __half*>(args.x) + static_cast<std::size_t>(col0 / NF) * group_stride;
 
-  // sum: the fp32 result; part: the MMA accumulation chain of the current group of blocks.
-  wmma::fragment<wmma::accumulator, M, NF, 16, float> sum[kFrags], part[kFrags];
-#pragma unroll
-  for (int f = 0; f < kFrags; ++f) {
-    wmma::fill_fragment(sum[f], 0.0f);
-    wmma::fill_fragment(part[f], 0.0f);
-  }
-  const auto flush = [&] {
-#pragma unroll
-    for (int f = 0; f < kFrags; ++f) {
-      add_fragment(sum[f], part[f]);
-      wmma::fill_fragment(part[f], 0.0f);
-    }
-  };
+  SplitAccumulator<wmma::fragment<wmma::accumulator, M, NF, 16, float>, kFrags> acc;
+  acc.clear();
 
   const int begin = args.row_ptr[block_row];
   const int end = args.row_ptr[block_row + 1];
@@ -89,9 +94,9 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
       for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
         for (int f = 0; f < kFrags; ++f)
-          wmma::mma_sync(part[f], a[u], b[u][f], part[f]);
+          wmma::mma_sync(acc.part[f], a[u], b[u][f], acc.part[f]);
       }
-      if (args.split_accumulation) flush();
+      if (args.split_accumulation) acc.flush();
     }
     for (; j < count; ++j) {
       const int c = __shfl_sync(kFullMask, lane_col, j);
@@ -102,17 +107,17 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
       for (int f = 0; f < kFrags; ++f) {
         wmma::fragment<wmma::matrix_b, M, NF, 16, __half, wmma::row_major> b;
         wmma::load_matrix_sync(b, xb + f * group_stride, NF);
-        wmma::mma_sync(part[f], a, b, part[f]);
+        wmma::mma_sync(acc.part[f], a, b, acc.part[f]);
       }
     }
-    if (args.split_accumulation) flush();  // the last (short) group of the row
+    if (args.split_accumulation) acc.flush();  // the last (short) group of the row
   }
-  flush();  // without splitting: sum = 0 + the whole chain, exactly
+  acc.flush();  // without splitting: sum = 0 + the whole chain, exactly
 
   float* s = stage[warp];
 #pragma unroll
   for (int f = 0; f < kFrags; ++f)
-    wmma::store_matrix_sync(s + f * NF, sum[f], CW, wmma::mem_row_major);
+    wmma::store_matrix_sync(s + f * NF, acc.sum[f], CW, wmma::mem_row_major);
   __syncwarp();
   float* y = args.y + static_cast<std::size_t>(block_row) * M * args.columns + col0;
   for (int i = lane; i < M * CW; i += 32) {
@@ -154,19 +159,8 @@ __global__ void __launch_bounds__(kThreads) bsr_transposed_kernel(BsrTransposedA
     __syncwarp();
   }
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> sum[kFrags], part[kFrags];
-#pragma unroll
-  for (int f = 0; f < kFrags; ++f) {
-    wmma::fill_fragment(sum[f], 0.0f);
-    wmma::fill_fragment(part[f], 0.0f);
-  }
-  const auto flush = [&] {
-#pragma unroll
-    for (int f = 0; f < kFrags; ++f) {
-      add_fragment(sum[f], part[f]);
-      wmma::fill_fragment(part[f], 0.0f);
-    }
-  };
+  SplitAccumulator<wmma::fragment<wmma::accumulator, 16, 16, 16, float>, kFrags> acc;
+  acc.clear();
 
   const int begin = args.col_ptr[block_col];
   const int end = args.col_ptr[block_col + 1];
@@ -220,20 +214,20 @@ __global__ void __launch_bounds__(kThreads) bsr_transposed_kernel(BsrTransposedA
           for (int k = 0; k < kSteps; ++k) {
 #pragma unroll
             for (int f = 0; f < kFrags; ++f)
-              wmma::mma_sync(part[f], a[u][k], b[u][k][f], part[f]);
+              wmma::mma_sync(acc.part[f], a[u][k], b[u][k][f], acc.part[f]);
           }
         }
       }
-      if (args.split_accumulation) flush();
+      if (args.split_accumulation) acc.flush();
       if constexpr (M == 8) __syncwarp();  // before the next staging overwrites a_stage
     }
   }
-  flush();  // without splitting: sum = 0 + the whole chain, exactly
+  acc.flush();  // without splitting: sum = 0 + the whole chain, exactly
 
   float* s = stage[warp];
 #pragma unroll
   for (int f = 0; f < kFrags; ++f)
-    wmma::store_matrix_sync(s + f * 16, sum[f], CW, wmma::mem_row_major);
+    wmma::store_matrix_sync(s + f * 16, acc.sum[f], CW, wmma::mem_row_major);
   __syncwarp();
   float* x = args.x + static_cast<std::size_t>(block_col) * 16 * args.x_columns;
   for (int i = lane; i < 16 * CW; i += 32) {

@@ -343,22 +343,17 @@ TEST(TensorCoreGpu, AccumulationModelExplainsTheKernels) {
 // other variants are printed for the record (docs/performance.md, "CG accuracy").
 TEST(TensorCoreGpu, CglsAt320WithinOnePercentOfSinglePrecision) {
   REQUIRE_GPU();
-  const int n = 320;
-  const ImageGrid2d grid{n, n, 1.0};
-  const Geometry2d geometry =
-      make_parallel_2d(uniform_angles(720, testing::kPi), 512, static_cast<double>(n) / 512);
-  const auto phantom = shepp_logan_2d(0.5 * n);
-  const std::vector<float> truth = sample_phantom(phantom, grid, 4);
-  const std::vector<float> data = project_phantom(phantom, geometry, 4);
-  const CsrMatrix a = build_dd_matrix(geometry, grid);
+  const PhantomProblem2d p = make_phantom_problem(320);
+  const std::vector<float>& truth = p.truth;
+  const CsrMatrix a = build_dd_matrix(p.geometry, p.grid);
   TensorCoreMatrixOptions tc;
   tc.shape = WmmaShape::kM16N16K16;
   tc.ordering = BlockOrdering::kRaySheared;
-  auto m =
-      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(a, geometry, grid, tc, nullptr));
+  auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(a, p.geometry, p.grid, tc, nullptr));
   CglsOptions options;
   options.max_iterations = 20;
-  DeviceBuffer<float> d_b(data);
+  DeviceBuffer<float> d_b(p.data);
   auto solve = [&](cuda::DeviceProjectionOperator& op) {
     DeviceBuffer<float> d_x(std::vector<float>(truth.size(), 0.0f));
     cuda::cgls_gpu(op, d_b.data(), d_x.data(), 1, options, nullptr);
