@@ -47,6 +47,16 @@ struct SmallProblem {
   ImageGrid2d grid{64, 64, 0.5};
   Geometry2d geometry = testing::small_parallel(96, 96, 32.0);
   std::shared_ptr<CsrMatrix> a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
+
+  // The plain (non-symmetric) Tensor Core matrix of this problem.
+  std::shared_ptr<TensorCoreMatrix> matrix(
+      WmmaShape shape, BlockOrdering ordering = BlockOrdering::kPseudoMorton) const {
+    TensorCoreMatrixOptions options;
+    options.shape = shape;
+    options.ordering = ordering;
+    return std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(*a, geometry, grid, options, nullptr));
+  }
 };
 
 // Runs the GPU projector and its CPU twin on the same input; returns the relative difference.
@@ -86,11 +96,7 @@ TEST(TensorCoreGpu, WmmaProductsMatchTheCpuTwin) {
   for (BlockOrdering ordering :
        {BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared, BlockOrdering::kNatural}) {
     for (WmmaShape shape : kAllWmmaShapes) {
-      TensorCoreMatrixOptions options;
-      options.shape = shape;
-      options.ordering = ordering;
-      auto m = std::make_shared<TensorCoreMatrix>(
-          build_tensorcore_matrix(*p.a, p.geometry, p.grid, options, nullptr));
+      const auto m = p.matrix(shape, ordering);
       cuda::TensorCoreProjector gpu(m);
       BsrProjectorCpu cpu(m);
       for (int slices : {1, 8, 16, 32, 64}) {
@@ -289,10 +295,7 @@ TEST(TensorCoreGpu, AccumulationModelExplainsTheKernels) {
   REQUIRE_GPU();
   const SmallProblem p;
   for (WmmaShape shape : kAllWmmaShapes) {
-    TensorCoreMatrixOptions options;
-    options.shape = shape;
-    auto m = std::make_shared<TensorCoreMatrix>(
-        build_tensorcore_matrix(*p.a, p.geometry, p.grid, options, nullptr));
+    const auto m = p.matrix(shape);
     cuda::TensorCoreProjector gpu(m);
     for (bool split : {false, true}) {
       gpu.set_split_accumulation(split);
@@ -365,21 +368,24 @@ TEST(TensorCoreGpu, CglsAt320WithinOnePercentOfSinglePrecision) {
     error32 = solve(csr);
   }
   cuda::TensorCoreProjector gpu(m);
-  double errors[2][2];  // [compensated][split]
-  for (int compensated = 0; compensated < 2; ++compensated) {
-    for (int split = 0; split < 2; ++split) {
-      gpu.set_compensated_operands(compensated != 0);
-      gpu.set_split_accumulation(split != 0);
-      errors[compensated][split] = solve(gpu);
-      std::cout << "320^2 CG, fp16 matrix, " << (compensated ? "compensated" : "fp16")
-                << " operands, " << (split ? "split accumulation" : "one chain") << ": "
-                << errors[compensated][split] << " ("
-                << 100 * (errors[compensated][split] - error32) / error32 << "% vs fp32 " << error32
-                << ")\n";
-    }
+  struct Variant {
+    const char* name;
+    bool compensated;
+    bool split;
+  };
+  double error = 0;  // of the last variant: compensated operands, split accumulation
+  for (const Variant& v : {Variant{"fp16 operands, one chain", false, false},
+                           Variant{"fp16 operands, split accumulation", false, true},
+                           Variant{"compensated operands, one chain", true, false},
+                           Variant{"compensated operands, split accumulation", true, true}}) {
+    gpu.set_compensated_operands(v.compensated);
+    gpu.set_split_accumulation(v.split);
+    error = solve(gpu);
+    std::cout << "320^2 CG, fp16 matrix, " << v.name << ": " << error << " ("
+              << 100 * (error - error32) / error32 << "% vs fp32 " << error32 << ")\n";
   }
-  EXPECT_LT(std::abs(errors[1][1] - error32), 0.01 * error32)
-      << "compensated, split: " << errors[1][1] << " fp32 " << error32;
+  EXPECT_LT(std::abs(error - error32), 0.01 * error32)
+      << "compensated, split: " << error << " fp32 " << error32;
 }
 
 }  // namespace
