@@ -18,7 +18,8 @@ constexpr std::size_t kMaxPendingArrivals = std::size_t{1} << 16;
 }  // namespace
 
 Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
-                             MetricsRegistry& metrics, EventReporter& events, Publish publish,
+                             MetricsRegistry& metrics, EventReporter& events,
+                             DetectorRowSelection& rows, Publish publish,
                              MetricsSource metrics_source)
     : config_(config),
       backend_(backend),
@@ -27,7 +28,8 @@ Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
       publish_(std::move(publish)),
       metrics_source_(std::move(metrics_source)),
       params_(config.parameters),
-      preview_(backend, config.preview_size) {}
+      preview_(backend, config.preview_size),
+      refinements_(config.refinement, backend, metrics, events, rows) {}
 
 Reconstructor::~Reconstructor() {
   try {
@@ -68,6 +70,7 @@ void Reconstructor::release_scan() {
     slice.dirty = false;
   }
   preview_.end_scan();
+  refinements_.release_scan();
   if (store_ready_) backend_.end_scan();
   store_ready_ = false;
   scan_running_ = false;
@@ -124,6 +127,10 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
       it = slices_.erase(it);
     }
   }
+  std::vector<SetSliceCommand> specs;
+  for (const auto& [id, slice] : slices_)
+    specs.push_back(slice.spec);
+  refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px, specs);
   try {
     preview_.begin_scan(scan.volume, window_);
   } catch (const std::exception& e) {
@@ -228,6 +235,7 @@ void Reconstructor::on_projection(ProjectionItem& item) {
                                 accumulate, scale_);
   } catch (const std::exception& e) {
     backend_error("projection " + std::to_string(item.meta.index) + " not integrated", e, 1);
+    refinements_.lose_slot(slot);
     // The targets may be half-updated: rebuild them from the store.
     for (auto& [id, slice] : slices_) {
       slice.shadow_active = false;
@@ -240,6 +248,7 @@ void Reconstructor::on_projection(ProjectionItem& item) {
     return;
   }
   slot_vectors_[static_cast<std::size_t>(slot)] = item.placement.vector;
+  refinements_.on_projection(slot, item.placement.vector, item.captured);
   ++integrated_;
   ++metrics_.counters().projections_integrated;
   newest_timestamp_ns_ = item.meta.detector_timestamp_ns;

@@ -30,6 +30,19 @@ void SlicePublisher::publish_slice(const SliceImage& slice) {
   send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values);
 }
 
+void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
+  const SliceImage& slice = refined.slice;
+  const std::size_t expected = static_cast<std::size_t>(std::max(slice.width, 0)) *
+                               static_cast<std::size_t>(std::max(slice.height, 0));
+  if (expected == 0 || slice.values.size() != expected) {
+    ++counters_.publications_invalid;
+    spdlog::error("not publishing refined slice {}: {} values for {} x {}", slice.slice_id,
+                  slice.values.size(), slice.width, slice.height);
+    return;
+  }
+  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &slice.values);
+}
+
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {
   const std::size_t expected = static_cast<std::size_t>(std::max(preview.size_x, 0)) *
                                static_cast<std::size_t>(std::max(preview.size_y, 0)) *

@@ -20,6 +20,7 @@ class FaultyBackend final : public Backend {
   int fail_filter_call = -1;
   int fail_replace_call = -1;
   bool fail_calibration = false;
+  std::atomic<bool> fail_refiner{false};
 
   BackendInfo info() const override { return inner_.info(); }
   void begin_scan(const ScanSetup& setup) override { inner_.begin_scan(setup); }
@@ -37,6 +38,13 @@ class FaultyBackend final : public Backend {
   void filter(ProjectionBuffer& projection) override {
     if (filter_calls_++ == fail_filter_call) throw BackendError("injected filter failure");
     inner_.filter(projection);
+  }
+  void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override {
+    inner_.read_rows(projection, row_begin, count, host);
+  }
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override {
+    if (fail_refiner) throw BackendError("injected refiner failure");
+    return inner_.create_refiner(setup);
   }
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override {
     return inner_.create_target(grid);

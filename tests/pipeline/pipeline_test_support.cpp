@@ -35,6 +35,12 @@ void RecordingSink::publish_event(const ServerEvent& event) {
   changed_.notify_all();
 }
 
+void RecordingSink::publish_refined(const RefinedSliceImage& refined) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refined_.push_back(refined);
+  changed_.notify_all();
+}
+
 void RecordingSink::set_slice_delay(std::chrono::milliseconds delay) {
   std::lock_guard<std::mutex> lock(mutex_);
   delay_ = delay;
@@ -76,6 +82,11 @@ std::optional<SliceImage> RecordingSink::last_slice(std::uint32_t id) const {
 std::vector<PreviewVolume> RecordingSink::previews() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return previews_;
+}
+
+std::vector<RefinedSliceImage> RecordingSink::refined() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return refined_;
 }
 
 std::vector<ServerEvent> RecordingSink::events() const {

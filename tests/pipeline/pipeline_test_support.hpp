@@ -26,6 +26,7 @@ class RecordingSink : public PublishSink {
   void publish_slice(const SliceImage& slice) override;
   void publish_preview(const PreviewVolume& preview) override;
   void publish_event(const ServerEvent& event) override;
+  void publish_refined(const RefinedSliceImage& refined) override;
 
   void set_slice_delay(std::chrono::milliseconds delay);
   // Blocks every publish_slice until release() (stop-without-drain tests).
@@ -36,6 +37,7 @@ class RecordingSink : public PublishSink {
   std::vector<SliceImage> slices_of(std::uint32_t id) const;
   std::optional<SliceImage> last_slice(std::uint32_t id) const;
   std::vector<PreviewVolume> previews() const;
+  std::vector<RefinedSliceImage> refined() const;
   std::vector<ServerEvent> events() const;
   std::size_t events_with_reason(const std::string& reason) const;
   std::size_t events_of_kind(EventKind kind) const;
@@ -50,6 +52,7 @@ class RecordingSink : public PublishSink {
   std::vector<SliceImage> slices_;
   std::vector<PreviewVolume> previews_;
   std::vector<ServerEvent> events_;
+  std::vector<RefinedSliceImage> refined_;
 };
 
 // A small circular scan and the frames to feed it.
