@@ -147,11 +147,11 @@ std::vector<double> angles(int count, double range_rad) {
 }  // namespace
 
 TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
-                            PixelType type, int darks, int flats) {
+                            PixelType type, int darks, int flats, double pixel_mm) {
   TestScan t;
   ScanDescription& s = t.description;
   s.scan_id = scan_id;
-  CircularParallelParams params{angles(projections, M_PI), 1.0, 1.0};
+  CircularParallelParams params{angles(projections, M_PI), pixel_mm, pixel_mm};
   s.geometry = make_parallel_geometry(detector, params);
   s.circular_parallel = params;
   s.pixel_type = type;
@@ -159,8 +159,8 @@ TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int p
   s.dark_count = s.already_linear ? 0 : darks;
   s.flat_count = s.already_linear ? 0 : flats;
   // The box spans the detector width; its height the detector rows.
-  const double half_width = 0.5 * detector.cols;
-  const double half_height = 0.5 * detector.rows;
+  const double half_width = 0.5 * detector.cols * pixel_mm;
+  const double half_height = 0.5 * detector.rows * pixel_mm;
   s.volume = {{-half_width, -half_width, -half_height}, {half_width, half_width, half_height}};
   // Fits the phantom inside the disc every projection sees completely.
   const double r = half_width / std::sqrt(2.0);
@@ -346,6 +346,16 @@ SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int
   const Vec3 x{h * 1.2, h * 1.2, 0};
   const Vec3 y{0, 0.3 * h, 1.6 * h};
   const Vec3 base = scan.volume.center() - 0.5 * x - 0.5 * y;
+  return SetSliceCommand{id, SliceOrientation::from_axes(x, y, base), size, size};
+}
+
+SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, double cx, double cy,
+                               double z, double angle_rad, bool mirrored) {
+  const double side = size * pixel_mm;
+  const Vec3 x{side * std::cos(angle_rad), side * std::sin(angle_rad), 0};
+  Vec3 y{-side * std::sin(angle_rad), side * std::cos(angle_rad), 0};
+  if (mirrored) y = -1.0 * y;
+  const Vec3 base = Vec3{cx, cy, z} - 0.5 * x - 0.5 * y;
   return SetSliceCommand{id, SliceOrientation::from_axes(x, y, base), size, size};
 }
 

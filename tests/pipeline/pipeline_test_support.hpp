@@ -63,9 +63,10 @@ struct TestScan {
   float dark_value = 100.0f;
 };
 
-// Parallel beam over 180 degrees, square pixels of 1 mm, box covering the detector width.
+// Parallel beam over 180 degrees, square pixels of `pixel_mm`, box covering the detector width.
 TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
-                            PixelType type = PixelType::kUint16, int darks = 2, int flats = 2);
+                            PixelType type = PixelType::kUint16, int darks = 2, int flats = 2,
+                            double pixel_mm = 1.0);
 // Cone beam over 360 degrees.
 TestScan make_cone_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
                         double source_origin_mm, double origin_detector_mm,
@@ -102,5 +103,9 @@ double max_abs(const std::vector<float>& values);
 // The axial (z = centre) slice of the scan's box, `size` x `size`.
 SetSliceCommand axial_slice(const ScanDescription& scan, std::uint32_t id, int size);
 SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int size);
+// An axial slice of `size` x `size` pixels of `pixel_mm` centred at (cx, cy, z), rotated by
+// `angle_rad` in the plane; `mirrored` flips its y-axis (row 0 at the top).
+SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, double cx, double cy,
+                               double z, double angle_rad = 0, bool mirrored = false);
 
 }  // namespace slicestream::test
