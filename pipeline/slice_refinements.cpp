@@ -63,7 +63,9 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   }
   if (slice == nullptr) {
     return refusal(StatusCode::kNotFound, "unknown_slice",
-                   "no slice with id " + std::to_string(id) + "; set it with SetSlice first");
+                   "no slice with id " + std::to_string(id) +
+                       "; set it with SetSlice first (the default slices 0, 1, 2 appear when a "
+                       "scan starts)");
   }
   AxialSliceFrame frame;
   if (auto problem = axial_slice_frame(*slice, &frame)) return refusal(*problem);

@@ -359,4 +359,24 @@ SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, doub
   return SetSliceCommand{id, SliceOrientation::from_axes(x, y, base), size, size};
 }
 
+SinogramWindow phantom_sinogram(const TestScan& scan, const RefinementPlan& plan) {
+  const ScanGeometry& g = scan.description.geometry;
+  SinogramWindow window;
+  window.reset(static_cast<int>(g.vectors.size()), g.detector.cols);
+  std::vector<float> projection(g.detector.pixels());
+  const std::size_t cols = static_cast<std::size_t>(g.detector.cols);
+  for (std::size_t slot = 0; slot < g.vectors.size(); ++slot) {
+    phantom::project(scan.phantom, g.beam, g.vectors[slot], g.detector, projection.data(), 3,
+                     plan.row_low, plan.row_high + 1);
+    CapturedRows rows;
+    for (int row = plan.row_low; row <= plan.row_high; ++row) {
+      rows.rows.push_back(row);
+      const auto begin = projection.begin() + static_cast<std::ptrdiff_t>(row * cols);
+      rows.values.insert(rows.values.end(), begin, begin + static_cast<std::ptrdiff_t>(cols));
+    }
+    EXPECT_TRUE(window.store(static_cast<int>(slot), plan, rows));
+  }
+  return window;
+}
+
 }  // namespace slicestream::test

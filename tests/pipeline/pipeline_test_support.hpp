@@ -17,6 +17,8 @@
 #include "kernels/phantom/ellipsoid_phantom.hpp"
 #include "pipeline/cpu_backend.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/refinement_plan.hpp"
+#include "pipeline/sinogram_window.hpp"
 
 namespace slicestream::test {
 
@@ -107,5 +109,8 @@ SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int
 // `angle_rad` in the plane; `mirrored` flips its y-axis (row 0 at the top).
 SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, double cx, double cy,
                                double z, double angle_rad = 0, bool mirrored = false);
+
+// The sinogram window of `plan` filled with the phantom's exact projections of every slot.
+SinogramWindow phantom_sinogram(const TestScan& scan, const RefinementPlan& plan);
 
 }  // namespace slicestream::test

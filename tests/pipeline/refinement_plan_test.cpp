@@ -23,26 +23,6 @@ test::TestScan scan_16x48() {
 
 using test::axial_slice_at;
 
-// The sinogram window of `plan` filled with the phantom's exact projections.
-SinogramWindow phantom_window(const test::TestScan& scan, const RefinementPlan& plan) {
-  const ScanGeometry& g = scan.description.geometry;
-  SinogramWindow window;
-  window.reset(static_cast<int>(g.vectors.size()), g.detector.cols);
-  std::vector<float> projection(g.detector.pixels());
-  for (std::size_t slot = 0; slot < g.vectors.size(); ++slot) {
-    phantom::project(scan.phantom, g.beam, g.vectors[slot], g.detector, projection.data(), 3,
-                     plan.row_low, plan.row_high + 1);
-    CapturedRows rows;
-    for (int row = plan.row_low; row <= plan.row_high; ++row) {
-      rows.rows.push_back(row);
-      const float* begin = projection.data() + static_cast<std::size_t>(row) * g.detector.cols;
-      rows.values.insert(rows.values.end(), begin, begin + g.detector.cols);
-    }
-    EXPECT_TRUE(window.store(static_cast<int>(slot), plan, rows));
-  }
-  return window;
-}
-
 TEST(RefinementPlan, DetectorRowsOfAxialSlices) {
   const test::TestScan scan = scan_16x48();
   const ScanGeometry& g = scan.description.geometry;
@@ -108,7 +88,7 @@ TEST(RefinementPlan, SystemMatrixReproducesTheMeasuredLineIntegrals) {
     SCOPED_TRACE("slice " + std::to_string(slice.slice_id));
     RefinementPlan plan;
     ASSERT_FALSE(plan_refinement(slice, scan.description.geometry, &plan));
-    const SinogramWindow window = phantom_window(scan, plan);
+    const SinogramWindow window = test::phantom_sinogram(scan, plan);
     ASSERT_TRUE(window.complete());
     const RefinementSetup setup = refinement_setup(plan, scan.description.geometry);
     std::unique_ptr<SliceRefiner> refiner = backend.create_refiner(setup);
