@@ -39,7 +39,7 @@ struct MetricsSnapshot {
   std::uint64_t pixels_non_finite = 0;
   std::uint64_t scans_started = 0;
   std::uint64_t scans_ended = 0;
-  std::uint64_t errors = 0;  // backend/stage failures
+  std::uint64_t errors = 0;                    // backend/stage failures
   std::uint64_t refinements_run = 0;           // slice refinements (or residual checks) completed
   std::uint64_t refinement_matrix_builds = 0;  // system matrices built for refinement
   std::uint64_t refined_slices_published = 0;

@@ -28,7 +28,8 @@ CapturedRows capture_rows(Backend& backend, ProjectionBuffer& buffer, const std:
   captured.values.resize(captured.rows.size() * cols);
   for (std::size_t begin = 0; begin < captured.rows.size();) {
     std::size_t end = begin + 1;
-    while (end < captured.rows.size() && captured.rows[end] == captured.rows[end - 1] + 1) ++end;
+    while (end < captured.rows.size() && captured.rows[end] == captured.rows[end - 1] + 1)
+      ++end;
     backend.read_rows(buffer, captured.rows[begin], static_cast<int>(end - begin),
                       captured.values.data() + begin * cols);
     begin = end;

@@ -26,11 +26,11 @@ struct PreviewVolume {
 // image the refinement started from.
 struct RefinedSliceImage {
   SliceImage slice;
-  int iterations = 0;            // CGLS iterations run
-  double residual_before = 0;    // ||A x_fbp - b|| / ||b|| of the FBP image
-  double residual_after = 0;     // ||A x - b|| / ||b|| of the refined image
-  double duration_ms = 0;        // wall time on the refinement worker (a matrix build included)
-  std::string solver;            // "cpu csr fp32", "cuda tensor-core fp16 ..."
+  int iterations = 0;          // CGLS iterations run
+  double residual_before = 0;  // ||A x_fbp - b|| / ||b|| of the FBP image
+  double residual_after = 0;   // ||A x - b|| / ||b|| of the refined image
+  double duration_ms = 0;      // wall time on the refinement worker (a matrix build included)
+  std::string solver;          // "cpu csr fp32", "cuda tensor-core fp16 ..."
 };
 
 enum class EventKind { kScanStarted, kScanEnded, kError, kWarning };

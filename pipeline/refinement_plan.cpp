@@ -128,8 +128,8 @@ RefinementSetup refinement_setup(const RefinementPlan& plan, const ScanGeometry&
     tensorcore::ProjectionVector2d& v = g.vectors[i];
     const Vec3 step = window.vectors[i].v;
     // The interpolated row lies weight_high of a row step beyond row_low.
-    const tensorcore::Vec2 center =
-        v.detector_center + static_cast<double>(plan.weight_high) * tensorcore::Vec2{step.x, step.y};
+    const tensorcore::Vec2 center = v.detector_center + static_cast<double>(plan.weight_high) *
+                                                            tensorcore::Vec2{step.x, step.y};
     v.source_or_ray = to_frame_direction(v.source_or_ray);
     v.detector_center = to_frame_direction(center - f.center);
     v.u = to_frame_direction(v.u);

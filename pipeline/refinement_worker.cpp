@@ -78,9 +78,8 @@ RefinementOutcome RefinementWorker::execute(RefinementJob job) {
     SliceRefiner& refiner = *cache.refiner;
     outcome.solver = refiner.solver();
     if (job.iterations > 0) {
-      outcome.result =
-          refiner.refine(job.fbp.values.data(), job.sinogram.data(), job.iterations,
-                         job.fbp.values.data());
+      outcome.result = refiner.refine(job.fbp.values.data(), job.sinogram.data(), job.iterations,
+                                      job.fbp.values.data());
     } else {
       const double residual = refiner.residual(job.fbp.values.data(), job.sinogram.data());
       outcome.result = {residual, residual, 0};

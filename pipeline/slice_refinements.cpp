@@ -43,12 +43,15 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   const auto existing = entries_.find(id);
   if (!command.enabled) {
     if (slice == nullptr && existing == entries_.end()) {
-      return refusal(StatusCode::kNotFound, "unknown_slice", "no slice with id " + std::to_string(id));
+      return refusal(StatusCode::kNotFound, "unknown_slice",
+                     "no slice with id " + std::to_string(id));
     }
-    if (existing == entries_.end()) return Status{StatusCode::kOk, "slice " + std::to_string(id) + " was not refined", {}};
+    if (existing == entries_.end())
+      return Status{StatusCode::kOk, "slice " + std::to_string(id) + " was not refined", {}};
     entries_.erase(existing);
     update_row_selection();
-    return Status{StatusCode::kOk, "refinement of slice " + std::to_string(id) + " switched off", {}};
+    return Status{
+        StatusCode::kOk, "refinement of slice " + std::to_string(id) + " switched off", {}};
   }
   if (command.iterations < 0 || command.iterations > limits_.max_iterations) {
     return refusal(StatusCode::kInvalidArgument,
@@ -71,8 +74,8 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   if (auto problem = axial_slice_frame(*slice, &frame)) return refusal(*problem);
   if (scan_) {
     RefinementPlan plan;
-    if (auto problem = plan_refinement(*slice, with_rotation_axis_offset(geometry_, offset_px_),
-                                       &plan)) {
+    if (auto problem =
+            plan_refinement(*slice, with_rotation_axis_offset(geometry_, offset_px_), &plan)) {
       return refusal(*problem);
     }
     if (auto problem = check_matrix(plan)) return refusal(*problem);
@@ -83,7 +86,8 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
                        " slices are refined at once; switch one off first");
   }
   Entry& entry = entries_[id];
-  const bool same_slice = existing != entries_.end() && existing->second.slice.width == slice->width &&
+  const bool same_slice = existing != entries_.end() &&
+                          existing->second.slice.width == slice->width &&
                           existing->second.slice.height == slice->height &&
                           existing->second.slice.orientation.values == slice->orientation.values;
   entry.settings = command;
@@ -149,7 +153,7 @@ std::vector<RefinementStatus> SliceRefinements::status() const {
       s.detail = entry.unavailable;
     } else if (entry.in_flight) {
       s.state = worker_.phase() == RefinementWorker::Phase::kBuildingMatrix ? "building_matrix"
-                                                                             : "running";
+                                                                            : "running";
     } else if (!entry.window.complete()) {
       s.state = "collecting";
     } else {
@@ -185,8 +189,8 @@ void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geo
     entry.plan.reset();  // the store starts empty
     if (!replan(entry)) {
       events_.warning("refinement_unavailable",
-                      "slice " + std::to_string(it->first) + " is not refined in this scan: " +
-                          entry.unavailable,
+                      "slice " + std::to_string(it->first) +
+                          " is not refined in this scan: " + entry.unavailable,
                       scan_id);
     }
     ++it;

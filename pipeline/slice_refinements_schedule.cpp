@@ -27,7 +27,7 @@ bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input
   if (!entry.plan || entry.in_flight || !entry.window.complete()) return false;
   const std::uint64_t version = entry.window.version();
   if (entry.submitted_any && version == entry.submitted_version) return false;  // nothing new
-  if (entry.blocked && version == entry.blocked_version) return false;  // FBP not current
+  if (entry.blocked && version == entry.blocked_version) return false;          // FBP not current
   if (now < entry.last_start + seconds(entry.settings.interval_s) || now < entry.retry_after) {
     return false;
   }

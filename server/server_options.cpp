@@ -137,7 +137,8 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
       ->check(kPositive)
       ->group(group);
   RefinementLimits& r = config.pipeline.refinement;
-  app.add_option("--max-refined-slices", r.max_slices, "most slices refined at once (SetRefinement)")
+  app.add_option("--max-refined-slices", r.max_slices,
+                 "most slices refined at once (SetRefinement)")
       ->check(kPositive)
       ->group(group);
   app.add_option("--max-refine-iterations", r.max_iterations,

@@ -25,11 +25,13 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
       "refine a live axial slice of a parallel-beam scan by CGLS from its FBP image "
       "(SetRefinement); refined images arrive on topic 'refined' (watch saves them)");
   command->add_option("--slice", options->slice_id, "live slice id (set-slice)")->required();
-  command->add_option("--iterations", options->iterations,
-                      "CGLS iterations per refinement (0: measure the residual only)")
+  command
+      ->add_option("--iterations", options->iterations,
+                   "CGLS iterations per refinement (0: measure the residual only)")
       ->capture_default_str();
-  command->add_option("--interval", options->interval_s,
-                      "seconds between refinements at most (0: whenever new projections arrived)")
+  command
+      ->add_option("--interval", options->interval_s,
+                   "seconds between refinements at most (0: whenever new projections arrived)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_flag("--off", options->off, "switch the slice's refinement off");

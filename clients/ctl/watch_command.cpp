@@ -109,8 +109,8 @@ void Watcher::handle(client::Publication publication) {
           "refined slice {}: residual {:.4g} -> {:.4g} after {} iterations ({} projections of "
           "scan {}, {:.1f} ms, {})\n",
           refined.slice().slice_id(), refined.residual_before(), refined.residual_after(),
-          refined.iterations(), refined.slice().projections_integrated(),
-          refined.slice().scan_id(), refined.duration_ms(), refined.solver());
+          refined.iterations(), refined.slice().projections_integrated(), refined.slice().scan_id(),
+          refined.duration_ms(), refined.solver());
       ++slices_received_;
       latest_refined_[refined.slice().slice_id()] = std::move(publication);
       break;

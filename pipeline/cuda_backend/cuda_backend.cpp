@@ -204,9 +204,9 @@ void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int cou
     const cudaStream_t stream = m.preprocess_stream->get();
     const std::size_t cols = static_cast<std::size_t>(shape.cols);
     p.last_use().wait_on(stream);
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(host, p.values() + static_cast<std::size_t>(row_begin) * cols,
-                                           static_cast<std::size_t>(count) * cols * sizeof(float),
-                                           cudaMemcpyDeviceToHost, stream));
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(
+        host, p.values() + static_cast<std::size_t>(row_begin) * cols,
+        static_cast<std::size_t>(count) * cols * sizeof(float), cudaMemcpyDeviceToHost, stream));
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
 }

@@ -94,11 +94,10 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (estimate + reserve_bytes > free_bytes) {
-      throw BackendError("cuda backend: the system matrix of a " +
-                         std::to_string(setup.grid.width) + " x " +
-                         std::to_string(setup.grid.height) + " slice needs up to " + mib(estimate) +
-                         ", " + mib(free_bytes) + " are free and " + mib(reserve_bytes) +
-                         " stay reserved");
+      throw BackendError(
+          "cuda backend: the system matrix of a " + std::to_string(setup.grid.width) + " x " +
+          std::to_string(setup.grid.height) + " slice needs up to " + mib(estimate) + ", " +
+          mib(free_bytes) + " are free and " + mib(reserve_bytes) + " stay reserved");
     }
     auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
         tensorcore::build_tensorcore_matrix(setup.geometry, setup.grid, {}));

@@ -101,8 +101,8 @@ Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
   command.slice_id = wire.slice_id();
   command.enabled = wire.enabled();
   // The pipeline bounds the count (RefinementLimits); this only keeps it an int.
-  command.iterations = static_cast<int>(
-      std::min<std::uint32_t>(wire.iterations(), std::numeric_limits<int>::max()));
+  command.iterations =
+      static_cast<int>(std::min<std::uint32_t>(wire.iterations(), std::numeric_limits<int>::max()));
   if (wire.enabled()) {
     constexpr double kMaxIntervalS = 86400;
     if (auto p = check_range(wire.interval_s(), "interval_s", 0, false, kMaxIntervalS)) return *p;

@@ -35,7 +35,8 @@ TEST(RefinementPlan, DetectorRowsOfAxialSlices) {
   EXPECT_FLOAT_EQ(plan.weight_high, 0.5f);
   EXPECT_DOUBLE_EQ(plan.frame.grid.pixel_mm, kPixelMm);
   // The centre of row 10: one row.
-  ASSERT_FALSE(plan_refinement(axial_slice_at(3, 40, 0.6, 1, -2, (10 - 7.5) * kPixelMm, 0.4), g, &plan));
+  ASSERT_FALSE(
+      plan_refinement(axial_slice_at(3, 40, 0.6, 1, -2, (10 - 7.5) * kPixelMm, 0.4), g, &plan));
   EXPECT_EQ(plan.row_low, 10);
   EXPECT_EQ(plan.row_high, 10);
   EXPECT_FLOAT_EQ(plan.weight_high, 0.0f);
@@ -68,21 +69,24 @@ TEST(RefinementPlan, RefusalsNameTheirReason) {
   ScanGeometry tilted = g;  // rays leaving the z = const planes (a laminography-like tilt)
   for (ProjectionVector& v : tilted.vectors)
     v.source_or_ray = v.source_or_ray + Vec3{0, 0, 0.2};
-  EXPECT_EQ(reason_of(axial_slice_at(3, 32, 0.5, 0, 0, 0), tilted), "rays_not_in_slice_plane" + precondition);
+  EXPECT_EQ(reason_of(axial_slice_at(3, 32, 0.5, 0, 0, 0), tilted),
+            "rays_not_in_slice_plane" + precondition);
 
   ScanGeometry helical = g;  // the detector rises with the angle
   for (std::size_t i = 0; i < helical.vectors.size(); ++i)
     helical.vectors[i].detector_center.z += 0.01 * static_cast<double>(i);
-  EXPECT_EQ(reason_of(axial_slice_at(3, 32, 0.5, 0, 0, 0), helical), "slice_height_varies" + precondition);
+  EXPECT_EQ(reason_of(axial_slice_at(3, 32, 0.5, 0, 0, 0), helical),
+            "slice_height_varies" + precondition);
 }
 
 TEST(RefinementPlan, SystemMatrixReproducesTheMeasuredLineIntegrals) {
   const test::TestScan scan = scan_16x48();
   CpuBackend backend(CpuBackendOptions{2, 0});
   const std::vector<SetSliceCommand> slices = {
-      test::axial_slice(scan.description, 2, 48),             // centred, between two rows
-      axial_slice_at(3, 44, kPixelMm, 1.5, -1.0, 2.5 * kPixelMm, 0.5),  // off-centre, rotated, on a row
-      axial_slice_at(4, 60, 0.4, -0.5, 0.7, -1.0, -0.3, true),          // mirrored, finer pixels
+      test::axial_slice(scan.description, 2, 48),  // centred, between two rows
+      axial_slice_at(3, 44, kPixelMm, 1.5, -1.0, 2.5 * kPixelMm,
+                     0.5),                                      // off-centre, rotated, on a row
+      axial_slice_at(4, 60, 0.4, -0.5, 0.7, -1.0, -0.3, true),  // mirrored, finer pixels
   };
   for (const SetSliceCommand& slice : slices) {
     SCOPED_TRACE("slice " + std::to_string(slice.slice_id));
@@ -92,8 +96,8 @@ TEST(RefinementPlan, SystemMatrixReproducesTheMeasuredLineIntegrals) {
     ASSERT_TRUE(window.complete());
     const RefinementSetup setup = refinement_setup(plan, scan.description.geometry);
     std::unique_ptr<SliceRefiner> refiner = backend.create_refiner(setup);
-    std::vector<float> truth = phantom::sample(
-        scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
+    std::vector<float> truth =
+        phantom::sample(scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
     const double residual = refiner->residual(truth.data(), window.values().data());
     std::printf("slice %u: ||A x_phantom - b|| / ||b|| = %.4f\n", slice.slice_id, residual);
     EXPECT_LT(residual, 0.05) << "the matrix and the measured rows disagree";

@@ -101,8 +101,8 @@ TEST_F(RefinementTest, RefinedSlicesFitTheDataAndApproachThePhantom) {
     EXPECT_GT(refined->residual_before, 0.005);
     EXPECT_LT(refined->residual_before, 0.3);
     EXPECT_LT(refined->residual_after, 0.7 * refined->residual_before);
-    const std::vector<float> truth = phantom::sample(
-        scan_.phantom, slice_grid(spec.orientation, spec.width, spec.height), 3);
+    const std::vector<float> truth =
+        phantom::sample(scan_.phantom, slice_grid(spec.orientation, spec.width, spec.height), 3);
     const double fbp_error = test::relative_error(fbp->values, truth);
     const double refined_error = test::relative_error(refined->slice.values, truth);
     std::printf("slice %u: residual %.4f -> %.4f, error to the phantom %.4f (FBP) -> %.4f\n",

@@ -19,12 +19,12 @@
 namespace slicestream {
 namespace {
 
-#define SLICESTREAM_REQUIRE_CUDA_BACKEND()                             \
-  do {                                                                 \
-    const std::string slicestream_reason = cuda_unavailable_reason();  \
-    if (!slicestream_reason.empty()) {                                 \
-      GTEST_SKIP() << "no usable GPU: " << slicestream_reason;         \
-    }                                                                  \
+#define SLICESTREAM_REQUIRE_CUDA_BACKEND()                            \
+  do {                                                                \
+    const std::string slicestream_reason = cuda_unavailable_reason(); \
+    if (!slicestream_reason.empty()) {                                \
+      GTEST_SKIP() << "no usable GPU: " << slicestream_reason;        \
+    }                                                                 \
   } while (0)
 
 constexpr double kPixelMm = 0.5;
@@ -68,8 +68,8 @@ TEST(SliceRefinerGpu, MatchesTheCpuRefiner) {
     std::unique_ptr<SliceRefiner> on_cpu = cpu.create_refiner(setup);
     EXPECT_EQ(on_gpu->solver().rfind("cuda tensor-core fp16", 0), 0u) << on_gpu->solver();
     EXPECT_GT(on_gpu->matrix_bytes(), 0u);
-    const std::vector<float> truth = phantom::sample(
-        scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
+    const std::vector<float> truth =
+        phantom::sample(scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
     const float* b = window.values().data();
     EXPECT_NEAR(on_gpu->residual(truth.data(), b), on_cpu->residual(truth.data(), b),
                 kResidualTolerance);
@@ -80,11 +80,12 @@ TEST(SliceRefinerGpu, MatchesTheCpuRefiner) {
       std::vector<float> x_gpu(x0.size()), x_cpu(x0.size());
       const RefinementResult r_gpu = on_gpu->refine(x0.data(), b, 10, x_gpu.data());
       const RefinementResult r_cpu = on_cpu->refine(x0.data(), b, 10, x_cpu.data());
-      std::printf("slice %u %s: residual %.5f -> %.5f (gpu), %.5f -> %.5f (cpu), slices differ "
-                  "by %.2e\n",
-                  slice.slice_id, from_zero ? "from zero" : "from FBP-like", r_gpu.residual_before,
-                  r_gpu.residual_after, r_cpu.residual_before, r_cpu.residual_after,
-                  test::relative_error(x_gpu, x_cpu));
+      std::printf(
+          "slice %u %s: residual %.5f -> %.5f (gpu), %.5f -> %.5f (cpu), slices differ "
+          "by %.2e\n",
+          slice.slice_id, from_zero ? "from zero" : "from FBP-like", r_gpu.residual_before,
+          r_gpu.residual_after, r_cpu.residual_before, r_cpu.residual_after,
+          test::relative_error(x_gpu, x_cpu));
       EXPECT_EQ(r_gpu.iterations, 10);
       EXPECT_NEAR(r_gpu.residual_before, r_cpu.residual_before, kResidualTolerance);
       EXPECT_NEAR(r_gpu.residual_after, r_cpu.residual_after, kResidualTolerance);

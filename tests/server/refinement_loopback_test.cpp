@@ -46,8 +46,8 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
                  "not_axial");
   expect_refused(requests.set_refinement(99, true, 8, 0), v1::STATUS_CODE_NOT_FOUND,
                  "unknown_slice");
-  expect_refused(requests.set_refinement(kAxial, true, 100000, 0),
-                 v1::STATUS_CODE_INVALID_ARGUMENT, "too_many_iterations");
+  expect_refused(requests.set_refinement(kAxial, true, 100000, 0), v1::STATUS_CODE_INVALID_ARGUMENT,
+                 "too_many_iterations");
   expect_refused(requests.set_refinement(kAxial, true, 8, std::nan("")),
                  v1::STATUS_CODE_INVALID_ARGUMENT, "non_finite");  // refused by the codec
   const client::Response on = requests.set_refinement(kAxial, true, 8, 0);
