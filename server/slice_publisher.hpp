@@ -33,6 +33,8 @@ class SlicePublisher : public PublishSink {
   void close();  // later publications are ignored
 
  private:
+  // Counts and logs a slice whose values do not fill width x height; true when they do.
+  bool values_match(const SliceImage& slice, const char* what);
   void send(const char* topic, const v1::PublishHeader& header, const std::vector<float>* values);
 
   std::mutex mutex_;
