@@ -73,6 +73,7 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
 
   // During a parallel-beam scan the geometry is checked too.
   test::begin_scan(*pipeline_, scan_);
+  pipeline_->wait_idle();  // commands overtake the data path: let the scan start first
   expect_ok(test::axial_slice_at(6, 32, kPixelMm, 0, 0, 6.0));  // above the 8 mm detector
   expect_refused(SetRefinementCommand{6, true, 5, 1}, StatusCode::kFailedPrecondition,
                  "slice_outside_detector");
@@ -103,7 +104,9 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
 
   // A refined slice that moves out of the xy-plane stays listed, unavailable, with a warning.
   expect_ok(SetSliceCommand{8, test::oblique_slice(scan_.description, 8, 32).orientation, 32, 32});
-  EXPECT_EQ(sink_.events_with_reason("refinement_unavailable"), 1u);
+  EXPECT_TRUE(
+      sink_.wait_for([&] { return sink_.events_with_reason("refinement_unavailable") == 1; },
+                     std::chrono::seconds(10)));
   for (const RefinementStatus& r : refinements()) {
     if (r.slice_id == 8) {
       EXPECT_EQ(r.state, "unavailable");

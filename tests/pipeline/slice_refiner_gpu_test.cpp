@@ -1,6 +1,7 @@
 // The CUDA backend's slice refiner (Tensor Core fp16 BSR matrix, GPU CGLS) against the CPU
 // backend's (fp32 CSR matrix, CPU CGLS) on axial slices of a parallel-beam phantom scan, and
-// refinement through the whole pipeline on the CUDA backend. Skips without a usable GPU.
+// the CUDA backend's read_rows and refinement through the whole pipeline on it. Skips without a
+// usable GPU.
 //
 // Tolerances: the fp16 matrix stores every weight to 2^-11 (4.9e-4) relative and the operands
 // travel as fp16 scaled per column, so one product A x differs from fp32 by about 1e-3 of ||b||:
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "pipeline/backend.hpp"
 #include "pipeline/refinement_plan.hpp"
@@ -93,6 +95,33 @@ TEST(SliceRefinerGpu, MatchesTheCpuRefiner) {
       EXPECT_LT(test::relative_error(x_gpu, x_cpu), kSliceTolerance);
     }
   }
+}
+
+TEST(SliceRefinerGpu, ReadRowsMatchesTheCpuBackend) {
+  SLICESTREAM_REQUIRE_CUDA_BACKEND();
+  const test::TestScan scan = test::make_parallel_scan(3, {12, 40}, 8, PixelType::kFloat32);
+  ScanSetup setup;
+  setup.geometry = scan.description.geometry;
+  setup.pixel_type = PixelType::kFloat32;
+  setup.preprocess.already_linear = true;
+  setup.projections_in_flight = 4;
+  std::unique_ptr<Backend> gpu = cuda_backend();
+  CpuBackend cpu(CpuBackendOptions{2, 0});
+  gpu->begin_scan(setup);
+  cpu.begin_scan(setup);
+  std::mt19937 rng(3);
+  const RawFrame frame = test::make_random_frame(scan.description, 0, rng);
+  const ProjectionVector& vector = scan.description.geometry.vectors[0];
+  std::unique_ptr<ProjectionBuffer> on_gpu = gpu->preprocess(frame.view(), vector, nullptr);
+  std::unique_ptr<ProjectionBuffer> on_cpu = cpu.preprocess(frame.view(), vector, nullptr);
+  std::vector<float> rows_gpu(3 * 40, -1.0f), rows_cpu(3 * 40, -2.0f);
+  gpu->read_rows(*on_gpu, 5, 3, rows_gpu.data());
+  cpu.read_rows(*on_cpu, 5, 3, rows_cpu.data());
+  for (std::size_t i = 0; i < rows_cpu.size(); ++i)
+    ASSERT_NEAR(rows_gpu[i], rows_cpu[i], 1e-6f) << "value " << i;
+  EXPECT_THROW(gpu->read_rows(*on_gpu, 11, 2, rows_gpu.data()), BackendError);
+  gpu->end_scan();
+  cpu.end_scan();
 }
 
 TEST(SliceRefinerGpu, RefinesThroughThePipeline) {
