@@ -146,11 +146,13 @@ std::vector<RefinementStatus> SliceRefinements::status() const {
     s.window_filled = entry.window.filled();
     s.window_size = entry.window.slots();
     s.detector_row = entry.plan ? entry.plan->detector_row : 0;
-    if (!scan_) {
+    if (!entry.unavailable.empty()) {
+      s.state = "unavailable";
+      s.detail = entry.unavailable;
+    } else if (!scan_) {
       s.state = "waiting_for_scan";
     } else if (!entry.plan) {
       s.state = "unavailable";
-      s.detail = entry.unavailable;
     } else if (entry.in_flight) {
       s.state = worker_.phase() == RefinementWorker::Phase::kBuildingMatrix ? "building_matrix"
                                                                             : "running";
@@ -201,8 +203,7 @@ void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geo
 void SliceRefinements::release_scan() {
   scan_ = false;
   for (auto& [id, entry] : entries_) {
-    entry.plan.reset();
-    entry.unavailable.clear();
+    replan(entry);  // no plan without a scan; the orientation is still checked
     entry.window.reset(0, 0);
     entry.generation = next_generation_++;
   }
@@ -262,7 +263,12 @@ bool SliceRefinements::replan(Entry& entry) {
   const std::optional<RefinementPlan> old = entry.plan;
   entry.plan.reset();
   entry.unavailable.clear();
-  if (!scan_) return false;
+  if (!scan_) {
+    // Without a scan only the orientation can be checked (the slice may have moved).
+    AxialSliceFrame frame;
+    if (auto problem = axial_slice_frame(entry.slice, &frame)) entry.unavailable = problem->message;
+    return false;
+  }
   RefinementPlan plan;
   std::optional<RefinementProblem> problem =
       plan_refinement(entry.slice, with_rotation_axis_offset(geometry_, offset_px_), &plan);

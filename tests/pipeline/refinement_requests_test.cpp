@@ -71,6 +71,18 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   expect_refused(SetRefinementCommand{5, true, 5, 1}, StatusCode::kInvalidArgument,
                  "non_square_pixels");
 
+  // Accepted before a scan, it waits for one; a slice that then leaves the xy-plane stays listed
+  // as unavailable, with a warning.
+  expect_ok(test::axial_slice(scan_.description, 10, 32));
+  expect_ok(SetRefinementCommand{10, true, 5, 1});
+  ASSERT_EQ(refinements().size(), 1u);
+  EXPECT_EQ(refinements()[0].state, "waiting_for_scan");
+  expect_ok(test::oblique_slice(scan_.description, 10, 32));
+  EXPECT_EQ(refinements()[0].state, "unavailable");
+  EXPECT_NE(refinements()[0].detail.find("not axial"), std::string::npos);
+  expect_ok(RemoveSliceCommand{10});
+  EXPECT_TRUE(refinements().empty());
+
   // During a parallel-beam scan the geometry is checked too.
   test::begin_scan(*pipeline_, scan_);
   pipeline_->wait_idle();  // commands overtake the data path: let the scan start first
@@ -105,7 +117,7 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   // A refined slice that moves out of the xy-plane stays listed, unavailable, with a warning.
   expect_ok(SetSliceCommand{8, test::oblique_slice(scan_.description, 8, 32).orientation, 32, 32});
   EXPECT_TRUE(
-      sink_.wait_for([&] { return sink_.events_with_reason("refinement_unavailable") == 1; },
+      sink_.wait_for([&] { return sink_.events_with_reason("refinement_unavailable") == 2; },
                      std::chrono::seconds(10)));
   for (const RefinementStatus& r : refinements()) {
     if (r.slice_id == 8) {
@@ -122,7 +134,7 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   test::begin_scan(*pipeline_, cone);
   test::feed_phantom(*pipeline_, cone, 0, 10);
   pipeline_->wait_idle();
-  EXPECT_EQ(sink_.events_with_reason("refinement_unavailable"), 2u);
+  EXPECT_EQ(sink_.events_with_reason("refinement_unavailable"), 3u);
   ASSERT_EQ(refinements().size(), 1u);
   EXPECT_EQ(refinements()[0].state, "unavailable");
   EXPECT_NE(refinements()[0].detail.find("cone"), std::string::npos) << refinements()[0].detail;
