@@ -131,6 +131,7 @@ TEST_F(RefinementTest, RefinedSlicesFitTheDataAndApproachThePhantom) {
   for (const RefinedSliceImage& r : sink_.refined())
     EXPECT_NE(r.slice.slice_id, 7u) << "a residual-only slice publishes no refined image";
 
+  pipeline_->stop(/*drain=*/true);  // every refinement published and counted
   const MetricsSnapshot m = pipeline_->metrics();
   EXPECT_EQ(m.refinement_matrix_builds, 3u) << "one matrix per slice, reused";
   EXPECT_GE(m.refinements_run, 3u);
