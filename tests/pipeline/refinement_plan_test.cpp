@@ -87,6 +87,8 @@ TEST(RefinementPlan, SystemMatrixReproducesTheMeasuredLineIntegrals) {
       axial_slice_at(3, 44, kPixelMm, 1.5, -1.0, 2.5 * kPixelMm,
                      0.5),                                      // off-centre, rotated, on a row
       axial_slice_at(4, 60, 0.4, -0.5, 0.7, -1.0, -0.3, true),  // mirrored, finer pixels
+      // Wider than high, square pixels.
+      {5, SliceOrientation::from_axes({30, 0, 0}, {0, 18, 0}, {-15, -9, 0.25}), 60, 36},
   };
   for (const SetSliceCommand& slice : slices) {
     SCOPED_TRACE("slice " + std::to_string(slice.slice_id));
