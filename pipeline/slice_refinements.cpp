@@ -19,6 +19,10 @@ Status refusal(const RefinementProblem& problem) {
   return Status{problem.code, problem.message, problem.reason};
 }
 
+bool same_place(const SetSliceCommand& a, const SetSliceCommand& b) {
+  return a.width == b.width && a.height == b.height && a.orientation.values == b.orientation.values;
+}
+
 std::string mib(std::size_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
@@ -86,10 +90,7 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
                        " slices are refined at once; switch one off first");
   }
   Entry& entry = entries_[id];
-  const bool same_slice = existing != entries_.end() &&
-                          existing->second.slice.width == slice->width &&
-                          existing->second.slice.height == slice->height &&
-                          existing->second.slice.orientation.values == slice->orientation.values;
+  const bool same_slice = existing != entries_.end() && same_place(existing->second.slice, *slice);
   entry.settings = command;
   entry.slice = *slice;
   entry.generation = next_generation_++;
@@ -120,6 +121,7 @@ void SliceRefinements::slice_changed(const SetSliceCommand& slice) {
   const auto it = entries_.find(slice.slice_id);
   if (it == entries_.end()) return;
   Entry& entry = it->second;
+  if (same_place(entry.slice, slice)) return;  // set again where it was: nothing to redo
   entry.slice = slice;
   entry.generation = next_generation_++;
   entry.submitted_any = false;
