@@ -6,6 +6,8 @@
 // Threading contract: preprocess() is called from the preprocess stage thread, filter() from the
 // filter stage thread, everything else from the reconstruct stage thread; begin_scan/end_scan and
 // set_* only while the stages are idle between scans or from the reconstruct thread as noted.
+// read_rows() runs on the preprocess thread; slice refiners (create_refiner) live on the
+// pipeline's refinement worker thread.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +22,7 @@
 #include "kernels/grid_spec.hpp"
 #include "kernels/preprocess_params.hpp"
 #include "kernels/projection_map.hpp"
+#include "pipeline/refinement_setup.hpp"
 
 namespace slicestream {
 
@@ -75,6 +78,29 @@ struct ProjectionUpdate {
   bool applied = false;  // set by the backend once the update has taken effect
 };
 
+struct RefinementResult {
+  double residual_before = 0;  // ||A x0 - b|| / ||b|| of the start value (the FBP slice)
+  double residual_after = 0;   // ||A x - b|| / ||b|| of the result
+  int iterations = 0;          // CGLS iterations run
+};
+
+// The distance-driven system matrix A of one RefinementSetup on a backend, and CGLS on it
+// (paper Alg. 1). Slices are grid.pixels() floats (column fastest, row 0 at the bottom, as
+// SliceImage), sinograms angles x bins floats (projection-major) of line integrals in mm; A holds
+// chord lengths in mm, so A x of a slice in attenuation per mm is comparable with b. Used from
+// one thread at a time; independent of the scan state (it keeps working after end_scan).
+class SliceRefiner {
+ public:
+  virtual ~SliceRefiner() = default;
+  virtual std::string solver() const = 0;  // e.g. "cpu csr fp32"
+  virtual std::size_t matrix_bytes() const = 0;
+  // ||A x - b|| / ||b|| (||A x|| when b is zero).
+  virtual double residual(const float* slice, const float* sinogram) = 0;
+  // `iterations` CGLS iterations from x0 (x_out may equal x0).
+  virtual RefinementResult refine(const float* x0, const float* sinogram, int iterations,
+                                  float* x_out) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -96,6 +122,11 @@ class Backend {
                                                        PreprocessCounters* counters) = 0;
   // Filter stage: ramp filter in place.
   virtual void filter(ProjectionBuffer& projection) = 0;
+  // Preprocess stage, after preprocess(): detector rows [row_begin, row_begin + count) of the
+  // preprocessed, not yet filtered projection (the line integrals slice refinement fits) into
+  // `host` (count x cols floats). Called on the preprocess thread because the CUDA backend's
+  // preprocess already waits for its stream there; the filter stream stays asynchronous.
+  virtual void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) = 0;
 
   // --- reconstruct stage ---
   virtual std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) = 0;
@@ -133,6 +164,11 @@ class Backend {
   virtual void copy_target(const ReconTarget& from, ReconTarget& to) = 0;
   // Blocks until the values are in `host` (grid().points() floats).
   virtual void read_target(const ReconTarget& target, float* host) = 0;
+
+  // --- refinement worker thread (not a stage thread) ---
+  // Builds the system matrix of `setup` (seconds for large slices, hence off the stage threads)
+  // and a CGLS solver on this backend. Throws BackendError when it does not fit or is invalid.
+  virtual std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) = 0;
 };
 
 enum class BackendKind { kCpu, kCuda, kAuto };

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -27,8 +28,12 @@ enum class StatusCode {
 const char* to_string(StatusCode code);
 
 struct Status {
+  Status() = default;
+  Status(StatusCode code_, std::string message_, std::string reason_ = {})
+      : code(code_), message(std::move(message_)), reason(std::move(reason_)) {}
   StatusCode code = StatusCode::kOk;
   std::string message;
+  std::string reason;  // machine-readable cause of a refusal (Reply.reason), e.g. "not_axial"
   bool ok() const { return code == StatusCode::kOk; }
 };
 
@@ -58,8 +63,18 @@ struct SetParametersCommand {  // unset fields keep their value
   std::optional<double> preview_interval_s;
 };
 
+// Switches CGLS refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp):
+// an axial slice of a parallel-beam scan, refined from its FBP image by `iterations` CGLS
+// iterations (0: only its data-consistency residual is measured) at most every `interval_s`.
+struct SetRefinementCommand {
+  std::uint32_t slice_id = 0;
+  bool enabled = true;
+  int iterations = 10;
+  double interval_s = 1;
+};
+
 using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
-                             SetParametersCommand>;
+                             SetParametersCommand, SetRefinementCommand>;
 
 struct Parameters {
   FilterConfig filter;
@@ -82,6 +97,29 @@ struct SliceImage {
   std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
 };
 
+// Where the refinement of one slice stands (GetStatus).
+struct RefinementStatus {
+  std::uint32_t slice_id = 0;
+  int iterations = 0;  // requested per refinement (0: residual only)
+  double interval_s = 0;
+  // "waiting_for_scan", "unavailable" (detail says why), "collecting" (the sinogram window is
+  // filling), "ready" (waiting for new data or the interval), "building_matrix", "running".
+  std::string state;
+  std::string detail;
+  double detector_row = 0;  // continuous detector row of the slice's height (pixel centres at .0)
+  int window_filled = 0;    // slots holding a sinogram row of the current window
+  int window_size = 0;
+  std::uint64_t refinements = 0;  // completed since the refinement was switched on
+  // Of the newest completed refinement (has_result):
+  bool has_result = false;
+  std::uint64_t projections_integrated = 0;  // of the FBP slice it started from
+  double fbp_residual = 0;                   // ||A x_fbp - b|| / ||b||
+  double refined_residual = 0;               // after `iterations_run` CGLS iterations
+  int iterations_run = 0;
+  double duration_ms = 0;  // wall time on the refinement worker (a matrix build included)
+  std::string solver;
+};
+
 struct StatusReport {
   std::string backend;
   std::string backend_device;
@@ -89,6 +127,7 @@ struct StatusReport {
   std::uint64_t scan_id = 0;
   std::string scan_state;  // "idle", "calibrating", "reconstructing", "ended"
   std::vector<SetSliceCommand> slices;
+  std::vector<RefinementStatus> refinements;
   Parameters parameters;
   MetricsSnapshot metrics;
 };

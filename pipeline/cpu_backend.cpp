@@ -11,6 +11,7 @@
 #include <string>
 
 #include "pipeline/cpu_backend_impl.hpp"
+#include "pipeline/cpu_slice_refiner.hpp"
 
 namespace slicestream {
 namespace {
@@ -206,6 +207,28 @@ void CpuBackend::filter(ProjectionBuffer& projection) {
                            ramp->filter_rows(values, static_cast<int>(begin), static_cast<int>(end),
                                              participant);
                          });
+}
+
+void CpuBackend::read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) {
+  Impl& m = *impl_;
+  m.require_scan("read_rows");
+  const CpuProjection& cpu = cpu_projection(projection);
+  const DetectorShape shape = m.setup.geometry.detector;
+  if (row_begin < 0 || count < 0 || row_begin + count > shape.rows || host == nullptr ||
+      cpu.values.size() != shape.pixels()) {
+    throw BackendError("cpu backend: read_rows outside the projection");
+  }
+  const std::size_t cols = static_cast<std::size_t>(shape.cols);
+  std::copy_n(cpu.values.begin() + static_cast<std::ptrdiff_t>(row_begin * cols),
+              static_cast<std::size_t>(count) * cols, host);
+}
+
+std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& setup) {
+  Impl& m = *impl_;
+  // Whatever the scan and its targets leave of the memory limit.
+  const std::size_t used = m.scan_bytes + m.target_bytes->load();
+  const std::size_t left = used < m.memory_limit ? m.memory_limit - used : 1;
+  return make_cpu_slice_refiner(setup, m.workers.threads(), left);
 }
 
 std::unique_ptr<ReconTarget> CpuBackend::create_target(const GridSpec& grid) {

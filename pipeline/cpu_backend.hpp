@@ -31,6 +31,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
                                                PreprocessCounters* counters) override;
   void filter(ProjectionBuffer& projection) override;
+  void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override;
 
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
   void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
@@ -40,6 +41,8 @@ class CpuBackend final : public Backend {
   void clear_target(ReconTarget& target) override;
   void copy_target(const ReconTarget& from, ReconTarget& to) override;
   void read_target(const ReconTarget& target, float* host) override;
+
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
 
  private:
   struct Impl;

@@ -51,7 +51,7 @@ struct CpuBackend::Impl {
   // Scan state: written by begin_scan/end_scan while the stages are idle.
   bool scan_active = false;
   ScanSetup setup;
-  std::size_t scan_bytes = 0;
+  std::atomic<std::size_t> scan_bytes{0};  // also read by the refinement worker
   std::shared_ptr<ProjectionPool> projections;
   std::vector<StoreSlot> slots;
 

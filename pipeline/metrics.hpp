@@ -39,7 +39,14 @@ struct MetricsSnapshot {
   std::uint64_t pixels_non_finite = 0;
   std::uint64_t scans_started = 0;
   std::uint64_t scans_ended = 0;
-  std::uint64_t errors = 0;                       // backend/stage failures
+  std::uint64_t errors = 0;                    // backend/stage failures
+  std::uint64_t refinements_run = 0;           // slice refinements (or residual checks) completed
+  std::uint64_t refinement_matrix_builds = 0;  // system matrices built for refinement
+  std::uint64_t refined_slices_published = 0;
+  LatencySummary refinement_us;  // wall time per refinement on the worker (matrix builds included)
+  // Commands refused by the pipeline, by machine-readable reason (codec refusals are the
+  // server's requests_rejected counter).
+  std::map<std::string, std::uint64_t> requests_refused;
   std::map<std::string, std::uint64_t> discards;  // reason -> count; nothing is dropped silently
   LatencySummary frame_to_slice_us;               // frame arrival -> slice containing it published
 };

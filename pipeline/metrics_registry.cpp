@@ -40,6 +40,16 @@ void MetricsRegistry::add_frame_to_slice_latency(double latency_us) {
   frame_to_slice_.add(latency_us);
 }
 
+void MetricsRegistry::add_refinement_time(double duration_us) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refinement_.add(duration_us);
+}
+
+void MetricsRegistry::add_request_refusal(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++requests_refused_[reason];
+}
+
 MetricsSnapshot MetricsRegistry::snapshot() const {
   const Clock::time_point now = Clock::now();
   MetricsSnapshot s;
@@ -59,9 +69,14 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.scans_started = c.scans_started.load();
   s.scans_ended = c.scans_ended.load();
   s.errors = c.errors.load();
+  s.refinements_run = c.refinements_run.load();
+  s.refinement_matrix_builds = c.refinement_matrix_builds.load();
+  s.refined_slices_published = c.refined_slices_published.load();
   std::lock_guard<std::mutex> lock(mutex_);
   s.discards = discards_;
+  s.requests_refused = requests_refused_;
   s.frame_to_slice_us = frame_to_slice_.summary();
+  s.refinement_us = refinement_.summary();
   return s;
 }
 

@@ -33,6 +33,9 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> scans_started{0};
   std::atomic<std::uint64_t> scans_ended{0};
   std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> refinements_run{0};
+  std::atomic<std::uint64_t> refinement_matrix_builds{0};
+  std::atomic<std::uint64_t> refined_slices_published{0};
 };
 
 class MetricsRegistry {
@@ -47,6 +50,8 @@ class MetricsRegistry {
   void add_discard(const std::string& reason, std::uint64_t count = 1);
   std::uint64_t discards(const std::string& reason) const;
   void add_frame_to_slice_latency(double latency_us);
+  void add_refinement_time(double duration_us);
+  void add_request_refusal(const std::string& reason);
 
   // Everything except the queue depths (the pipeline owns the queues).
   MetricsSnapshot snapshot() const;
@@ -55,9 +60,11 @@ class MetricsRegistry {
   const Clock::time_point started_;
   std::array<StageStats, kStageCount> stages_;
   PipelineCounters counters_;
-  mutable std::mutex mutex_;  // discards and latency
+  mutable std::mutex mutex_;  // discards, refusals and latencies
   std::map<std::string, std::uint64_t> discards_;
+  std::map<std::string, std::uint64_t> requests_refused_;
   LatencyHistogram frame_to_slice_;
+  LatencyHistogram refinement_;
 };
 
 }  // namespace slicestream

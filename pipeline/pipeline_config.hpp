@@ -7,6 +7,15 @@
 
 namespace slicestream {
 
+// Bounds on slice refinement (SetRefinement); requests beyond them are refused.
+struct RefinementLimits {
+  int max_iterations = 200;  // CGLS iterations per refinement
+  int max_slices = 4;        // slices refined at once
+  // Estimated fp32 system matrix of one slice (refinement_setup.hpp): a 512 x 512 slice with
+  // 720 projections of 1-pixel bins needs about 1.6 GiB.
+  std::size_t max_matrix_bytes = std::size_t{2} << 30;
+};
+
 struct PipelineConfig {
   Parameters parameters;   // initial run-time parameters (SetParameters changes them)
   int queue_depth = 64;    // per stage queue; a full queue blocks the stage before it
@@ -22,6 +31,7 @@ struct PipelineConfig {
   // Projections waiting together in the reconstruct queue are handed to the backend as one batch
   // of at most this many (one pass over the slices per batch on the CUDA backend); 1 disables.
   int max_projection_batch = 8;
+  RefinementLimits refinement;
 };
 
 }  // namespace slicestream

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pipeline/bounded_queue.hpp"
+#include "pipeline/detector_row_selection.hpp"
 #include "pipeline/event_reporter.hpp"
 #include "pipeline/metrics_registry.hpp"
 #include "pipeline/pipeline.hpp"
@@ -54,7 +55,7 @@ struct Pipeline::Impl {
               return pushed;
             }),
         reconstructor(std::make_unique<Reconstructor>(
-            config, *backend, metrics, events,
+            config, *backend, metrics, events, row_selection,
             [this](PublishItem&& item) {
               const auto begin = std::chrono::steady_clock::now();
               const bool pushed = publish_queue.push(std::move(item));
@@ -76,6 +77,7 @@ struct Pipeline::Impl {
   BoundedQueue<StageItem> reconstruct_queue;
   BoundedQueue<PublishItem> publish_queue;
   EventReporter events;
+  DetectorRowSelection row_selection;  // reconstruct stage -> preprocess stage
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;
 

@@ -20,6 +20,26 @@ void name_thread(const char* name) {
   pthread_setname_np(pthread_self(), name);
 }
 
+// The selected rows of a preprocessed projection, one read_rows call per run of adjacent rows.
+CapturedRows capture_rows(Backend& backend, ProjectionBuffer& buffer, const std::vector<int>& rows,
+                          DetectorShape detector) {
+  CapturedRows captured;
+  for (int row : rows) {
+    if (row >= 0 && row < detector.rows) captured.rows.push_back(row);
+  }
+  const std::size_t cols = static_cast<std::size_t>(detector.cols);
+  captured.values.resize(captured.rows.size() * cols);
+  for (std::size_t begin = 0; begin < captured.rows.size();) {
+    std::size_t end = begin + 1;
+    while (end < captured.rows.size() && captured.rows[end] == captured.rows[end - 1] + 1)
+      ++end;
+    backend.read_rows(buffer, captured.rows[begin], static_cast<int>(end - begin),
+                      captured.values.data() + begin * cols);
+    begin = end;
+  }
+  return captured;
+}
+
 }  // namespace
 
 void Pipeline::Impl::ingest_loop() {
@@ -69,6 +89,20 @@ void Pipeline::Impl::preprocess_loop() {
                      projection->meta.scan_id);
         stats.end_item(Clock::now());
         continue;
+      }
+      const std::vector<int> rows = row_selection.rows();
+      if (!rows.empty()) {
+        try {
+          projection->captured =
+              capture_rows(*backend, *projection->buffer, rows, projection->raw.shape);
+        } catch (const std::exception& e) {
+          // The frame is still integrated; refinement treats its slot as missing.
+          projection->captured = CapturedRows{};
+          events.error("backend_error",
+                       "projection " + std::to_string(projection->meta.index) +
+                           ": rows for slice refinement not read: " + e.what(),
+                       projection->meta.scan_id);
+        }
       }
       projection->raw = RawFrame{};  // the transport buffer can go
       metrics.counters().pixels_clamped += counters.clamped_low;
@@ -202,6 +236,10 @@ void Pipeline::Impl::publish(PublishItem& item) {
           },
           [&](ServerEvent& e) { sink.publish_event(e); },
           [&](FlushMarker& m) { m.done->set_value(); },
+          [&](RefinedSliceImage& r) {
+            sink.publish_refined(r);
+            ++metrics.counters().refined_slices_published;
+          },
       },
       item);
 }

@@ -18,7 +18,8 @@ constexpr std::size_t kMaxPendingArrivals = std::size_t{1} << 16;
 }  // namespace
 
 Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
-                             MetricsRegistry& metrics, EventReporter& events, Publish publish,
+                             MetricsRegistry& metrics, EventReporter& events,
+                             DetectorRowSelection& rows, Publish publish,
                              MetricsSource metrics_source)
     : config_(config),
       backend_(backend),
@@ -27,7 +28,8 @@ Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
       publish_(std::move(publish)),
       metrics_source_(std::move(metrics_source)),
       params_(config.parameters),
-      preview_(backend, config.preview_size) {}
+      preview_(backend, config.preview_size),
+      refinements_(config.refinement, backend, metrics, events, rows) {}
 
 Reconstructor::~Reconstructor() {
   try {
@@ -72,6 +74,7 @@ void Reconstructor::release_scan() {
     slice.dirty = false;
   }
   preview_.end_scan();
+  refinements_.release_scan();
   if (store_ready_) backend_.end_scan();
   store_ready_ = false;
   scan_running_ = false;
@@ -128,6 +131,10 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
       it = slices_.erase(it);
     }
   }
+  std::vector<SetSliceCommand> specs;
+  for (const auto& [id, slice] : slices_)
+    specs.push_back(slice.spec);
+  refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px, specs);
   try {
     preview_.begin_scan(scan.volume, window_);
   } catch (const std::exception& e) {
@@ -253,7 +260,7 @@ void Reconstructor::queue_projection(ProjectionItem& item) {
     }
   }
   batch_updates_.push_back(std::move(update));
-  batch_frames_.push_back({item.meta, item.placement});
+  batch_frames_.push_back({item.meta, item.placement, std::move(item.captured)});
 }
 
 void Reconstructor::flush_batch() {
@@ -277,6 +284,7 @@ void Reconstructor::flush_batch() {
           integrate(frames[next + k]);
         } else if (!attempt[k].projection) {
           if (lost++ == 0) first_lost = frames[next + k].meta.index;
+          refinements_.lose_slot(frames[next + k].placement.slot);
         } else {
           break;
         }
@@ -297,6 +305,7 @@ void Reconstructor::flush_batch() {
         // No progress: give up on the first untried projection rather than retry it forever.
         attempt[untried].projection.reset();
         first_lost = frames[next + untried].meta.index;
+        refinements_.lose_slot(frames[next + untried].placement.slot);
         lost = 1;
         ++untried;
       }
@@ -331,6 +340,7 @@ void Reconstructor::rebuild_after_failure() {
 void Reconstructor::integrate(const PendingFrame& frame) {
   const bool sliding = params_.window_mode == WindowMode::kSlidingWindow;
   slot_vectors_[static_cast<std::size_t>(frame.placement.slot)] = frame.placement.vector;
+  refinements_.on_projection(frame.placement.slot, frame.placement.vector, frame.captured);
   ++integrated_;
   ++metrics_.counters().projections_integrated;
   newest_timestamp_ns_ = frame.meta.detector_timestamp_ns;

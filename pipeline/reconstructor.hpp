@@ -13,6 +13,9 @@
 //
 // A filter change applies to projections filtered from then on: the window turns over within
 // one rotation, after which every slice is again consistent with the new filter.
+//
+// Refinement (SetRefinement) of live slices is delegated to SliceRefinements, which the
+// reconstructor feeds with every projection's captured detector rows and asks on every tick.
 #pragma once
 
 #include <chrono>
@@ -24,10 +27,12 @@
 #include <vector>
 
 #include "pipeline/backend.hpp"
+#include "pipeline/detector_row_selection.hpp"
 #include "pipeline/event_reporter.hpp"
 #include "pipeline/metrics_registry.hpp"
 #include "pipeline/pipeline_config.hpp"
 #include "pipeline/preview_builder.hpp"
+#include "pipeline/slice_refinements.hpp"
 #include "pipeline/stage_items.hpp"
 
 namespace slicestream {
@@ -40,7 +45,8 @@ class Reconstructor {
   using MetricsSource = std::function<MetricsSnapshot()>;
 
   Reconstructor(const PipelineConfig& config, Backend& backend, MetricsRegistry& metrics,
-                EventReporter& events, Publish publish, MetricsSource metrics_source);
+                EventReporter& events, DetectorRowSelection& rows, Publish publish,
+                MetricsSource metrics_source);
   ~Reconstructor();
   Reconstructor(const Reconstructor&) = delete;
   Reconstructor& operator=(const Reconstructor&) = delete;
@@ -79,6 +85,7 @@ class Reconstructor {
   struct PendingFrame {
     FrameMeta meta;
     ProjectionPlacement placement;
+    CapturedRows captured;  // detector rows for slice refinement (empty when none are selected)
   };
 
   // --- data path (reconstructor.cpp)
@@ -103,7 +110,11 @@ class Reconstructor {
   void start_shadow(SliceState& slice);
   void recompute(SliceState& slice);
   void mark_live_current(SliceState& slice);
+  // The live image of a slice with its metadata (the sequence is left to the caller).
+  SliceImage live_image(std::uint32_t id, const SliceState& slice);
   void publish_slice(std::uint32_t id, SliceState& slice, Clock::time_point now);
+  // SliceRefinements::ReadFbp: the live image when it shows the current window.
+  bool read_current_fbp(std::uint32_t id, SliceImage& image);
   void publish_due(Clock::time_point now, bool force);
   void run_preview(Clock::time_point now, bool input_waiting);
   void release_markers_if_clean();
@@ -116,6 +127,7 @@ class Reconstructor {
   CommandReply get_slice(const GetSliceCommand& command);
   CommandReply get_status();
   CommandReply set_parameters(const SetParametersCommand& command);
+  CommandReply set_refinement(const SetRefinementCommand& command);
   Status validate_slice_size(int width, int height) const;
   void apply_window_mode(WindowMode mode);
   void apply_rotation_axis_offset(double offset_px);
@@ -162,6 +174,7 @@ class Reconstructor {
 
   std::vector<ProjectionUpdate> batch_updates_;  // queued for the backend, not yet handed over
   std::vector<PendingFrame> batch_frames_;
+  SliceRefinements refinements_;  // last: its worker stops before the rest goes
 };
 
 }  // namespace slicestream

@@ -69,6 +69,7 @@ void Reconstructor::on_command(CommandItem& item) {
           if constexpr (std::is_same_v<T, GetSliceCommand>) return get_slice(command);
           if constexpr (std::is_same_v<T, GetStatusCommand>) return get_status();
           if constexpr (std::is_same_v<T, SetParametersCommand>) return set_parameters(command);
+          if constexpr (std::is_same_v<T, SetRefinementCommand>) return set_refinement(command);
         },
         item.command);
   } catch (const BackendError& e) {
@@ -77,6 +78,9 @@ void Reconstructor::on_command(CommandItem& item) {
   } catch (const std::exception& e) {
     events_.error("internal_error", std::string("command failed: ") + e.what(), scan_.scan_id);
     result = reply(StatusCode::kInternal, e.what());
+  }
+  if (!result.status.ok() && !result.status.reason.empty()) {
+    metrics_.add_request_refusal(result.status.reason);
   }
   if (!item.on_reply) return;
   try {
@@ -119,6 +123,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   client_configured_slices_ = true;
   SliceState& stored = slices_[command.slice_id];
   stored = std::move(slice);
+  refinements_.slice_changed(command);
   std::ostringstream message;
   message << "slice " << command.slice_id << " set (" << command.width << " x " << command.height
           << ")";
@@ -133,9 +138,13 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
 CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
   const auto it = slices_.find(command.slice_id);
   if (it == slices_.end()) {
-    return reply(StatusCode::kNotFound, "no slice with id " + std::to_string(command.slice_id));
+    CommandReply r =
+        reply(StatusCode::kNotFound, "no slice with id " + std::to_string(command.slice_id));
+    r.status.reason = "unknown_slice";
+    return r;
   }
   slices_.erase(it);
+  refinements_.slice_removed(command.slice_id);
   client_configured_slices_ = true;
   return reply(StatusCode::kOk, "slice " + std::to_string(command.slice_id) + " removed");
 }
@@ -182,6 +191,7 @@ CommandReply Reconstructor::get_status() {
   report.scan_state = scan_state_;
   for (const auto& [id, slice] : slices_)
     report.slices.push_back(slice.spec);
+  report.refinements = refinements_.status();
   report.parameters = params_;
   if (metrics_source_) report.metrics = metrics_source_();
   CommandReply r = reply(StatusCode::kOk, "status of scan " + std::to_string(scan_.scan_id));
@@ -211,6 +221,14 @@ CommandReply Reconstructor::set_parameters(const SetParametersCommand& command) 
   }
   CommandReply r = reply(StatusCode::kOk, "parameters set. " + notes.str());
   r.parameters = params_;
+  return r;
+}
+
+CommandReply Reconstructor::set_refinement(const SetRefinementCommand& command) {
+  const auto it = slices_.find(command.slice_id);
+  CommandReply r;
+  r.status = refinements_.configure(command, it == slices_.end() ? nullptr : &it->second.spec);
+  if (r.status.ok()) spdlog::info("refinement: {}", r.status.message);
   return r;
 }
 
@@ -244,6 +262,7 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
   for (const ProjectionVector& vector : slot_vectors_)
     maps.push_back(map_of(vector));
   backend_.set_slot_maps(maps);
+  refinements_.set_rotation_axis_offset(offset_px);
   ++store_version_;
   preview_.cancel();
   const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;

@@ -22,9 +22,8 @@ std::chrono::nanoseconds seconds(double s) {
 
 // ------------------------------------------------------------------------------ publication
 
-void Reconstructor::publish_slice(std::uint32_t id, SliceState& slice, Clock::time_point now) {
-  SlicePublication publication;
-  SliceImage& image = publication.image;
+SliceImage Reconstructor::live_image(std::uint32_t id, const SliceState& slice) {
+  SliceImage image;
   image.slice_id = id;
   image.orientation = slice.spec.orientation;
   image.width = slice.spec.width;
@@ -34,8 +33,24 @@ void Reconstructor::publish_slice(std::uint32_t id, SliceState& slice, Clock::ti
   image.newest_detector_timestamp_ns = slice.newest_timestamp_ns;
   image.newest_arrival_ns = slice.newest_arrival_ns;
   image.values.resize(slice.live->grid().points());
+  backend_.read_target(*slice.live, image.values.data());
+  return image;
+}
+
+bool Reconstructor::read_current_fbp(std::uint32_t id, SliceImage& image) {
+  const auto it = slices_.find(id);
+  if (!store_ready_ || it == slices_.end() || !it->second.live) return false;
+  // Per-rotation mode shows the last completed rotation: current only right after it.
+  if (it->second.projections_integrated != integrated_) return false;
+  image = live_image(id, it->second);
+  return true;
+}
+
+void Reconstructor::publish_slice(std::uint32_t id, SliceState& slice, Clock::time_point now) {
+  SlicePublication publication;
+  SliceImage& image = publication.image;
   try {
-    backend_.read_target(*slice.live, image.values.data());
+    image = live_image(id, slice);
   } catch (const std::exception& e) {
     backend_error("slice " + std::to_string(id) + " not published", e, 0);
     return;
@@ -107,12 +122,16 @@ void Reconstructor::release_markers_if_clean() {
 void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
   publish_due(now, /*force=*/false);
   run_preview(now, input_waiting);
+  refinements_.on_tick(
+      now, input_waiting,
+      [this](std::uint32_t id, SliceImage& image) { return read_current_fbp(id, image); },
+      publish_);
   release_markers_if_clean();
 }
 
 Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point now) const {
   if (preview_.building()) return now;
-  Clock::time_point deadline = now + kMaxIdleWait;
+  Clock::time_point deadline = std::min(now + kMaxIdleWait, refinements_.next_deadline(now));
   if (preview_.enabled() && store_ready_ && store_version_ != preview_version_ && integrated_ > 0) {
     deadline = std::min(
         deadline, preview_forced_ ? now : preview_started_ + seconds(params_.preview_interval_s));
@@ -127,6 +146,7 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
 }
 
 void Reconstructor::finish() {
+  refinements_.finish(publish_);
   publish_due(Clock::now(), /*force=*/true);
   release_markers_if_clean();
 }

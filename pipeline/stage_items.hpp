@@ -49,11 +49,19 @@ struct CalibrationItem {
   std::vector<float> flat;
   std::promise<Status> applied;
 };
+// Detector rows of a preprocessed projection, read before the filter (slice refinement fits
+// them): the rows the reconstruct stage asked for (DetectorRowSelection) when it was preprocessed.
+struct CapturedRows {
+  std::vector<int> rows;      // ascending
+  std::vector<float> values;  // rows.size() x detector cols
+};
+
 struct ProjectionItem {
   FrameMeta meta;
   ProjectionPlacement placement;
   RawFrame raw;                              // released after preprocessing
   std::unique_ptr<ProjectionBuffer> buffer;  // set by preprocess
+  CapturedRows captured;                     // set by preprocess when rows are selected
 };
 struct ScanEndItem {
   std::uint64_t scan_id = 0;
@@ -72,6 +80,7 @@ struct SlicePublication {
   std::vector<std::uint64_t> arrivals_ns;  // frames published here for the first time
 };
 
-using PublishItem = std::variant<SlicePublication, PreviewVolume, ServerEvent, FlushMarker>;
+using PublishItem =
+    std::variant<SlicePublication, PreviewVolume, ServerEvent, FlushMarker, RefinedSliceImage>;
 
 }  // namespace slicestream

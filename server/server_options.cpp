@@ -136,6 +136,19 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--max-slices", config.pipeline.max_slices, "most slices at once")
       ->check(kPositive)
       ->group(group);
+  RefinementLimits& r = config.pipeline.refinement;
+  app.add_option("--max-refined-slices", r.max_slices,
+                 "most slices refined at once (SetRefinement)")
+      ->check(kPositive)
+      ->group(group);
+  app.add_option("--max-refine-iterations", r.max_iterations,
+                 "most CGLS iterations per refinement a request may ask for")
+      ->check(kPositive)
+      ->group(group);
+  app.add_option("--max-refine-matrix", r.max_matrix_bytes,
+                 "largest estimated system matrix of a refined slice (e.g. 2GiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
 }
 
 void add_limit_options(CLI::App& app, ServerConfig& config) {

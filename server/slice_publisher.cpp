@@ -18,16 +18,24 @@ SlicePublisher::SlicePublisher(zmq::context_t& context, const std::string& addre
   address_ = bind_endpoint(socket_, address, "slices");
 }
 
-void SlicePublisher::publish_slice(const SliceImage& slice) {
+bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
   const std::size_t expected = static_cast<std::size_t>(std::max(slice.width, 0)) *
                                static_cast<std::size_t>(std::max(slice.height, 0));
-  if (expected == 0 || slice.values.size() != expected) {
-    ++counters_.publications_invalid;
-    spdlog::error("not publishing slice {}: {} values for {} x {}", slice.slice_id,
-                  slice.values.size(), slice.width, slice.height);
-    return;
-  }
+  if (expected > 0 && slice.values.size() == expected) return true;
+  ++counters_.publications_invalid;
+  spdlog::error("not publishing {} {}: {} values for {} x {}", what, slice.slice_id,
+                slice.values.size(), slice.width, slice.height);
+  return false;
+}
+
+void SlicePublisher::publish_slice(const SliceImage& slice) {
+  if (!values_match(slice, "slice")) return;
   send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values);
+}
+
+void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
+  if (!values_match(refined.slice, "refined slice")) return;
+  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &refined.slice.values);
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {

@@ -1,5 +1,5 @@
 // The slices endpoint: a PUB socket (bound) implementing PublishSink. Every message is
-// [topic "slice"|"preview"|"event"][PublishHeader][float32 payload (slice and preview only)].
+// [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)].
 //
 // The pipeline calls it from its publish stage thread; a mutex makes a call from any other thread
 // (e.g. an event reported while stopping) safe as well. PUB never blocks: a subscriber that cannot
@@ -27,11 +27,14 @@ class SlicePublisher : public PublishSink {
 
   void publish_slice(const SliceImage& slice) override;
   void publish_preview(const PreviewVolume& preview) override;
+  void publish_refined(const RefinedSliceImage& refined) override;
   void publish_event(const ServerEvent& event) override;
 
   void close();  // later publications are ignored
 
  private:
+  // Counts and logs a slice whose values do not fill width x height; true when they do.
+  bool values_match(const SliceImage& slice, const char* what);
   void send(const char* topic, const v1::PublishHeader& header, const std::vector<float>* values);
 
   std::mutex mutex_;

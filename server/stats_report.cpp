@@ -25,7 +25,8 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
   if (previous && now.frames_received == previous->frames_received &&
       now.slices_published == previous->slices_published &&
       now.previews_published == previous->previews_published &&
-      now.discards == previous->discards && now.errors == previous->errors) {
+      now.refinements_run == previous->refinements_run && now.discards == previous->discards &&
+      now.errors == previous->errors) {
     lines.push_back(
         fmt::format("idle: {} frames, {} projections integrated, {} slices published "
                     "so far; nothing new since the last report",
@@ -60,6 +61,13 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
       text += fmt::format(" {}={} (+{})", reason, count, count - before);
     }
     lines.push_back(text);
+  }
+  if (now.refinements_run > 0) {
+    lines.push_back(fmt::format(
+        "refinements {} (+{}), {} refined slices published, {} matrices built, time {}",
+        now.refinements_run,
+        delta(now.refinements_run, previous, &MetricsSnapshot::refinements_run),
+        now.refined_slices_published, now.refinement_matrix_builds, latency_ms(now.refinement_us)));
   }
   if (now.pixels_clamped > 0 || now.pixels_non_finite > 0) {
     lines.push_back(fmt::format("preprocessing guards: {} pixels clamped, {} non-finite",

@@ -62,6 +62,7 @@ class LatencySink : public PublishSink {
                  1000.0);
   }
   void publish_preview(const PreviewVolume&) override { ++previews_; }
+  void publish_refined(const RefinedSliceImage&) override {}  // the benchmark refines nothing
   void publish_event(const ServerEvent& event) override {
     if (event.kind == EventKind::kError) spdlog::error("event: {}", event.message);
   }

@@ -144,4 +144,15 @@ Response RequestClient::set_parameters(const v1::SetParameters& parameters) {
   return call(std::move(request));
 }
 
+Response RequestClient::set_refinement(std::uint32_t slice_id, bool enabled,
+                                       std::uint32_t iterations, double interval_s) {
+  v1::Request request;
+  v1::SetRefinement* body = request.mutable_set_refinement();
+  body->set_slice_id(slice_id);
+  body->set_enabled(enabled);
+  body->set_iterations(iterations);
+  body->set_interval_s(interval_s);
+  return call(std::move(request));
+}
+
 }  // namespace slicestream::client

@@ -44,6 +44,9 @@ class RequestClient {
   Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);
+  // iterations 0: residual only; enabled false switches the slice's refinement off.
+  Response set_refinement(std::uint32_t slice_id, bool enabled, std::uint32_t iterations,
+                          double interval_s);
 
   const std::string& endpoint() const { return endpoint_; }
   void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }

@@ -15,6 +15,10 @@ std::size_t expected_values(const v1::PublishHeader& header) {
   if (header.has_slice()) {
     return std::size_t{header.slice().width()} * std::size_t{header.slice().height()};
   }
+  if (header.has_refined()) {
+    const auto& slice = header.refined().slice();
+    return std::size_t{slice.width()} * std::size_t{slice.height()};
+  }
   if (header.has_preview()) {
     const auto& p = header.preview();
     return std::size_t{p.size_x()} * std::size_t{p.size_y()} * std::size_t{p.size_z()};
@@ -32,6 +36,8 @@ const char* topic_name(Topic topic) {
       return "preview";
     case Topic::kEvent:
       return "event";
+    case Topic::kRefined:
+      return "refined";
   }
   return "?";
 }
@@ -72,6 +78,8 @@ std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
     publication.topic = Topic::kPreview;
   } else if (topic == "event") {
     publication.topic = Topic::kEvent;
+  } else if (topic == "refined") {
+    publication.topic = Topic::kRefined;
   } else {
     throw ProtocolError("unknown topic '" + topic + "'" + where);
   }
@@ -81,7 +89,8 @@ std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
   const bool has_body =
       (publication.topic == Topic::kSlice && publication.header.has_slice()) ||
       (publication.topic == Topic::kPreview && publication.header.has_preview()) ||
-      (publication.topic == Topic::kEvent && publication.header.has_event());
+      (publication.topic == Topic::kEvent && publication.header.has_event()) ||
+      (publication.topic == Topic::kRefined && publication.header.has_refined());
   if (!has_body) throw ProtocolError("a '" + topic + "' message" + where + " has another body");
   const std::size_t values = expected_values(publication.header);
   const std::size_t payload_parts = parts.size() - 2;

@@ -1,5 +1,6 @@
-// Subscribes to the server's slices endpoint (a SUB socket): slices, preview volumes and server
-// events, each checked against slicestream.v1's framing [topic][PublishHeader][float32 payload].
+// Subscribes to the server's slices endpoint (a SUB socket): slices, preview volumes, server
+// events and refined slices, each checked against slicestream.v1's framing
+// [topic][PublishHeader][float32 payload].
 //
 // Like every ZeroMQ subscriber it sees only what is published after its subscription reached the
 // server (a few milliseconds after construction).
@@ -16,20 +17,20 @@
 
 namespace slicestream::client {
 
-enum class Topic { kSlice, kPreview, kEvent };
-const char* topic_name(Topic topic);  // "slice", "preview", "event"
+enum class Topic { kSlice, kPreview, kEvent, kRefined };
+const char* topic_name(Topic topic);  // "slice", "preview", "event", "refined"
 
 struct Publication {
   Topic topic = Topic::kEvent;
-  v1::PublishHeader header;   // header.slice(), header.preview() or header.event()
-  std::vector<float> values;  // slice: width * height; preview: size_x * size_y * size_z
+  v1::PublishHeader header;   // header.slice(), .preview(), .event() or .refined()
+  std::vector<float> values;  // slice, refined: width * height; preview: size_x * size_y * size_z
 };
 
 class SliceSubscriber {
  public:
   explicit SliceSubscriber(const std::string& endpoint,
                            const std::vector<Topic>& topics = {Topic::kSlice, Topic::kPreview,
-                                                               Topic::kEvent},
+                                                               Topic::kEvent, Topic::kRefined},
                            int receive_hwm = 100);
 
   // The next publication, or nothing after timeout_ms (-1: wait forever). Throws ProtocolError

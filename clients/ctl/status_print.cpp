@@ -22,6 +22,26 @@ std::string triple(const v1::SliceOrientation& o, int first) {
                      o.values(first + 2));
 }
 
+void print_refinements(std::ostream& out, const v1::StatusReport& s) {
+  if (s.refinements().empty()) return;
+  out << "refinements (data consistency ||Ax - b|| / ||b||)\n";
+  for (const v1::RefinementStatus& r : s.refinements()) {
+    out << fmt::format("  {:>3}: {} iterations every {:g} s, detector row {:.2f}, {} ({}/{})",
+                       r.slice_id(), r.iterations(), r.interval_s(), r.detector_row(), r.state(),
+                       r.window_filled(), r.window_size());
+    if (!r.detail().empty()) out << ": " << r.detail();
+    out << "\n";
+    if (r.has_fbp_residual()) {
+      out << fmt::format(
+          "       residual FBP {:.4g} -> refined {:.4g} after {} iterations ({} projections, "
+          "{:.1f} ms, {}), {} refinements\n",
+          r.fbp_residual(), r.refined_residual(), r.iterations_run(), r.projections_integrated(),
+          r.duration_ms(), r.solver(), r.refinements());
+    }
+  }
+  out << "refinement time  " << latency(s.refinement()) << "\n";
+}
+
 }  // namespace
 
 void print_parameters(std::ostream& out, const v1::Parameters& p) {
@@ -50,6 +70,7 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
                        slice.width(), slice.height(), triple(slice.orientation(), 0),
                        triple(slice.orientation(), 3), triple(slice.orientation(), 6));
   }
+  print_refinements(out, s);
   out << "stages         rate/s   busy  service                                      queue\n";
   for (const v1::StageStatus& stage : s.stages()) {
     out << fmt::format("  {:<11} {:>8.1f} {:>5.1f}%  {:<44} {}/{}\n", stage.name(),
@@ -66,6 +87,13 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
   const std::map<std::string, std::uint64_t> discards(s.discards().begin(), s.discards().end());
   for (const auto& [reason, count] : discards)
     out << fmt::format("  {:<24} {}\n", reason, count);
+  if (!s.requests_refused().empty()) {
+    out << "requests refused\n";
+    const std::map<std::string, std::uint64_t> refused(s.requests_refused().begin(),
+                                                       s.requests_refused().end());
+    for (const auto& [reason, count] : refused)
+      out << fmt::format("  {:<24} {}\n", reason, count);
+  }
 }
 
 }  // namespace slicestream::ctl

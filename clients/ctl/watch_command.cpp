@@ -1,5 +1,6 @@
-// watch: subscribe to the slices endpoint and keep the latest image of every slice (and the
-// preview's central planes) on disk, printing per-slice rates and latencies once a second.
+// watch: subscribe to the slices endpoint and keep the latest image of every slice, refined slice
+// (refined_<id>) and the preview's central planes on disk, printing per-slice rates and latencies
+// once a second and every refinement's residuals.
 //
 // Messages that queued up while files were written are coalesced (only the newest per slice is
 // written), so the watcher never falls behind the server. PUB/SUB may drop publications for a
@@ -70,6 +71,7 @@ class Watcher {
   WatchOptions options_;
   client::SliceSubscriber subscriber_;
   std::map<std::uint32_t, client::Publication> latest_slices_;
+  std::map<std::uint32_t, client::Publication> latest_refined_;
   std::optional<client::Publication> latest_preview_;
   std::map<std::uint32_t, SliceStats> stats_;
   std::map<std::uint32_t, v1::SliceHeader> seen_;  // the latest header of every slice id
@@ -101,6 +103,18 @@ void Watcher::handle(client::Publication publication) {
     case client::Topic::kPreview:
       if (options_.preview) latest_preview_ = std::move(publication);
       break;
+    case client::Topic::kRefined: {
+      const v1::RefinedSliceHeader& refined = publication.header.refined();
+      std::cout << fmt::format(
+          "refined slice {}: residual {:.4g} -> {:.4g} after {} iterations ({} projections of "
+          "scan {}, {:.1f} ms, {})\n",
+          refined.slice().slice_id(), refined.residual_before(), refined.residual_after(),
+          refined.iterations(), refined.slice().projections_integrated(), refined.slice().scan_id(),
+          refined.duration_ms(), refined.solver());
+      ++slices_received_;
+      latest_refined_[refined.slice().slice_id()] = std::move(publication);
+      break;
+    }
     case client::Topic::kEvent: {
       const v1::Event& event = publication.header.event();
       std::string kind = v1::EventKind_Name(event.kind()).substr(std::string("EVENT_KIND_").size());
@@ -159,6 +173,12 @@ void Watcher::write_latest() {
           static_cast<int>(header.height()), publication.values);
   }
   latest_slices_.clear();
+  for (auto& [id, publication] : latest_refined_) {
+    const v1::SliceHeader& header = publication.header.refined().slice();
+    write("refined_" + std::to_string(id), static_cast<int>(header.width()),
+          static_cast<int>(header.height()), publication.values);
+  }
+  latest_refined_.clear();
   if (latest_preview_) {
     const v1::PreviewHeader& header = latest_preview_->header.preview();
     for (const client::Plane& plane : client::central_planes(
@@ -243,8 +263,8 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
   auto options = std::make_shared<WatchOptions>();
   CLI::App* command = app.add_subcommand(
       "watch",
-      "subscribe and save the latest image of every slice (slice_<id>.tiff/.png) and "
-      "the preview's central planes (preview_xy/xz/yz) as they arrive");
+      "subscribe and save the latest image of every slice (slice_<id>.tiff/.png), refined "
+      "slice (refined_<id>) and the preview's central planes (preview_xy/xz/yz) as they arrive");
   command->add_option("--out-dir", options->out_dir, "directory for the images")->required();
   command->add_option("--count", options->count, "stop after N slices (default: never)");
   command->add_option("--timeout", options->timeout_s,

@@ -1,6 +1,7 @@
 #include "pipeline/cuda_backend/cuda_backend.hpp"
 
 #include "pipeline/cuda_backend/cuda_backend_impl.hpp"
+#include "pipeline/cuda_backend/cuda_slice_refiner.hpp"
 
 namespace slicestream {
 
@@ -189,6 +190,36 @@ void CudaBackend::filter(ProjectionBuffer& projection) {
     p.last_use().wait_on(stream);
     s.ramp->filter(p.values(), stream);
     p.last_use().record(stream);
+  });
+}
+
+void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) {
+  Impl& m = *impl_;
+  guarded("read_rows", [&] {
+    ScanState& s = m.require_scan("read_rows");
+    m.use_device();
+    CudaProjection& p = m.own_projection(projection, s);
+    const DetectorShape shape = s.setup.geometry.detector;
+    if (row_begin < 0 || count < 0 || row_begin + count > shape.rows || host == nullptr) {
+      throw BackendError("cuda backend: read_rows outside the projection");
+    }
+    if (count == 0) return;
+    // On the preprocess stream, which has just finished this projection (preprocess waits for
+    // its guard counters), so the copy does not wait behind other work.
+    const cudaStream_t stream = m.preprocess_stream->get();
+    const std::size_t cols = static_cast<std::size_t>(shape.cols);
+    p.last_use().wait_on(stream);
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(
+        host, p.values() + static_cast<std::size_t>(row_begin) * cols,
+        static_cast<std::size_t>(count) * cols * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+}
+
+std::unique_ptr<SliceRefiner> CudaBackend::create_refiner(const RefinementSetup& setup) {
+  Impl& m = *impl_;
+  return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
+    return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes);
   });
 }
 

@@ -61,6 +61,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
                                                PreprocessCounters* counters) override;
   void filter(ProjectionBuffer& projection) override;
+  void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override;
 
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
   void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
@@ -70,6 +71,10 @@ class CudaBackend final : public Backend {
   void clear_target(ReconTarget& target) override;
   void copy_target(const ReconTarget& from, ReconTarget& to) override;
   void read_target(const ReconTarget& target, float* host) override;
+
+  // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
+  // (pipeline/cuda_backend/cuda_slice_refiner.hpp).
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
 
   // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
   // interpolation the scan's store cannot serve throws BackendError.

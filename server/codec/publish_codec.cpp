@@ -32,6 +32,19 @@ v1::PublishHeader encode_slice(const SliceImage& slice, std::uint64_t published_
   return header;
 }
 
+v1::PublishHeader encode_refined(const RefinedSliceImage& refined, std::uint64_t published_ns) {
+  v1::PublishHeader header;
+  header.set_protocol_version(kProtocolVersion);
+  v1::RefinedSliceHeader* wire = header.mutable_refined();
+  encode_slice_header(refined.slice, published_ns, wire->mutable_slice());
+  wire->set_iterations(static_cast<std::uint32_t>(refined.iterations));
+  wire->set_residual_before(refined.residual_before);
+  wire->set_residual_after(refined.residual_after);
+  wire->set_duration_ms(refined.duration_ms);
+  wire->set_solver(refined.solver);
+  return header;
+}
+
 v1::PublishHeader encode_preview(const PreviewVolume& preview, std::uint64_t published_ns) {
   v1::PublishHeader header;
   header.set_protocol_version(kProtocolVersion);

@@ -17,10 +17,13 @@ namespace slicestream {
 inline constexpr const char* kSliceTopic = "slice";
 inline constexpr const char* kPreviewTopic = "preview";
 inline constexpr const char* kEventTopic = "event";
+// Not a prefix of the others (nor they of it): subscribers of "slice" never see refined slices.
+inline constexpr const char* kRefinedTopic = "refined";
 
 void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
                          v1::SliceHeader* wire);
 v1::PublishHeader encode_slice(const SliceImage& slice, std::uint64_t published_ns);
+v1::PublishHeader encode_refined(const RefinedSliceImage& refined, std::uint64_t published_ns);
 v1::PublishHeader encode_preview(const PreviewVolume& preview, std::uint64_t published_ns);
 v1::PublishHeader encode_event(const ServerEvent& event, std::uint64_t time_ns);
 

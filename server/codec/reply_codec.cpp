@@ -31,6 +31,29 @@ void encode_counters(const MetricsSnapshot& m,
   out["scans_started"] = m.scans_started;
   out["scans_ended"] = m.scans_ended;
   out["errors"] = m.errors;
+  out["refinements_run"] = m.refinements_run;
+  out["refinement_matrix_builds"] = m.refinement_matrix_builds;
+  out["refined_slices_published"] = m.refined_slices_published;
+}
+
+void encode_refinement(const RefinementStatus& r, v1::RefinementStatus* wire) {
+  wire->set_slice_id(r.slice_id);
+  wire->set_iterations(static_cast<std::uint32_t>(r.iterations));
+  wire->set_interval_s(r.interval_s);
+  wire->set_state(r.state);
+  wire->set_detail(r.detail);
+  wire->set_detector_row(r.detector_row);
+  wire->set_window_filled(static_cast<std::uint32_t>(r.window_filled));
+  wire->set_window_size(static_cast<std::uint32_t>(r.window_size));
+  wire->set_refinements(r.refinements);
+  if (r.has_result) {
+    wire->set_fbp_residual(r.fbp_residual);
+    wire->set_refined_residual(r.refined_residual);
+  }
+  wire->set_iterations_run(static_cast<std::uint32_t>(r.iterations_run));
+  wire->set_projections_integrated(r.projections_integrated);
+  wire->set_duration_ms(r.duration_ms);
+  wire->set_solver(r.solver);
 }
 
 }  // namespace
@@ -58,6 +81,8 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
     out->set_width(static_cast<std::uint32_t>(slice.width));
     out->set_height(static_cast<std::uint32_t>(slice.height));
   }
+  for (const RefinementStatus& refinement : report.refinements)
+    encode_refinement(refinement, wire->add_refinements());
   encode_parameters(report.parameters, wire->mutable_parameters());
   const MetricsSnapshot& m = report.metrics;
   wire->set_uptime_s(m.uptime_s);
@@ -77,6 +102,9 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   for (const auto& [name, count] : server_counters)
     (*wire->mutable_counters())[name] = count;
   encode_latency(m.frame_to_slice_us, wire->mutable_frame_to_slice());
+  encode_latency(m.refinement_us, wire->mutable_refinement());
+  for (const auto& [reason, count] : m.requests_refused)
+    (*wire->mutable_requests_refused())[reason] = count;
 }
 
 v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,
@@ -86,6 +114,7 @@ v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,
   wire.set_request_id(request_id);
   wire.set_code(to_wire(reply.status.code));
   wire.set_message(reply.status.message);
+  wire.set_reason(reply.status.reason);
   if (reply.slice) encode_slice_header(*reply.slice, published_ns, wire.mutable_slice());
   if (reply.report) encode_status_report(*reply.report, server_counters, wire.mutable_status());
   if (reply.parameters) encode_parameters(*reply.parameters, wire.mutable_parameters());

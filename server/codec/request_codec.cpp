@@ -1,6 +1,8 @@
 #include "server/codec/request_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -94,6 +96,21 @@ Decoded<Command> decode_set_parameters(const v1::SetParameters& wire, const Wire
   return Command(command);
 }
 
+Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
+  SetRefinementCommand command;
+  command.slice_id = wire.slice_id();
+  command.enabled = wire.enabled();
+  // The pipeline bounds the count (RefinementLimits); this only keeps it an int.
+  command.iterations =
+      static_cast<int>(std::min<std::uint32_t>(wire.iterations(), std::numeric_limits<int>::max()));
+  if (wire.enabled()) {
+    constexpr double kMaxIntervalS = 86400;
+    if (auto p = check_range(wire.interval_s(), "interval_s", 0, false, kMaxIntervalS)) return *p;
+  }
+  command.interval_s = wire.interval_s();
+  return Command(command);
+}
+
 }  // namespace
 
 Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits,
@@ -122,12 +139,14 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
       return Command(GetStatusCommand{});
     case v1::Request::kSetParameters:
       return decode_set_parameters(request.set_parameters(), limits, current_filter);
+    case v1::Request::kSetRefinement:
+      return decode_set_refinement(request.set_refinement());
     case v1::Request::BODY_NOT_SET:
       break;
   }
   return invalid(wire_reason::kUnknownKind,
                  "Request carries none of SetSlice, RemoveSlice, GetSlice, GetStatus, "
-                 "SetParameters (unset or from a newer protocol)");
+                 "SetParameters, SetRefinement (unset or from a newer protocol)");
 }
 
 DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits,

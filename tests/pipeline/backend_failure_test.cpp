@@ -21,6 +21,7 @@ class FaultyBackend final : public test::ForwardingBackend {
   int fail_filter_call = -1;
   int fail_replace_call = -1;
   bool fail_calibration = false;
+  std::atomic<bool> fail_refiner{false};
 
   void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override {
     if (fail_calibration) throw BackendError("injected calibration failure");
@@ -46,6 +47,10 @@ class FaultyBackend final : public test::ForwardingBackend {
       }
       apply_one(update, scale);
     }
+  }
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override {
+    if (fail_refiner) throw BackendError("injected refiner failure");
+    return inner_.create_refiner(setup);
   }
 
  private:
@@ -98,6 +103,32 @@ TEST(BackendFailures, AFailedCalibrationIsReportedAndFramesStillFlow) {
   EXPECT_EQ(m.errors, 1u);
   EXPECT_EQ(m.projections_integrated, 24u);
   EXPECT_GE(sink.events_with_reason("backend_error"), 1u);
+}
+
+TEST(BackendFailures, AFailedRefinementIsReportedRetriedLaterAndFramesStillFlow) {
+  test::RecordingSink sink;
+  auto backend = std::make_unique<FaultyBackend>();
+  backend->fail_refiner = true;
+  Pipeline pipeline(test::small_config(), std::move(backend), sink);
+  pipeline.start();
+  const test::TestScan scan = test::make_parallel_scan(3, {12, 32}, 24);
+  ASSERT_TRUE(call(pipeline, test::axial_slice(scan.description, 0, 32)).status.ok());
+  ASSERT_TRUE(call(pipeline, SetRefinementCommand{0, true, 5, 0}).status.ok());
+  test::begin_scan(pipeline, scan);
+  test::feed_phantom(pipeline, scan, 0, 24);
+  pipeline.wait_idle();
+  ASSERT_TRUE(sink.wait_for([&] { return sink.events_with_reason("refinement_failed") > 0; },
+                            std::chrono::seconds(20)));
+  test::feed_phantom(pipeline, scan, 24, 24);
+  pipeline.wait_idle();
+  const MetricsSnapshot m = pipeline.metrics();
+  EXPECT_EQ(m.projections_integrated, 48u);
+  EXPECT_EQ(m.errors, 1u) << "a failed refinement is retried after a delay, not at once";
+  EXPECT_EQ(m.refinements_run, 0u);
+  EXPECT_EQ(sink.slices_of(0).size(), 48u);
+  const CommandReply status = call(pipeline, GetStatusCommand{});
+  ASSERT_EQ(status.report->refinements.size(), 1u);
+  EXPECT_NE(status.report->refinements[0].detail.find("injected"), std::string::npos);
 }
 
 }  // namespace

@@ -35,6 +35,12 @@ void RecordingSink::publish_event(const ServerEvent& event) {
   changed_.notify_all();
 }
 
+void RecordingSink::publish_refined(const RefinedSliceImage& refined) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refined_.push_back(refined);
+  changed_.notify_all();
+}
+
 void RecordingSink::set_slice_delay(std::chrono::milliseconds delay) {
   std::lock_guard<std::mutex> lock(mutex_);
   delay_ = delay;
@@ -76,6 +82,11 @@ std::optional<SliceImage> RecordingSink::last_slice(std::uint32_t id) const {
 std::vector<PreviewVolume> RecordingSink::previews() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return previews_;
+}
+
+std::vector<RefinedSliceImage> RecordingSink::refined() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return refined_;
 }
 
 std::vector<ServerEvent> RecordingSink::events() const {
@@ -136,11 +147,11 @@ std::vector<double> angles(int count, double range_rad) {
 }  // namespace
 
 TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
-                            PixelType type, int darks, int flats) {
+                            PixelType type, int darks, int flats, double pixel_mm) {
   TestScan t;
   ScanDescription& s = t.description;
   s.scan_id = scan_id;
-  CircularParallelParams params{angles(projections, M_PI), 1.0, 1.0};
+  CircularParallelParams params{angles(projections, M_PI), pixel_mm, pixel_mm};
   s.geometry = make_parallel_geometry(detector, params);
   s.circular_parallel = params;
   s.pixel_type = type;
@@ -148,8 +159,8 @@ TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int p
   s.dark_count = s.already_linear ? 0 : darks;
   s.flat_count = s.already_linear ? 0 : flats;
   // The box spans the detector width; its height the detector rows.
-  const double half_width = 0.5 * detector.cols;
-  const double half_height = 0.5 * detector.rows;
+  const double half_width = 0.5 * detector.cols * pixel_mm;
+  const double half_height = 0.5 * detector.rows * pixel_mm;
   s.volume = {{-half_width, -half_width, -half_height}, {half_width, half_width, half_height}};
   // Fits the phantom inside the disc every projection sees completely.
   const double r = half_width / std::sqrt(2.0);
@@ -336,6 +347,36 @@ SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int
   const Vec3 y{0, 0.3 * h, 1.6 * h};
   const Vec3 base = scan.volume.center() - 0.5 * x - 0.5 * y;
   return SetSliceCommand{id, SliceOrientation::from_axes(x, y, base), size, size};
+}
+
+SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, double cx, double cy,
+                               double z, double angle_rad, bool mirrored) {
+  const double side = size * pixel_mm;
+  const Vec3 x{side * std::cos(angle_rad), side * std::sin(angle_rad), 0};
+  Vec3 y{-side * std::sin(angle_rad), side * std::cos(angle_rad), 0};
+  if (mirrored) y = -1.0 * y;
+  const Vec3 base = Vec3{cx, cy, z} - 0.5 * x - 0.5 * y;
+  return SetSliceCommand{id, SliceOrientation::from_axes(x, y, base), size, size};
+}
+
+SinogramWindow phantom_sinogram(const TestScan& scan, const RefinementPlan& plan) {
+  const ScanGeometry& g = scan.description.geometry;
+  SinogramWindow window;
+  window.reset(static_cast<int>(g.vectors.size()), g.detector.cols);
+  std::vector<float> projection(g.detector.pixels());
+  const std::size_t cols = static_cast<std::size_t>(g.detector.cols);
+  for (std::size_t slot = 0; slot < g.vectors.size(); ++slot) {
+    phantom::project(scan.phantom, g.beam, g.vectors[slot], g.detector, projection.data(), 3,
+                     plan.row_low, plan.row_high + 1);
+    CapturedRows rows;
+    for (int row = plan.row_low; row <= plan.row_high; ++row) {
+      rows.rows.push_back(row);
+      const auto begin = projection.begin() + static_cast<std::ptrdiff_t>(row * cols);
+      rows.values.insert(rows.values.end(), begin, begin + static_cast<std::ptrdiff_t>(cols));
+    }
+    EXPECT_TRUE(window.store(static_cast<int>(slot), plan, rows));
+  }
+  return window;
 }
 
 }  // namespace slicestream::test

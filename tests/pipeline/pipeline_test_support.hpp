@@ -17,6 +17,8 @@
 #include "kernels/phantom/ellipsoid_phantom.hpp"
 #include "pipeline/cpu_backend.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/refinement_plan.hpp"
+#include "pipeline/sinogram_window.hpp"
 
 namespace slicestream::test {
 
@@ -26,6 +28,7 @@ class RecordingSink : public PublishSink {
   void publish_slice(const SliceImage& slice) override;
   void publish_preview(const PreviewVolume& preview) override;
   void publish_event(const ServerEvent& event) override;
+  void publish_refined(const RefinedSliceImage& refined) override;
 
   void set_slice_delay(std::chrono::milliseconds delay);
   // Blocks every publish_slice until release() (stop-without-drain tests).
@@ -36,6 +39,7 @@ class RecordingSink : public PublishSink {
   std::vector<SliceImage> slices_of(std::uint32_t id) const;
   std::optional<SliceImage> last_slice(std::uint32_t id) const;
   std::vector<PreviewVolume> previews() const;
+  std::vector<RefinedSliceImage> refined() const;
   std::vector<ServerEvent> events() const;
   std::size_t events_with_reason(const std::string& reason) const;
   std::size_t events_of_kind(EventKind kind) const;
@@ -50,6 +54,7 @@ class RecordingSink : public PublishSink {
   std::vector<SliceImage> slices_;
   std::vector<PreviewVolume> previews_;
   std::vector<ServerEvent> events_;
+  std::vector<RefinedSliceImage> refined_;
 };
 
 // A Backend that hands every call to a CpuBackend: tests derive from it and override the calls
@@ -70,6 +75,12 @@ class ForwardingBackend : public Backend {
     return inner_.preprocess(raw, vector, counters);
   }
   void filter(ProjectionBuffer& projection) override { inner_.filter(projection); }
+  void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override {
+    inner_.read_rows(projection, row_begin, count, host);
+  }
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override {
+    return inner_.create_refiner(setup);
+  }
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override {
     return inner_.create_target(grid);
   }
@@ -111,9 +122,10 @@ struct TestScan {
   float dark_value = 100.0f;
 };
 
-// Parallel beam over 180 degrees, square pixels of 1 mm, box covering the detector width.
+// Parallel beam over 180 degrees, square pixels of `pixel_mm`, box covering the detector width.
 TestScan make_parallel_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
-                            PixelType type = PixelType::kUint16, int darks = 2, int flats = 2);
+                            PixelType type = PixelType::kUint16, int darks = 2, int flats = 2,
+                            double pixel_mm = 1.0);
 // Cone beam over 360 degrees.
 TestScan make_cone_scan(std::uint64_t scan_id, DetectorShape detector, int projections,
                         double source_origin_mm, double origin_detector_mm,
@@ -150,5 +162,12 @@ double max_abs(const std::vector<float>& values);
 // The axial (z = centre) slice of the scan's box, `size` x `size`.
 SetSliceCommand axial_slice(const ScanDescription& scan, std::uint32_t id, int size);
 SetSliceCommand oblique_slice(const ScanDescription& scan, std::uint32_t id, int size);
+// An axial slice of `size` x `size` pixels of `pixel_mm` centred at (cx, cy, z), rotated by
+// `angle_rad` in the plane; `mirrored` flips its y-axis (row 0 at the top).
+SetSliceCommand axial_slice_at(std::uint32_t id, int size, double pixel_mm, double cx, double cy,
+                               double z, double angle_rad = 0, bool mirrored = false);
+
+// The sinogram window of `plan` filled with the phantom's exact projections of every slot.
+SinogramWindow phantom_sinogram(const TestScan& scan, const RefinementPlan& plan);
 
 }  // namespace slicestream::test

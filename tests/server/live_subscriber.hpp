@@ -1,5 +1,6 @@
 // A SliceSubscriber read continuously on its own thread (a PUB socket drops what a subscriber
-// does not read), keeping the newest slice per id, the newest preview and every event.
+// does not read), keeping the newest slice and refined slice per id, the newest preview and every
+// event.
 #pragma once
 
 #include <atomic>
@@ -21,7 +22,8 @@ class LiveSubscriber {
  public:
   explicit LiveSubscriber(const std::string& endpoint)
       : subscriber_(endpoint,
-                    {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent},
+                    {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
+                     client::Topic::kRefined},
                     /*receive_hwm=*/100000),
         thread_([this] { run(); }) {}
   ~LiveSubscriber() {
@@ -39,10 +41,17 @@ class LiveSubscriber {
   // For wait_for predicates and after waiting (the caller holds no lock: copies are returned).
   const std::map<std::uint32_t, client::Publication>& slices_locked() const { return slices_; }
   const std::vector<v1::Event>& events_locked() const { return events_; }
+  const std::map<std::uint32_t, client::Publication>& refined_locked() const { return refined_; }
   std::optional<client::Publication> slice(std::uint32_t id) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = slices_.find(id);
     if (it == slices_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<client::Publication> refined(std::uint32_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = refined_.find(id);
+    if (it == refined_.end()) return std::nullopt;
     return it->second;
   }
   std::optional<client::Publication> preview() {
@@ -77,6 +86,9 @@ class LiveSubscriber {
         case client::Topic::kEvent:
           events_.push_back(got->header.event());
           break;
+        case client::Topic::kRefined:
+          refined_[got->header.refined().slice().slice_id()] = std::move(*got);
+          break;
       }
       changed_.notify_all();
     }
@@ -86,6 +98,7 @@ class LiveSubscriber {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::uint32_t, client::Publication> slices_;
+  std::map<std::uint32_t, client::Publication> refined_;
   std::optional<client::Publication> preview_;
   std::vector<v1::Event> events_;
   std::uint64_t malformed_ = 0;

@@ -11,6 +11,7 @@
 #include "clients/common/request_client.hpp"
 #include "server/server.hpp"
 #include "tests/server/live_subscriber.hpp"
+#include "tests/server/loopback_support.hpp"
 #include "tests/server/phantom_scan.hpp"
 
 namespace slicestream {
@@ -18,31 +19,13 @@ namespace {
 
 using client::Publication;
 using client::RequestClient;
+using test::cpu_backend;
+using test::orientation_of;
+using test::wait_read;
 
 constexpr int kSliceSize = 64;
 constexpr double kMaxRelativeError = 0.12;  // 64-pixel slices of a 64-column detector
 constexpr double kMaxScaleError = 0.03;     // central mean vs the phantom's, relative
-
-ServerConfig loopback_config() {
-  ServerConfig config;
-  config.endpoints = {"tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "tcp://127.0.0.1:*"};
-  config.limits.max_detector_side = 1024;
-  config.pipeline.queue_depth = 16;
-  config.pipeline.preview_size = 24;
-  config.pipeline.parameters.preview_interval_s = 0.1;
-  config.pipeline.default_slice_size = kSliceSize;
-  config.stats_interval_s = 0;
-  // PUB drops what a subscriber cannot take in time; the test must see every final slice even
-  // when the machine is busy, so both sides buffer everything.
-  config.slices_hwm = 100000;
-  return config;
-}
-
-std::unique_ptr<Backend> cpu_backend() {
-  BackendOptions options;
-  options.cpu_threads = 2;
-  return make_backend(BackendKind::kCpu, options);
-}
 
 // Sends raw multipart messages (bad input a DataSender would never produce).
 class RawPush {
@@ -84,17 +67,6 @@ std::string pixels(const std::vector<std::uint16_t>& counts) {
   return {reinterpret_cast<const char*>(counts.data()), counts.size() * 2};
 }
 
-// Waits until the data endpoint has read `count` messages (messages from two connections are
-// fair-queued, so phases that must stay in order wait for each other).
-void wait_read(const Server& server, std::uint64_t count) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (server.counters().at("data_messages") < count) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << "the server read " << server.counters().at("data_messages") << " of " << count;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
 // Compares an image on `orientation` with the phantom sampled on the same grid.
 void expect_matches_phantom(const test::PhantomScan& scan, const SliceOrientation& orientation,
                             int width, int height, const std::vector<float>& values,
@@ -108,14 +80,6 @@ void expect_matches_phantom(const test::PhantomScan& scan, const SliceOrientatio
               error, mean, reference_mean);
   EXPECT_LT(error, kMaxRelativeError) << what;
   EXPECT_NEAR(mean, reference_mean, kMaxScaleError * reference_mean) << what << ": absolute scale";
-}
-
-SliceOrientation orientation_of(const v1::SliceHeader& header) {
-  SliceOrientation orientation;
-  for (int i = 0; i < 9; ++i) {
-    orientation.values[static_cast<std::size_t>(i)] = header.orientation().values(i);
-  }
-  return orientation;
 }
 
 // Waits for the three default slices of `scan_id` with `projections` integrated and checks them.
@@ -144,7 +108,7 @@ void expect_live_slices(test::LiveSubscriber& live, const test::PhantomScan& sca
 }
 
 TEST(LoopbackIntegration, PhantomScansOverTheWireWithBadInputInBetween) {
-  Server server(loopback_config(), cpu_backend());
+  Server server(test::loopback_config(kSliceSize), cpu_backend());
   server.start();
   test::LiveSubscriber live(server.slices_address());
   RequestClient requests(server.requests_address(), 20000);

@@ -1,5 +1,6 @@
 // Outbound codecs: replies (status report, slice, parameters, errors) and publications (slice,
-// preview, event) survive serialisation with every field; payloads are not copied when moved.
+// preview, event, refined slice) survive serialisation with every field; payloads are not copied
+// when moved.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -87,6 +88,26 @@ TEST(ReplyCodec, StatusReport) {
   report.metrics.projections_integrated = 100;
   report.metrics.discards = {{"bad_payload_size", 2}, {"no_active_scan", 5}};
   report.metrics.frame_to_slice_us = {90, 5000, 9000, 12000};
+  report.metrics.refinements_run = 6;
+  report.metrics.refinement_us = {6, 30000, 45000, 50000};
+  report.metrics.requests_refused = {{"not_axial", 2}};
+  RefinementStatus collecting;
+  collecting.slice_id = 4;
+  collecting.iterations = 10;
+  collecting.interval_s = 0.5;
+  collecting.state = "collecting";
+  collecting.window_filled = 30;
+  collecting.window_size = 90;
+  RefinementStatus refined = collecting;
+  refined.slice_id = 5;
+  refined.state = "ready";
+  refined.has_result = true;
+  refined.fbp_residual = 0.03;
+  refined.refined_residual = 0.004;
+  refined.iterations_run = 10;
+  refined.projections_integrated = 180;
+  refined.solver = "cpu csr fp32";
+  report.refinements = {collecting, refined};
   CommandReply reply;
   reply.report = report;
 
@@ -128,6 +149,18 @@ TEST(ReplyCodec, StatusReport) {
   EXPECT_EQ(status.frame_to_slice().count(), 90u);
   EXPECT_EQ(status.frame_to_slice().p50_us(), 5000);
   EXPECT_EQ(status.frame_to_slice().max_us(), 12000);
+  EXPECT_EQ(status.counters().at("refinements_run"), 6u);
+  EXPECT_EQ(status.refinement().p50_us(), 30000);
+  EXPECT_EQ(status.requests_refused().at("not_axial"), 2u);
+  ASSERT_EQ(status.refinements_size(), 2);
+  EXPECT_EQ(status.refinements(0).state(), "collecting");
+  EXPECT_EQ(status.refinements(0).window_filled(), 30u);
+  EXPECT_FALSE(status.refinements(0).has_fbp_residual()) << "no result yet: absent, not 0";
+  EXPECT_EQ(status.refinements(1).slice_id(), 5u);
+  EXPECT_EQ(status.refinements(1).fbp_residual(), 0.03);
+  EXPECT_EQ(status.refinements(1).refined_residual(), 0.004);
+  EXPECT_EQ(status.refinements(1).projections_integrated(), 180u);
+  EXPECT_EQ(status.refinements(1).solver(), "cpu csr fp32");
 }
 
 TEST(ReplyCodec, SliceParametersAndErrors) {
@@ -163,6 +196,12 @@ TEST(ReplyCodec, SliceParametersAndErrors) {
     EXPECT_EQ(wire.message(), "it failed");
     EXPECT_EQ(wire.body_case(), v1::Reply::BODY_NOT_SET);
   }
+
+  CommandReply refused;
+  refused.status = {StatusCode::kInvalidArgument, "slice 3 is not axial", "not_axial"};
+  wire = through_wire(encode_reply(6, refused, 0, {}));
+  EXPECT_EQ(wire.code(), v1::STATUS_CODE_INVALID_ARGUMENT);
+  EXPECT_EQ(wire.reason(), "not_axial") << "the pipeline's reason reaches the client";
 
   wire = through_wire(encode_error_reply(0, invalid("undecodable_request", "not a Request")));
   EXPECT_EQ(wire.request_id(), 0u);
@@ -211,6 +250,33 @@ TEST(PublishCodec, SlicePreviewEvent) {
     EXPECT_EQ(wire.event().reason(), "bad_shape");
     EXPECT_EQ(wire.event().message(), "frame 3 has 2 rows");
     EXPECT_EQ(wire.event().time_ns(), 1234u);
+  }
+}
+
+TEST(PublishCodec, RefinedSlice) {
+  Random random;
+  SCOPED_TRACE(random.seed);
+  RefinedSliceImage refined;
+  refined.slice = random_slice(random);
+  refined.iterations = 12;
+  refined.residual_before = 0.031;
+  refined.residual_after = 0.004;
+  refined.duration_ms = 35.5;
+  refined.solver = "cpu csr fp32";
+  const v1::PublishHeader wire = through_wire(encode_refined(refined, 4321));
+  ASSERT_TRUE(wire.has_refined());
+  expect_slice_header(wire.refined().slice(), refined.slice, 4321);
+  EXPECT_EQ(wire.refined().iterations(), 12u);
+  EXPECT_EQ(wire.refined().residual_before(), 0.031);
+  EXPECT_EQ(wire.refined().residual_after(), 0.004);
+  EXPECT_EQ(wire.refined().duration_ms(), 35.5);
+  EXPECT_EQ(wire.refined().solver(), "cpu csr fp32");
+  // No topic is a prefix of another: subscribers of "slice" never receive refined slices.
+  for (const char* a : {kSliceTopic, kPreviewTopic, kEventTopic, kRefinedTopic}) {
+    for (const char* b : {kSliceTopic, kPreviewTopic, kEventTopic, kRefinedTopic}) {
+      if (a == b) continue;
+      EXPECT_NE(std::string(b).rfind(a, 0), 0u) << a << " prefixes " << b;
+    }
   }
 }
 

@@ -241,5 +241,40 @@ TEST(RequestCodecRejects, ParameterRanges) {
   EXPECT_EQ(set([](v1::SetParameters& p) { p.set_rotation_axis_offset_px(-3.5); }), "ok");
 }
 
+TEST(RequestCodec, SetRefinement) {
+  v1::Request request = request_with_id(7);
+  v1::SetRefinement* wire = request.mutable_set_refinement();
+  wire->set_slice_id(3);
+  wire->set_enabled(true);
+  wire->set_iterations(12);
+  wire->set_interval_s(0.5);
+  DecodedRequest decoded = decode(request);
+  ASSERT_TRUE(decoded.command.ok()) << decoded.command.error().message;
+  const auto& command = std::get<SetRefinementCommand>(decoded.command.value());
+  EXPECT_EQ(command.slice_id, 3u);
+  EXPECT_TRUE(command.enabled);
+  EXPECT_EQ(command.iterations, 12);
+  EXPECT_EQ(command.interval_s, 0.5);
+  // The count stays an int; the pipeline refuses it against its limit.
+  wire->set_iterations(4000000000u);
+  EXPECT_EQ(std::get<SetRefinementCommand>(decode(request).command.value()).iterations,
+            std::numeric_limits<int>::max());
+}
+
+TEST(RequestCodecRejects, RefinementIntervals) {
+  auto set = [&](bool enabled, double interval_s) {
+    v1::Request request = request_with_id(1);
+    request.mutable_set_refinement()->set_enabled(enabled);
+    request.mutable_set_refinement()->set_interval_s(interval_s);
+    return refusal(decode(request)).reason;
+  };
+  EXPECT_EQ(set(true, std::nan("")), "non_finite");
+  EXPECT_EQ(set(true, std::numeric_limits<double>::infinity()), "non_finite");
+  EXPECT_EQ(set(true, -1), "bad_value");
+  EXPECT_EQ(set(true, 1e6), "bad_value");
+  EXPECT_EQ(set(true, 0), "ok");
+  EXPECT_EQ(set(false, std::nan("")), "ok") << "switching off ignores the interval";
+}
+
 }  // namespace
 }  // namespace slicestream

@@ -57,6 +57,10 @@ TEST(ServerOptions, FlagsFillTheConfig) {
                    "1000",
                    "--memory-limit-mb",
                    "512",
+                   "--max-refine-iterations",
+                   "50",
+                   "--max-refine-matrix",
+                   "64MiB",
                    "--stats-interval",
                    "0",
                    "--log-level",
@@ -81,6 +85,8 @@ TEST(ServerOptions, FlagsFillTheConfig) {
   EXPECT_EQ(config.limits.max_frame_bytes, 2u << 20);
   EXPECT_EQ(config.limits.max_slice_side, 1000);
   EXPECT_EQ(config.pipeline.max_slice_side, 1000) << "one flag bounds the codec and the pipeline";
+  EXPECT_EQ(config.pipeline.refinement.max_iterations, 50);
+  EXPECT_EQ(config.pipeline.refinement.max_matrix_bytes, 64u << 20);
   EXPECT_EQ(config.stats_interval_s, 0);
   EXPECT_EQ(config.log_level, "debug");
 }
@@ -146,6 +152,11 @@ TEST(ServerOptions, ExampleConfigFileHoldsTheDefaults) {
             defaults.limits.max_projections_per_rotation);
   EXPECT_EQ(from_file.data_hwm, defaults.data_hwm);
   EXPECT_EQ(from_file.stats_interval_s, defaults.stats_interval_s);
+  EXPECT_EQ(from_file.pipeline.refinement.max_slices, defaults.pipeline.refinement.max_slices);
+  EXPECT_EQ(from_file.pipeline.refinement.max_iterations,
+            defaults.pipeline.refinement.max_iterations);
+  EXPECT_EQ(from_file.pipeline.refinement.max_matrix_bytes,
+            defaults.pipeline.refinement.max_matrix_bytes);
 }
 
 TEST(StatsReport, ActivityStagesDiscardsAndIdle) {

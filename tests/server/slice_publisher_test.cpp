@@ -1,5 +1,5 @@
-// The slices endpoint with the client library's subscriber: slices, previews and events arrive
-// with their headers and payloads; inconsistent images are refused and counted.
+// The slices endpoint with the client library's subscriber: slices, previews, events and refined
+// slices arrive with their headers and payloads; inconsistent images are refused and counted.
 #include <gtest/gtest.h>
 
 #include "clients/common/slice_subscriber.hpp"
@@ -90,6 +90,45 @@ TEST(SlicePublisher, SlicesPreviewsAndEventsReachSubscribers) {
   EXPECT_EQ(counters.publications_invalid.load(), 1u);
   publisher.close();
   publisher.publish_event({EventKind::kError, 0, "late", "after close"});  // ignored, no crash
+}
+
+TEST(SlicePublisher, RefinedSlicesAreTheirOwnTopic) {
+  zmq::context_t context(1);
+  ServerCounters counters;
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SliceSubscriber everything(publisher.address());
+  // A viewer that knows only the first three topics (as before refinement existed).
+  SliceSubscriber slices_only(publisher.address(), {Topic::kSlice, Topic::kEvent});
+  wait_until_subscribed(publisher, everything);
+  wait_until_subscribed(publisher, slices_only);
+  RefinedSliceImage refined;
+  refined.slice.slice_id = 4;
+  refined.slice.width = 3;
+  refined.slice.height = 2;
+  refined.slice.values = {1, 2, 3, 4, 5, 6};
+  refined.iterations = 7;
+  refined.residual_before = 0.05;
+  refined.residual_after = 0.01;
+  refined.solver = "cpu csr fp32";
+  publisher.publish_refined(refined);
+  std::optional<Publication> got = next_of(everything, Topic::kRefined);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->header.refined().slice().slice_id(), 4u);
+  EXPECT_EQ(got->header.refined().iterations(), 7u);
+  EXPECT_EQ(got->header.refined().residual_after(), 0.01);
+  EXPECT_EQ(got->values, refined.slice.values);
+  publisher.publish_event({EventKind::kScanEnded, 1, "", "done"});
+  for (int i = 0; i < 100; ++i) {
+    std::optional<Publication> seen = slices_only.receive(2000);
+    ASSERT_TRUE(seen.has_value());
+    ASSERT_NE(seen->topic, Topic::kRefined) << "a 'slice' subscriber received a refined slice";
+    if (seen->topic == Topic::kEvent && seen->header.event().kind() == v1::EVENT_KIND_SCAN_ENDED) {
+      break;
+    }
+  }
+  refined.slice.values.pop_back();
+  publisher.publish_refined(refined);
+  EXPECT_EQ(counters.publications_invalid.load(), 1u);
 }
 
 TEST(SliceSubscriber, TopicFilter) {

@@ -1,0 +1,49 @@
+#include "pipeline/refinement_setup.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace slicestream {
+namespace {
+
+bool same(const tensorcore::Vec2& a, const tensorcore::Vec2& b) {
+  return a.x == b.x && a.y == b.y;
+}
+
+}  // namespace
+
+bool operator==(const RefinementSetup& a, const RefinementSetup& b) {
+  const tensorcore::Geometry2d& g = a.geometry;
+  const tensorcore::Geometry2d& h = b.geometry;
+  if (g.beam != h.beam || g.bins != h.bins || g.vectors.size() != h.vectors.size()) return false;
+  if (a.grid.width != b.grid.width || a.grid.height != b.grid.height ||
+      a.grid.pixel_mm != b.grid.pixel_mm) {
+    return false;
+  }
+  for (std::size_t i = 0; i < g.vectors.size(); ++i) {
+    const tensorcore::ProjectionVector2d& v = g.vectors[i];
+    const tensorcore::ProjectionVector2d& w = h.vectors[i];
+    if (!same(v.source_or_ray, w.source_or_ray) || !same(v.detector_center, w.detector_center) ||
+        !same(v.u, w.u)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+double estimated_matrix_nonzeros(const RefinementSetup& setup) {
+  constexpr double kMeanFootprint = 4.0 / 3.14159265358979323846;  // mean |cos| + |sin|
+  double bins_per_pixel = 0;
+  for (const tensorcore::ProjectionVector2d& v : setup.geometry.vectors) {
+    const double bin_mm = std::sqrt(tensorcore::dot(v.u, v.u));
+    bins_per_pixel += bin_mm > 0 ? 1 + kMeanFootprint * setup.grid.pixel_mm / bin_mm : 1;
+  }
+  return static_cast<double>(setup.grid.pixels()) * bins_per_pixel;
+}
+
+std::size_t estimated_matrix_bytes(const RefinementSetup& setup) {
+  return static_cast<std::size_t>(estimated_matrix_nonzeros(setup) *
+                                  (sizeof(float) + sizeof(std::int32_t)));
+}
+
+}  // namespace slicestream

@@ -1,0 +1,162 @@
+// The CUDA backend's slice refiner (Tensor Core fp16 BSR matrix, GPU CGLS) against the CPU
+// backend's (fp32 CSR matrix, CPU CGLS) on axial slices of a parallel-beam phantom scan, and
+// the CUDA backend's read_rows and refinement through the whole pipeline on it. Skips without a
+// usable GPU.
+//
+// Tolerances: the fp16 matrix stores every weight to 2^-11 (4.9e-4) relative and the operands
+// travel as fp16 scaled per column, so one product A x differs from fp32 by about 1e-3 of ||b||:
+// residuals (in units of ||b||) agree to 2e-3. CGLS amplifies these differences a little with
+// every iteration (its search directions drift apart); docs/performance.md measures the fp16
+// solution within 1 % of the fp32 one's error after 20 iterations, so after 10 iterations the
+// refined slices agree to 1e-2 relative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/refinement_plan.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+#define SLICESTREAM_REQUIRE_CUDA_BACKEND()                            \
+  do {                                                                \
+    const std::string slicestream_reason = cuda_unavailable_reason(); \
+    if (!slicestream_reason.empty()) {                                \
+      GTEST_SKIP() << "no usable GPU: " << slicestream_reason;        \
+    }                                                                 \
+  } while (0)
+
+constexpr double kPixelMm = 0.5;
+constexpr double kResidualTolerance = 2e-3;  // absolute, in units of ||b||
+constexpr double kSliceTolerance = 1e-2;     // relative, after 10 iterations
+
+std::unique_ptr<Backend> cuda_backend() {
+  BackendOptions options;
+  return make_backend(BackendKind::kCuda, options);
+}
+
+// A smooth under- and overshooting start value, as an FBP image is: the phantom scaled and
+// rippled.
+std::vector<float> fbp_like(const std::vector<float>& truth, int width) {
+  std::vector<float> x(truth.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double col = static_cast<double>(i % static_cast<std::size_t>(width));
+    const double row = static_cast<double>(i / static_cast<std::size_t>(width));
+    x[i] = static_cast<float>(0.9 * truth[i] + 0.001 * std::sin(0.3 * col) * std::cos(0.2 * row));
+  }
+  return x;
+}
+
+TEST(SliceRefinerGpu, MatchesTheCpuRefiner) {
+  SLICESTREAM_REQUIRE_CUDA_BACKEND();
+  const test::TestScan scan =
+      test::make_parallel_scan(1, {16, 128}, 180, PixelType::kUint16, 2, 2, kPixelMm);
+  std::unique_ptr<Backend> gpu = cuda_backend();
+  CpuBackend cpu(CpuBackendOptions{2, 0});
+  const std::vector<SetSliceCommand> slices = {
+      test::axial_slice(scan.description, 1, 128),                   // centred, between rows
+      test::axial_slice_at(2, 96, 0.6, 1.5, -2.0, 1.25, 0.7, true),  // rotated, mirrored, a row
+  };
+  for (const SetSliceCommand& slice : slices) {
+    SCOPED_TRACE("slice " + std::to_string(slice.slice_id));
+    RefinementPlan plan;
+    ASSERT_FALSE(plan_refinement(slice, scan.description.geometry, &plan));
+    const SinogramWindow window = test::phantom_sinogram(scan, plan);
+    const RefinementSetup setup = refinement_setup(plan, scan.description.geometry);
+    std::unique_ptr<SliceRefiner> on_gpu = gpu->create_refiner(setup);
+    std::unique_ptr<SliceRefiner> on_cpu = cpu.create_refiner(setup);
+    EXPECT_EQ(on_gpu->solver().rfind("cuda tensor-core fp16", 0), 0u) << on_gpu->solver();
+    EXPECT_GT(on_gpu->matrix_bytes(), 0u);
+    const std::vector<float> truth =
+        phantom::sample(scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
+    const float* b = window.values().data();
+    EXPECT_NEAR(on_gpu->residual(truth.data(), b), on_cpu->residual(truth.data(), b),
+                kResidualTolerance);
+    for (const bool from_zero : {false, true}) {
+      SCOPED_TRACE(from_zero ? "from zero" : "from an FBP-like image");
+      const std::vector<float> x0 =
+          from_zero ? std::vector<float>(truth.size(), 0.0f) : fbp_like(truth, slice.width);
+      std::vector<float> x_gpu(x0.size()), x_cpu(x0.size());
+      const RefinementResult r_gpu = on_gpu->refine(x0.data(), b, 10, x_gpu.data());
+      const RefinementResult r_cpu = on_cpu->refine(x0.data(), b, 10, x_cpu.data());
+      std::printf(
+          "slice %u %s: residual %.5f -> %.5f (gpu), %.5f -> %.5f (cpu), slices differ "
+          "by %.2e\n",
+          slice.slice_id, from_zero ? "from zero" : "from FBP-like", r_gpu.residual_before,
+          r_gpu.residual_after, r_cpu.residual_before, r_cpu.residual_after,
+          test::relative_error(x_gpu, x_cpu));
+      EXPECT_EQ(r_gpu.iterations, 10);
+      EXPECT_NEAR(r_gpu.residual_before, r_cpu.residual_before, kResidualTolerance);
+      EXPECT_NEAR(r_gpu.residual_after, r_cpu.residual_after, kResidualTolerance);
+      EXPECT_LT(r_gpu.residual_after, r_gpu.residual_before);
+      EXPECT_LT(test::relative_error(x_gpu, x_cpu), kSliceTolerance);
+    }
+  }
+}
+
+TEST(SliceRefinerGpu, ReadRowsMatchesTheCpuBackend) {
+  SLICESTREAM_REQUIRE_CUDA_BACKEND();
+  const test::TestScan scan = test::make_parallel_scan(3, {12, 40}, 8, PixelType::kFloat32);
+  ScanSetup setup;
+  setup.geometry = scan.description.geometry;
+  setup.pixel_type = PixelType::kFloat32;
+  setup.preprocess.already_linear = true;
+  setup.projections_in_flight = 4;
+  std::unique_ptr<Backend> gpu = cuda_backend();
+  CpuBackend cpu(CpuBackendOptions{2, 0});
+  gpu->begin_scan(setup);
+  cpu.begin_scan(setup);
+  std::mt19937 rng(3);
+  const RawFrame frame = test::make_random_frame(scan.description, 0, rng);
+  const ProjectionVector& vector = scan.description.geometry.vectors[0];
+  std::unique_ptr<ProjectionBuffer> on_gpu = gpu->preprocess(frame.view(), vector, nullptr);
+  std::unique_ptr<ProjectionBuffer> on_cpu = cpu.preprocess(frame.view(), vector, nullptr);
+  std::vector<float> rows_gpu(3 * 40, -1.0f), rows_cpu(3 * 40, -2.0f);
+  gpu->read_rows(*on_gpu, 5, 3, rows_gpu.data());
+  cpu.read_rows(*on_cpu, 5, 3, rows_cpu.data());
+  for (std::size_t i = 0; i < rows_cpu.size(); ++i)
+    ASSERT_NEAR(rows_gpu[i], rows_cpu[i], 1e-6f) << "value " << i;
+  EXPECT_THROW(gpu->read_rows(*on_gpu, 11, 2, rows_gpu.data()), BackendError);
+  gpu->end_scan();
+  cpu.end_scan();
+}
+
+TEST(SliceRefinerGpu, RefinesThroughThePipeline) {
+  SLICESTREAM_REQUIRE_CUDA_BACKEND();
+  test::RecordingSink sink;
+  Pipeline pipeline(test::small_config(), cuda_backend(), sink);
+  pipeline.start();
+  const test::TestScan scan =
+      test::make_parallel_scan(2, {16, 64}, 90, PixelType::kUint16, 2, 2, kPixelMm);
+  const SetSliceCommand slice = test::axial_slice(scan.description, 3, 64);
+  ASSERT_TRUE(test::call(pipeline, slice).status.ok());
+  ASSERT_TRUE(test::call(pipeline, SetRefinementCommand{3, true, 10, 0}).status.ok());
+  test::begin_scan(pipeline, scan);
+  const std::uint64_t total = 90 + 30;
+  test::feed_phantom(pipeline, scan, 0, static_cast<std::uint32_t>(total));
+  test::end_scan(pipeline, scan, total);
+  pipeline.wait_idle();
+  ASSERT_TRUE(sink.wait_for(
+      [&] {
+        for (const RefinedSliceImage& r : sink.refined()) {
+          if (r.slice.projections_integrated == total) return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(60)));
+  const RefinedSliceImage refined = sink.refined().back();
+  EXPECT_EQ(refined.solver.rfind("cuda tensor-core fp16", 0), 0u) << refined.solver;
+  EXPECT_LT(refined.residual_after, 0.7 * refined.residual_before);
+  EXPECT_LT(refined.residual_before, 0.3);
+  const std::vector<float> truth =
+      phantom::sample(scan.phantom, slice_grid(slice.orientation, slice.width, slice.height), 3);
+  EXPECT_LE(test::relative_error(refined.slice.values, truth),
+            test::relative_error(sink.last_slice(3)->values, truth));
+  EXPECT_EQ(pipeline.metrics().errors, 0u);
+}
+
+}  // namespace
+}  // namespace slicestream
