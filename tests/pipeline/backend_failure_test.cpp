@@ -109,7 +109,9 @@ TEST(BackendFailures, AFailedRefinementIsReportedRetriedLaterAndFramesStillFlow)
   test::RecordingSink sink;
   auto backend = std::make_unique<FaultyBackend>();
   backend->fail_refiner = true;
-  Pipeline pipeline(test::small_config(), std::move(backend), sink);
+  PipelineConfig config = test::small_config();
+  config.max_projection_batch = 1;  // one publication per frame, counted below
+  Pipeline pipeline(config, std::move(backend), sink);
   pipeline.start();
   const test::TestScan scan = test::make_parallel_scan(3, {12, 32}, 24);
   ASSERT_TRUE(call(pipeline, test::axial_slice(scan.description, 0, 32)).status.ok());
