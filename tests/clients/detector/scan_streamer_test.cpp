@@ -6,8 +6,10 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "clients/detector/detector_commands.hpp"
 #include "clients/detector/phantom_scan_source.hpp"
 #include "temp_dir.hpp"
+#include "tests/clients/common/fake_status_server.hpp"
 
 namespace slicestream::detector {
 namespace {
@@ -220,6 +222,115 @@ TEST(ScanStreamer, UnusableEndpointIsAClearError) {
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("not-an-endpoint"), std::string::npos);
   }
+}
+
+TEST(ScanStreamer, ARequestsEndpointThatDoesNotAnswerFailsBeforeAnythingIsSent) {
+  TempDir dir;
+  zmq::context_t context(1);
+  zmq::socket_t data(context, zmq::socket_type::pull);
+  data.set(zmq::sockopt::rcvtimeo, 300);
+  data.bind("ipc://" + dir.file("data"));
+  PhantomScanSource source(tiny_scan());
+  source.prepare();
+  StreamOptions options;
+  options.endpoint = "ipc://" + dir.file("data");
+  options.requests_endpoint = "ipc://" + dir.file("nobody");
+  options.confirm_timeout_s = 0.2;
+  options.progress = false;
+  std::atomic<bool> stop{false};
+  SteadyClock clock;
+  std::ostringstream progress;
+  try {
+    stream_scan(source, options, clock, stop, progress);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("requests endpoint ipc://" + dir.file("nobody") + " does not answer"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("nothing was sent"), std::string::npos) << message;
+    EXPECT_NE(message.find("--no-confirm"), std::string::npos) << message;
+  }
+  zmq::message_t part;
+  EXPECT_FALSE(data.recv(part)) << "the detector sent data although it cannot confirm the scan";
+}
+
+// The detector as a whole: a server that reads every frame but never reports the scan as its own
+// and ended (here: a stand-in whose status never changes) makes the detector give up after the
+// confirmation timeout, say so, and exit with status 3.
+TEST(ScanStreamer, AScanTheServerDoesNotConfirmExitsWithStatus3) {
+  TempDir dir;
+  const std::string data = "ipc://" + dir.file("data");
+  const std::string requests = "ipc://" + dir.file("requests");
+  DataSink sink(data);
+  test::FakeStatusServer server(requests,
+                                [](int) { return test::status_of(3, "reconstructing", 1, 0); });
+  DetectorCommand command;
+  command.mode = DetectorMode::kSimulate;
+  command.simulate.rows = 6;
+  command.simulate.cols = 10;
+  command.simulate.frames = 4;
+  command.simulate.darks = 1;
+  command.simulate.flats = 1;
+  command.simulate.threads = 1;
+  command.geometry.projections_per_rotation = 4;
+  command.stream.data_endpoint = data;
+  command.stream.requests_endpoint = requests;
+  command.stream.confirm_timeout_s = 0.3;
+  command.stream.fps = 0;
+  command.stream.scan_id = 77;
+  command.stream.quiet = true;
+  std::ostringstream out;
+  std::ostringstream err;
+  std::atomic<bool> stop{false};
+  int status = -1;
+  std::thread detector([&] { status = run_detector(command, out, err, stop); });
+  const std::vector<Received> messages = sink.receive_scan();
+  detector.join();
+  EXPECT_EQ(messages.size(), 8u);  // ScanBegin, 6 frames, ScanEnd: all sent
+  EXPECT_EQ(status, kExitNotConfirmed);
+  EXPECT_NE(err.str().find("error: scan 77 may be incomplete on the server: no confirmation of "
+                           "the end of scan 77"),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(out.str().find("NOT confirmed"), std::string::npos) << out.str();
+  EXPECT_GE(server.calls(), 2);  // the baseline and at least one poll
+}
+
+// The same stand-in confirming the scan: exit status 0, and the summary says so.
+TEST(ScanStreamer, AConfirmedScanExitsWithStatus0) {
+  TempDir dir;
+  const std::string data = "ipc://" + dir.file("data");
+  const std::string requests = "ipc://" + dir.file("requests");
+  DataSink sink(data);
+  test::FakeStatusServer server(requests, [](int call) {
+    return call == 0 ? test::status_of(3, "ended", 1, 10) : test::status_of(78, "ended", 2, 16, 4);
+  });
+  DetectorCommand command;
+  command.mode = DetectorMode::kSimulate;
+  command.simulate.rows = 6;
+  command.simulate.cols = 10;
+  command.simulate.frames = 4;
+  command.simulate.darks = 1;
+  command.simulate.flats = 1;
+  command.simulate.threads = 1;
+  command.geometry.projections_per_rotation = 4;
+  command.stream.data_endpoint = data;
+  command.stream.requests_endpoint = requests;
+  command.stream.fps = 0;
+  command.stream.scan_id = 78;
+  command.stream.quiet = true;
+  std::ostringstream out;
+  std::ostringstream err;
+  std::atomic<bool> stop{false};
+  int status = -1;
+  std::thread detector([&] { status = run_detector(command, out, err, stop); });
+  sink.receive_scan();
+  detector.join();
+  EXPECT_EQ(status, kExitDone) << err.str();
+  EXPECT_NE(out.str().find("confirmed: the server ended scan 78 with all 6 frames accepted"),
+            std::string::npos)
+      << out.str();
 }
 
 TEST(ScanStreamer, QueueSizesScaleWithTheFrameSize) {
