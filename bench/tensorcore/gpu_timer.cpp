@@ -3,28 +3,26 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
 
 namespace slicestream::tensorcore::bench {
-
-using cuda::check;
 
 double median_ms(const std::function<void()>& work, int repetitions, cudaStream_t stream) {
   for (int i = 0; i < 2; ++i)
     work();
-  check(cudaStreamSynchronize(stream), "warm-up");
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
   cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "event");
-  check(cudaEventCreate(&stop), "event");
+  SLICESTREAM_CUDA_CHECK(cudaEventCreate(&start));
+  SLICESTREAM_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<float> times;
   for (int i = 0; i < repetitions; ++i) {
-    check(cudaEventRecord(start, stream), "record");
+    SLICESTREAM_CUDA_CHECK(cudaEventRecord(start, stream));
     work();
-    check(cudaEventRecord(stop, stream), "record");
-    check(cudaEventSynchronize(stop), "sync");
+    SLICESTREAM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    SLICESTREAM_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    SLICESTREAM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     times.push_back(ms);
   }
   cudaEventDestroy(start);
@@ -34,11 +32,12 @@ double median_ms(const std::function<void()>& work, int repetitions, cudaStream_
 }
 
 double copy_bandwidth_gbs(std::size_t bytes, int repetitions, cudaStream_t stream) {
-  cuda::DeviceBuffer<unsigned char> a(bytes), b(bytes);
-  check(cudaMemsetAsync(a.data(), 1, bytes, stream), "memset");
+  ::slicestream::cuda::DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(a.data(), 1, bytes, stream));
   const double ms = median_ms(
       [&] {
-        check(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream), "copy");
+        SLICESTREAM_CUDA_CHECK(
+            cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream));
       },
       repetitions, stream);
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;

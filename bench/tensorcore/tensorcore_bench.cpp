@@ -3,8 +3,13 @@
 // image), always beside cuSPARSE CSR fp32 (ALG3, row-major operands, preprocessed, A^T stored)
 // measured in the same run, and the effective bandwidth of every product against a
 // device-to-device copy measured in the same run. Prints tables, writes JSON (--json).
+//
+// --quick: the CG accuracy table at every size (fp32 cuSPARSE against the fp16 Tensor Core
+// projector with plain and compensated operands, split accumulation on and off) and the timing
+// tables at 512^2 only; a few minutes on an H100 (--table-sizes picks other timed sizes).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,10 +23,11 @@
 
 #include "bench/tensorcore/gpu_timer.hpp"
 #include "bench/tensorcore/json_writer.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/device_probe.hpp"
 #include "kernels/tensorcore/cuda/cgls_gpu.hpp"
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
 #include "kernels/tensorcore/cuda/cusparse_projector.hpp"
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
@@ -29,9 +35,7 @@
 namespace slicestream::tensorcore::bench {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-using cuda::DeviceBuffer;
+using ::slicestream::cuda::DeviceBuffer;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -45,8 +49,24 @@ struct Options {
   int repetitions = 20;
   int cg_iterations = 10;
   int accuracy_iterations = 20;
+  std::vector<int> table_sizes;  // sizes with the timing tables (empty: all)
   std::string json = "tensorcore_bench.json";
 };
+
+// The accuracy table's solver configuration where no timing picked the fastest one.
+constexpr WmmaShape kAccuracyShape = WmmaShape::kM16N16K16;
+constexpr BlockOrdering kAccuracyOrdering = BlockOrdering::kRaySheared;
+
+// Relative error of `iterations` CGLS iterations from zero on one slice of phantom data.
+double cg_error(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
+                const std::vector<float>& truth, int iterations, cudaStream_t stream) {
+  DeviceBuffer<float> d_data(data), d_x(truth.size());
+  d_x.zero(stream);
+  CglsOptions options;
+  options.max_iterations = iterations;
+  cuda::cgls_gpu(op, d_data.data(), d_x.data(), 1, options, stream);
+  return relative_error(d_x.download(), truth);
+}
 
 // Per image per CG iteration (ms): the difference of two solves cancels the set-up.
 double cg_iteration_ms(cuda::DeviceProjectionOperator& op, const float* b, int slices,
@@ -56,7 +76,7 @@ double cg_iteration_ms(cuda::DeviceProjectionOperator& op, const float* b, int s
     x.zero(stream);
     CglsOptions options;
     options.max_iterations = k;
-    cuda::check(cudaStreamSynchronize(stream), "sync");
+    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
     const auto t0 = std::chrono::steady_clock::now();
     cuda::cgls_gpu(op, b, x.data(), slices, options, stream);
     return seconds_since(t0) * 1e3;
@@ -118,16 +138,20 @@ int main(int argc, char** argv) {
   app.add_option("--repetitions", o.repetitions, "timed repetitions (median)");
   app.add_option("--cg-iterations", o.cg_iterations, "CG iterations timed");
   app.add_option("--json", o.json, "JSON output");
+  app.add_option("--table-sizes", o.table_sizes, "sizes with the timing tables (default: all)");
+  bool quick = false;
+  app.add_flag("--quick", quick, "accuracy table at every size, timing tables at 512^2 only");
   CLI11_PARSE(app, argc, argv);
+  if (quick && o.table_sizes.empty()) o.table_sizes = {512};
 
-  const bool gpu = cuda::device_available();
+  const bool gpu = ::slicestream::cuda::device_unavailable_reason().empty();
   cudaStream_t stream = nullptr;
   Json root;
   double copy_gbs = 0;
   if (gpu) {
     cudaDeviceProp prop{};
-    cuda::check(cudaGetDeviceProperties(&prop, 0), "properties");
-    cuda::check(cudaStreamCreate(&stream), "stream");
+    SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    SLICESTREAM_CUDA_CHECK(cudaStreamCreate(&stream));
     copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, 20, stream);
     root.str("device", prop.name).num("copy_bandwidth_gbs", copy_gbs);
     std::printf("device %s, %d SMs; device-to-device copy %.0f GB/s (read + write)\n", prop.name,
@@ -140,27 +164,33 @@ int main(int argc, char** argv) {
   std::ostringstream table;
 
   for (int n : o.sizes) {
+    const bool tables =
+        o.table_sizes.empty() ||
+        std::find(o.table_sizes.begin(), o.table_sizes.end(), n) != o.table_sizes.end();
     Json rec;
     const auto t0 = std::chrono::steady_clock::now();
-    const ImageGrid2d grid{n, n, 1.0};
-    const Geometry2d geometry =
-        make_parallel_2d(uniform_angles(o.angles, kPi), o.bins, static_cast<double>(n) / o.bins);
+    // The accuracy problem's grid and geometry are the tables' too (paper set-up).
+    const PhantomProblem2d problem = make_phantom_problem(n, o.angles, o.bins);
+    const ImageGrid2d& grid = problem.grid;
+    const Geometry2d& geometry = problem.geometry;
+    const auto t_csr = std::chrono::steady_clock::now();
     const CsrMatrix a = build_dd_matrix(geometry, grid);
+    const double csr_s = seconds_since(t_csr);
     const double elements = static_cast<double>(a.rows) * static_cast<double>(a.cols);
     rec.num("size", n).num("rays", static_cast<double>(a.rows)).num("matrix_elements", elements);
     rec.num("nnz", static_cast<double>(a.nnz()))
         .num("sparsity_percent", 100.0 * (1 - a.nnz() / elements));
-    rec.num("csr_fp32_bytes", static_cast<double>(a.bytes_fp32()))
-        .num("csr_build_s", seconds_since(t0));
+    rec.num("csr_fp32_bytes", static_cast<double>(a.bytes_fp32())).num("csr_build_s", csr_s);
     std::printf(
         "\n== %dx%d: %.1fe9 elements, nnz %.1fe6 (sparsity %.2f%%), CSR fp32 %.2f GB, built in "
         "%.1f s\n",
         n, n, elements / 1e9, a.nnz() / 1e6, 100.0 * (1 - a.nnz() / elements), a.bytes_fp32() / 1e9,
-        seconds_since(t0));
+        csr_s);
 
     // Table 3: non-empty blocks before (natural order) and after each mapping.
     Json blocks;
     for (WmmaShape shape : kAllWmmaShapes) {
+      if (!tables) break;
       const int m = dims(shape).m;
       // The paper's block count (Table 3): the plain grid of the unmapped matrix; ray-sheared
       // layouts pad more columns, so its share is quoted against this count too.
@@ -185,7 +215,7 @@ int main(int argc, char** argv) {
       }
       blocks.obj(to_string(shape), js);
     }
-    rec.obj("blocks", blocks);
+    if (tables) rec.obj("blocks", blocks);
     if (!gpu) {
       records.push_back(rec);
       continue;
@@ -204,9 +234,8 @@ int main(int argc, char** argv) {
       for (float& v : host_sino)
         v = dist(rng);
     }
-    const auto phantom = shepp_logan_2d(0.5 * n);
-    const std::vector<float> truth = sample_phantom(phantom, grid, 4);
-    const std::vector<float> data = project_phantom(phantom, geometry, 4);
+    const std::vector<float>& truth = problem.truth;
+    const std::vector<float>& data = problem.data;
     std::vector<float> cg_b(sino_values);
     for (std::size_t r = 0; r < data.size(); ++r) {
       for (int s = 0; s < o.slices; ++s)
@@ -232,18 +261,7 @@ int main(int argc, char** argv) {
           median_ms([&] { csr.backward(d_sino_in.data(), d_image_out.data(), 1, stream); },
                     o.repetitions, stream);
       cs_cg = cg_iteration_ms(csr, d_cg_b.data(), o.slices, o.cg_iterations, stream);
-      DeviceBuffer<float> d_data(data), d_x(truth.size());
-      d_x.zero(stream);
-      CglsOptions acc;
-      acc.max_iterations = o.accuracy_iterations;
-      cuda::cgls_gpu(csr, d_data.data(), d_x.data(), 1, acc, stream);
-      const std::vector<float> x = d_x.download();
-      double diff = 0, base = 0;
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        diff += (x[i] - truth[i]) * static_cast<double>(x[i] - truth[i]);
-        base += truth[i] * static_cast<double>(truth[i]);
-      }
-      error32 = std::sqrt(diff / base);
+      error32 = cg_error(csr, data, truth, o.accuracy_iterations, stream);
       const double bytes = static_cast<double>(csr.matrix_device_bytes());
       cs.str("configuration", csr.configuration()).num("matrix_bytes", bytes);
       cs.num("spmm_forward_ms", cs_fwd)
@@ -269,6 +287,7 @@ int main(int argc, char** argv) {
     std::string best_name;
     std::shared_ptr<TensorCoreMatrix> best_matrix;
     for (BlockOrdering ordering : orderings) {
+      if (!tables) break;
       Json oj;
       for (WmmaShape shape : kAllWmmaShapes) {
         TensorCoreMatrixOptions options;
@@ -302,52 +321,63 @@ int main(int argc, char** argv) {
       }
       tcj.obj(to_string(ordering), oj);
     }
-    rec.obj("tensorcore", tcj);
+    if (tables) rec.obj("tensorcore", tcj);
 
-    // CG accuracy with the fastest fp16 configuration against fp32 (cuSPARSE), 20 iterations, with
-    // fp16 operands and with compensated (hi + lo fp16) operands; and the compensated CG's time.
+    // CG accuracy with the fastest fp16 configuration (a fixed one without the timing tables)
+    // against fp32 (cuSPARSE), 20 iterations, with fp16 and with compensated (hi + lo fp16)
+    // operands, split accumulation on (the default) and off; and the compensated CG's time.
     {
-      auto solve = [&](cuda::TensorCoreProjector& tc) {
-        DeviceBuffer<float> d_data(data), d_x(truth.size());
-        d_x.zero(stream);
-        CglsOptions acc;
-        acc.max_iterations = o.accuracy_iterations;
-        cuda::cgls_gpu(tc, d_data.data(), d_x.data(), 1, acc, stream);
-        const std::vector<float> x = d_x.download();
-        double diff = 0, base = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          diff += (x[i] - truth[i]) * static_cast<double>(x[i] - truth[i]);
-          base += truth[i] * static_cast<double>(truth[i]);
-        }
-        return std::sqrt(diff / base);
-      };
+      if (best_matrix == nullptr) {
+        TensorCoreMatrixOptions options;
+        options.shape = kAccuracyShape;
+        options.ordering = kAccuracyOrdering;
+        best_matrix = std::make_shared<TensorCoreMatrix>(
+            build_tensorcore_matrix(a, geometry, grid, options, nullptr));
+        best_name = std::string(to_string(kAccuracyOrdering)) + " " + to_string(kAccuracyShape);
+      }
       cuda::TensorCoreProjector tc(best_matrix);
-      const double error16 = solve(tc);
+      double errors[2][2];  // [compensated][split]
+      for (int compensated = 0; compensated < 2; ++compensated) {
+        for (int split = 0; split < 2; ++split) {
+          tc.set_compensated_operands(compensated != 0);
+          tc.set_split_accumulation(split != 0);
+          errors[compensated][split] = cg_error(tc, data, truth, o.accuracy_iterations, stream);
+        }
+      }
       tc.set_compensated_operands(true);
-      const double error_c = solve(tc);
+      tc.set_split_accumulation(true);
       const double cg_c = cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream);
+      auto difference = [&](double e) { return (e - error32) / error32; };
       rec.obj("cg_accuracy",
               Json()
                   .str("fp16_configuration", best_name)
                   .num("iterations", o.accuracy_iterations)
                   .num("fp32_relative_error", error32)
-                  .num("fp16_relative_error", error16)
-                  .num("relative_difference", (error16 - error32) / error32)
-                  .num("compensated_relative_error", error_c)
-                  .num("compensated_relative_difference", (error_c - error32) / error32)
+                  .num("fp16_relative_error", errors[0][1])
+                  .num("relative_difference", difference(errors[0][1]))
+                  .num("compensated_relative_error", errors[1][1])
+                  .num("compensated_relative_difference", difference(errors[1][1]))
+                  .num("unsplit_fp16_relative_error", errors[0][0])
+                  .num("unsplit_relative_difference", difference(errors[0][0]))
+                  .num("unsplit_compensated_relative_error", errors[1][0])
+                  .num("unsplit_compensated_relative_difference", difference(errors[1][0]))
                   .num("compensated_cg_iteration_ms_per_image", cg_c)
+                  .num("cusparse_cg_iteration_ms_per_image", cs_cg)
                   .num("compensated_speedup_vs_cusparse_cg", cs_cg / cg_c));
       std::printf(
-          "  CG %d iterations on the phantom: fp32 error %.5f; fp16 (%s) %.5f (%+.2f%%); "
-          "compensated operands %.5f (%+.3f%%), CG %.4f ms/image/iter (%.2fx cuSPARSE)\n",
-          o.accuracy_iterations, error32, best_name.c_str(), error16,
-          100 * (error16 - error32) / error32, error_c, 100 * (error_c - error32) / error32, cg_c,
-          cs_cg / cg_c);
+          "  CG %d iterations on the phantom, fp16 %s: fp32 error %.5f; split accumulation: "
+          "fp16 operands %.5f (%+.2f%%), compensated %.5f (%+.3f%%); one chain per output (the "
+          "kernels before the split): fp16 %.5f (%+.2f%%), compensated %.5f (%+.3f%%); "
+          "compensated CG %.4f ms/image/iter (%.2fx cuSPARSE)\n",
+          o.accuracy_iterations, best_name.c_str(), error32, errors[0][1],
+          100 * difference(errors[0][1]), errors[1][1], 100 * difference(errors[1][1]),
+          errors[0][0], 100 * difference(errors[0][0]), errors[1][0],
+          100 * difference(errors[1][0]), cg_c, cs_cg / cg_c);
     }
 
     // 8-fold symmetry: single-image FP (Tables 6/7) and the 32-slice CG with 8 x 32 columns.
     Json sj;
-    {
+    if (tables) {
       const auto plan = std::make_shared<const SymmetryPlan>(make_symmetry_plan(geometry, grid));
       DdMatrixOptions dd;
       dd.column_factors = &plan->column_factor;
@@ -379,8 +409,9 @@ int main(int argc, char** argv) {
             r.bwd_ms, fpbp, (cs_fwd + cs_bwd) / o.slices / fpbp, r.cg_ms, cs_cg / r.cg_ms);
       }
     }
-    rec.obj("symmetric", sj);
+    if (tables) rec.obj("symmetric", sj);
     rec.num("total_s", seconds_since(t0));
+    std::printf("  %dx%d done in %.1f s\n", n, n, seconds_since(t0));
     records.push_back(rec);
     Json partial = root;
     partial.raw("sizes", array_of(records));

@@ -27,6 +27,12 @@ void throw_cufft_error(cufftResult status, const char* call, const char* file, i
                   where(file, line));
 }
 
+void throw_library_error(const char* library, const char* status, const char* call,
+                         const char* file, int line) {
+  throw CudaError(std::string(library) + " error " + status + " in " + call + " at " +
+                  where(file, line));
+}
+
 void check_last_launch(const char* kernel, const char* file, int line) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {

@@ -20,6 +20,10 @@ class CudaError : public std::runtime_error {
 [[noreturn]] void throw_cufft_error(cufftResult status, const char* call, const char* file,
                                     int line);
 const char* cufft_result_name(cufftResult status);
+// Failures of the other CUDA libraries (e.g. cuSPARSE, whose checks live with their users):
+// "<library> error <status> in <call> at <file>:<line>".
+[[noreturn]] void throw_library_error(const char* library, const char* status, const char* call,
+                                      const char* file, int line);
 
 inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess) throw_cuda_error(status, call, file, line);

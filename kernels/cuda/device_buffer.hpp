@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
 
@@ -15,13 +16,8 @@ template <typename T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count > 0) {
-      void* ptr = nullptr;
-      SLICESTREAM_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
-      data_ = static_cast<T*>(ptr);
-    }
-  }
+  explicit DeviceBuffer(std::size_t count) { resize(count); }
+  explicit DeviceBuffer(const std::vector<T>& host) { upload(host); }
   ~DeviceBuffer() { release(); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -34,6 +30,33 @@ class DeviceBuffer {
       count_ = std::exchange(other.count_, 0);
     }
     return *this;
+  }
+
+  // Keeps the contents only when the size does not change.
+  void resize(std::size_t count) {
+    if (count == count_) return;
+    release();
+    if (count > 0) {
+      void* ptr = nullptr;
+      SLICESTREAM_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
+      data_ = static_cast<T*>(ptr);
+    }
+    count_ = count;
+  }
+  // Synchronous transfers (set-up, tests, read-back of small results).
+  void upload(const T* host, std::size_t count) {
+    resize(count);
+    if (count > 0) SLICESTREAM_CUDA_CHECK(cudaMemcpy(data_, host, bytes(), cudaMemcpyHostToDevice));
+  }
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    if (count_ > 0)
+      SLICESTREAM_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  void zero(cudaStream_t stream = nullptr) {
+    if (count_ > 0) SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes(), stream));
   }
 
   T* data() { return data_; }

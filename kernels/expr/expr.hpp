@@ -7,3 +7,4 @@
 #include "kernels/expr/index.hpp"
 #include "kernels/expr/math.hpp"
 #include "kernels/expr/operators.hpp"
+#include "kernels/expr/pass.hpp"

@@ -23,6 +23,7 @@
 
 #include "kernels/expr/expression.hpp"
 #include "kernels/expr/index.hpp"
+#include "kernels/expr/pass.hpp"
 
 namespace slicestream::expr {
 
@@ -137,25 +138,23 @@ void assign(float* out, const E& e, std::size_t begin, std::size_t end) {
   assign(out, e, begin, end, static_cast<Counts<0>*>(nullptr));
 }
 
-// Reductions over [begin, end), accumulated in double.
+// Reductions over [begin, end), accumulated in double (the contributions of kernels/expr/pass.hpp).
 template <class E>
 double sum(const E& e, std::size_t begin, std::size_t end) {
-  return detail::lane_sum(begin, end, [&](std::size_t i) { return e.at(i); });
+  const auto r = reduce_sum(e);
+  return detail::lane_sum(begin, end, [&](std::size_t i) { return r.contribution(i); });
 }
 
 template <class A, class B>
 double dot(const A& a, const B& b, std::size_t begin, std::size_t end) {
-  return detail::lane_sum(begin, end, [&](std::size_t i) {
-    return static_cast<double>(a.at(i)) * static_cast<double>(b.at(i));
-  });
+  const auto r = reduce_dot(a, b);
+  return detail::lane_sum(begin, end, [&](std::size_t i) { return r.contribution(i); });
 }
 
 template <class E>
 double squared_norm(const E& e, std::size_t begin, std::size_t end) {
-  return detail::lane_sum(begin, end, [&](std::size_t i) {
-    const double value = e.at(i);
-    return value * value;
-  });
+  const auto r = reduce_squared_norm(e);
+  return detail::lane_sum(begin, end, [&](std::size_t i) { return r.contribution(i); });
 }
 
 // Fused evaluate-and-reduce: out[i] = e and the return value is the sum of transform(e) over
@@ -168,6 +167,31 @@ double assign_and_reduce(float* out, const E& e, const Transform& transform, std
     out[i] = value;
     return transform(value);
   });
+}
+
+// A fused pass (kernels/expr/pass.hpp) over a rows x cols array of `cols` columns: its stores
+// for every element, and results[k * cols + c] = reduction k over column c (results may be null
+// when the pass has no reductions). Each column's contributions combine row by row, in order: the
+// result does not depend on threads or the machine. The CUDA twin is cuda::evaluate_pass in
+// kernels/cuda/expr_device_evaluate.cuh.
+template <class P>
+void evaluate_pass(const P& pass, Extent2D extent, double* results) {
+  constexpr int kReductions = P::kReductions;
+  const P p = pass;  // see assign_rows
+  const int cols = extent.cols;
+  for (int k = 0; k < kReductions * cols; ++k)
+    results[k] = 0;
+  double acc[kReductions + 1] = {};  // +1: no zero-length array without reductions
+  std::size_t flat = 0;
+  for (int row = 0; row < extent.rows; ++row) {
+    for (int col = 0; col < cols; ++col, ++flat) {
+      for (int k = 0; k < kReductions; ++k)
+        acc[k] = results[k * cols + col];
+      apply_pass(p, Index2D{flat, row, col}, acc);
+      for (int k = 0; k < kReductions; ++k)
+        results[k * cols + col] = acc[k];
+    }
+  }
 }
 
 }  // namespace slicestream::expr

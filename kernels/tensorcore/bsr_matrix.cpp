@@ -180,64 +180,137 @@ BsrMatrixHalf build_bsr(const CsrMatrix& a, const IndexMapping& rows, const Colu
   return m;
 }
 
-void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns) {
-  const int br_rows = bsr.block_rows;
-  const int bc_cols = bsr.block_cols;
-  parallel_for(bsr.block_row_count(), [&](long long br, int) {
-    std::vector<double> acc(static_cast<std::size_t>(br_rows) * static_cast<std::size_t>(columns),
-                            0.0);
-    for (std::int32_t b = bsr.row_ptr[static_cast<std::size_t>(br)];
-         b < bsr.row_ptr[static_cast<std::size_t>(br) + 1]; ++b) {
+namespace {
+
+// The block products of one output tile (a block row forward, a block column transposed), in the
+// kernels' order: blocks in storage order (forward) or column-index order (transposed). A block
+// is seen in its orientation: out_count outputs x in_count inputs, weight(o, i); the inputs run
+// in k-steps of at most 16 (a 32-row block transposed takes two; an 8-row one a single step, the
+// kernels' 8 zero rays of padding adding nothing).
+struct OrientedBlocks {
+  const BsrMatrixHalf& bsr;
+  bool transposed;
+  int out_count() const { return transposed ? bsr.block_cols : bsr.block_rows; }
+  int in_count() const { return transposed ? bsr.block_rows : bsr.block_cols; }
+  long long tiles() const { return transposed ? bsr.block_col_count() : bsr.block_row_count(); }
+  // Calls visit(weight, in_tile) for every block of tile t, weight(o, i) the fp16 weight.
+  template <class Visit>
+  void for_each_block(long long t, const Visit& visit) const {
+    const std::vector<std::int32_t>& ptr = transposed ? bsr.col_ptr : bsr.row_ptr;
+    for (std::int32_t e = ptr[static_cast<std::size_t>(t)];
+         e < ptr[static_cast<std::size_t>(t) + 1]; ++e) {
+      const std::int32_t b = transposed ? bsr.col_blocks[static_cast<std::size_t>(e)] : e;
+      const long long in_tile = transposed ? bsr.col_block_rows[static_cast<std::size_t>(e)]
+                                           : bsr.col_index[static_cast<std::size_t>(e)];
       const std::uint16_t* block =
           bsr.blocks.data() + static_cast<long long>(b) * bsr.block_elements();
-      const float* xb = x + static_cast<long long>(bsr.col_index[static_cast<std::size_t>(b)]) *
-                                bc_cols * columns;
-      for (int r = 0; r < br_rows; ++r) {
-        for (int k = 0; k < bc_cols; ++k) {
-          const double w = half_bits_to_float(block[r * bc_cols + k]);
-          if (w == 0) continue;
-          for (int c = 0; c < columns; ++c) {
-            acc[static_cast<std::size_t>(r * columns + c)] += w * xb[k * columns + c];
+      const int cols = bsr.block_cols;
+      const bool t_ = transposed;
+      visit(
+          [block, cols, t_](int o, int i) {
+            return half_bits_to_float(t_ ? block[i * cols + o] : block[o * cols + i]);
+          },
+          in_tile);
+    }
+  }
+};
+
+// The tensor core model (mma_accumulation.hpp) for one output tile: chain[] holds the running
+// accumulators, sum[] the fp32 sums they are added to at the end of each chain.
+struct EmulatedTile {
+  std::vector<float> chain, sum;
+  int blocks_in_chain = 0;
+
+  explicit EmulatedTile(std::size_t outputs) : chain(outputs, 0.0f), sum(outputs, 0.0f) {}
+  // Before each block: a new chain every `chain_blocks` blocks (the kernels' fresh fragment).
+  void begin_block(const MmaAccumulation& model) {
+    if (model.chain_blocks > 0 && blocks_in_chain == model.chain_blocks) flush();
+    ++blocks_in_chain;
+  }
+  void flush() {
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      sum[i] += chain[i];  // fp32, round to nearest
+      chain[i] = 0.0f;
+    }
+    blocks_in_chain = 0;
+  }
+};
+
+void check_model(const MmaAccumulation& model) {
+  if (model.emulate && (model.step_products <= 0 || model.extra_bits < 0 || model.extra_bits > 20 ||
+                        model.chain_blocks < 0)) {
+    throw std::invalid_argument("BSR: invalid tensor core accumulation model");
+  }
+}
+
+// out (tiles x out_count rows) = the oriented blocks times in (in_count rows per in_tile).
+void multiply_blocks(const OrientedBlocks& blocks, const float* in, float* out, int columns,
+                     const MmaAccumulation& model) {
+  check_model(model);
+  const int out_count = blocks.out_count();
+  const int in_count = blocks.in_count();
+  const int step_inputs = std::min(in_count, 16);
+  const std::size_t c_count = static_cast<std::size_t>(columns);
+  const std::size_t outputs = static_cast<std::size_t>(out_count) * c_count;
+  const float value_scale = blocks.bsr.value_scale;
+  parallel_for(blocks.tiles(), [&](long long t, int) {
+    float* out_tile = out + static_cast<std::size_t>(t) * outputs;
+    if (!model.emulate) {  // exact: products and sums in double
+      std::vector<double> acc(outputs, 0.0);
+      blocks.for_each_block(t, [&](const auto& weight, long long in_tile) {
+        const float* in_block = in + static_cast<std::size_t>(in_tile) * in_count * c_count;
+        for (int o = 0; o < out_count; ++o) {
+          for (int i = 0; i < in_count; ++i) {
+            const double w = weight(o, i);
+            if (w == 0) continue;
+            for (std::size_t c = 0; c < c_count; ++c)
+              acc[o * c_count + c] += w * in_block[i * c_count + c];
+          }
+        }
+      });
+      for (std::size_t i = 0; i < outputs; ++i)
+        out_tile[i] = static_cast<float>(acc[i] * value_scale);
+      return;
+    }
+    EmulatedTile tile(outputs);
+    std::vector<double> products(static_cast<std::size_t>(step_inputs));
+    const int keep_bits = 24 + model.extra_bits;
+    blocks.for_each_block(t, [&](const auto& weight, long long in_tile) {
+      tile.begin_block(model);
+      const float* in_block = in + static_cast<std::size_t>(in_tile) * in_count * c_count;
+      for (int first = 0; first < in_count; first += step_inputs) {  // the kernels' k-steps
+        for (int o = 0; o < out_count; ++o) {
+          for (std::size_t c = 0; c < c_count; ++c) {
+            for (int i = 0; i < step_inputs; ++i) {
+              products[static_cast<std::size_t>(i)] =
+                  static_cast<double>(weight(o, first + i)) *
+                  static_cast<double>(in_block[(first + i) * c_count + c]);
+            }
+            float& acc = tile.chain[o * c_count + c];
+            for (int f = 0; f < step_inputs; f += model.step_products) {  // the model's steps
+              acc = mma_model::step(acc, products.data() + f,
+                                    std::min(model.step_products, step_inputs - f), keep_bits);
+            }
           }
         }
       }
-    }
-    float* yb = y + br * br_rows * columns;
-    for (std::size_t i = 0; i < acc.size(); ++i) {
-      yb[i] = static_cast<float>(acc[i] * bsr.value_scale);
-    }
+    });
+    tile.flush();
+    for (std::size_t i = 0; i < outputs; ++i)
+      out_tile[i] = static_cast<float>(static_cast<double>(tile.sum[i]) * value_scale);
   });
 }
 
-void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns) {
-  const int br_rows = bsr.block_rows;
-  const int bc_cols = bsr.block_cols;
-  parallel_for(bsr.block_col_count(), [&](long long bc, int) {
-    std::vector<double> acc(static_cast<std::size_t>(bc_cols) * static_cast<std::size_t>(columns),
-                            0.0);
-    for (std::int32_t e = bsr.col_ptr[static_cast<std::size_t>(bc)];
-         e < bsr.col_ptr[static_cast<std::size_t>(bc) + 1]; ++e) {
-      const std::int32_t b = bsr.col_blocks[static_cast<std::size_t>(e)];
-      const std::uint16_t* block =
-          bsr.blocks.data() + static_cast<long long>(b) * bsr.block_elements();
-      const float* yb =
-          y + static_cast<long long>(bsr.col_block_rows[static_cast<std::size_t>(e)]) * br_rows *
-                  columns;
-      for (int r = 0; r < br_rows; ++r) {
-        for (int k = 0; k < bc_cols; ++k) {
-          const double w = half_bits_to_float(block[r * bc_cols + k]);
-          if (w == 0) continue;
-          for (int c = 0; c < columns; ++c) {
-            acc[static_cast<std::size_t>(k * columns + c)] += w * yb[r * columns + c];
-          }
-        }
-      }
-    }
-    float* xb = x + bc * bc_cols * columns;
-    for (std::size_t i = 0; i < acc.size(); ++i) {
-      xb[i] = static_cast<float>(acc[i] * bsr.value_scale);
-    }
-  });
+}  // namespace
+
+void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns,
+                      const MmaAccumulation& accumulation) {
+  multiply_blocks(OrientedBlocks{bsr, false}, x, y, columns, accumulation);
+}
+
+void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns,
+                                 const MmaAccumulation& accumulation) {
+  multiply_blocks(OrientedBlocks{bsr, true}, y, x, columns, accumulation);
 }
 
 }  // namespace slicestream::tensorcore

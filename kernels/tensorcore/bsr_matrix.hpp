@@ -16,6 +16,7 @@
 
 #include "kernels/tensorcore/column_layouts.hpp"
 #include "kernels/tensorcore/index_mapping.hpp"
+#include "kernels/tensorcore/mma_accumulation.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 #include "kernels/tensorcore/wmma_shape.hpp"
 
@@ -65,10 +66,14 @@ BlockCount count_blocks(const CsrMatrix& a, const IndexMapping& rows, const Colu
 BsrMatrixHalf build_bsr(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
                         WmmaShape shape, float value_scale, int threads = 0);
 
-// CPU twins of the WMMA products, in the mapped spaces, from the stored fp16 values with float
-// accumulation per block and double across blocks; `columns` right-hand sides row-major.
-// x has bsr.cols rows, y has bsr.rows rows.
-void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns);
-void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns);
+// CPU twins of the WMMA products, in the mapped spaces, from the stored fp16 values; `columns`
+// right-hand sides row-major. x has bsr.cols rows, y has bsr.rows rows. Sums are exact (double)
+// unless `accumulation` asks for the tensor core model (mma_accumulation.hpp), which follows the
+// kernels' order: blocks in storage order (forward) or column-index order (transposed), k-steps
+// of rays 0-15 then 16-31 for 32-row blocks.
+void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns,
+                      const MmaAccumulation& accumulation = {});
+void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns,
+                                 const MmaAccumulation& accumulation = {});
 
 }  // namespace slicestream::tensorcore

@@ -3,21 +3,20 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/expr/host_evaluate.hpp"
 #include "kernels/tensorcore/half_float.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 
 namespace slicestream::tensorcore {
 
 void round_columns_to_half(float* data, long long rows, int columns, float* scales) {
-  std::vector<float> max_abs(static_cast<std::size_t>(columns), 0.0f);
-  for (long long r = 0; r < rows; ++r) {
-    for (int c = 0; c < columns; ++c) {
-      max_abs[static_cast<std::size_t>(c)] =
-          std::fmax(max_abs[static_cast<std::size_t>(c)], std::fabs(data[r * columns + c]));
-    }
-  }
+  // max |column| as on the GPU (TensorCoreProjector): one fused pass of the expression layer.
+  std::vector<double> max_abs(static_cast<std::size_t>(columns));
+  const float* values = data;
+  expr::evaluate_pass(expr::fused(expr::reduce_max_abs(expr::array(values))),
+                      expr::Extent2D{static_cast<int>(rows), columns}, max_abs.data());
   for (int c = 0; c < columns; ++c) {
-    scales[c] = half_operand_scale(max_abs[static_cast<std::size_t>(c)]);
+    scales[c] = half_operand_scale(static_cast<float>(max_abs[static_cast<std::size_t>(c)]));
   }
   for (long long r = 0; r < rows; ++r) {
     for (int c = 0; c < columns; ++c) {
@@ -28,7 +27,13 @@ void round_columns_to_half(float* data, long long rows, int columns, float* scal
 }
 
 BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix, bool compensated)
-    : matrix_(std::move(matrix)), compensated_(compensated) {
+    : BsrProjectorCpu(std::move(matrix), BsrProjectorCpuOptions{compensated, {}}) {}
+
+BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
+                                 const BsrProjectorCpuOptions& options)
+    : matrix_(std::move(matrix)),
+      compensated_(options.compensated),
+      accumulation_(options.accumulation) {
   if (matrix_ == nullptr) throw std::invalid_argument("BsrProjectorCpu: no matrix");
 }
 
@@ -68,7 +73,7 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
   const int wide = make_operands(replicated.data(), m.bsr.cols, columns, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * w);
-  bsr_multiply_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide);
+  bsr_multiply_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
   for (long long r = 0; r < m.row_mapping.size(); ++r) {
     const std::size_t slot =
         static_cast<std::size_t>(m.row_mapping.to_mapped[static_cast<std::size_t>(r)]);
@@ -89,7 +94,7 @@ void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int co
   const int wide = make_operands(mapped_in_.data(), m.bsr.rows, columns, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * w);
-  bsr_multiply_transposed_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide);
+  bsr_multiply_transposed_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
   std::vector<float> combined(static_cast<std::size_t>(m.bsr.cols) * c);
   for (long long q = 0; q < m.bsr.cols; ++q) {
     for (std::size_t k = 0; k < c; ++k) {

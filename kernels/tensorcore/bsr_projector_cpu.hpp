@@ -12,12 +12,20 @@
 
 namespace slicestream::tensorcore {
 
+struct BsrProjectorCpuOptions {
+  // Each fp16 operand column travels as two, hi = fp16(v) and lo = fp16(v - hi) (scaled by
+  // 2^12), giving about 22 significant bits (the GPU projector's option of that name).
+  bool compensated = false;
+  // Exact sums by default; MmaAccumulation{true, ...} models the tensor cores' accumulation.
+  MmaAccumulation accumulation;
+};
+
 class BsrProjectorCpu : public ProjectionOperator {
  public:
-  // compensated: each fp16 operand column travels as two, hi = fp16(v) and lo = fp16(v - hi)
-  // (scaled by 2^12), giving about 22 significant bits (the GPU projector's option of that name).
   explicit BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
                            bool compensated = false);
+  BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
+                  const BsrProjectorCpuOptions& options);
 
   long long rays() const override { return matrix_->geometry.rays(); }
   long long pixels() const override { return matrix_->grid.pixels(); }
@@ -34,6 +42,7 @@ class BsrProjectorCpu : public ProjectionOperator {
 
   std::shared_ptr<const TensorCoreMatrix> matrix_;
   bool compensated_ = false;
+  MmaAccumulation accumulation_;
   std::vector<float> operands_;
   std::vector<float> mapped_in_;
   std::vector<float> mapped_out_;

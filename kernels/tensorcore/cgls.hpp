@@ -1,7 +1,8 @@
 // CGLS (conjugate gradients on the normal equations A^T A x = A^T b, paper Alg. 1) for several
 // independent right-hand sides at once (one per slice), with every vector update and dot product
-// a fused expression pass (kernels/tensorcore/fused_expression.hpp). A column stops early when its
-// relative residual ||A x - b|| / ||b|| reaches the tolerance; the solve stops when all have.
+// a fused expression pass (kernels/tensorcore/cgls_steps.hpp, on kernels/expr). A column stops
+// early when its relative residual ||A x - b|| / ||b|| reaches the tolerance; the solve stops when
+// all have.
 #pragma once
 
 #include <vector>

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/expr/expr.hpp"
+#include "kernels/expr/host_evaluate.hpp"
 #include "kernels/tensorcore/parallel_for.hpp"
 
 namespace slicestream::tensorcore {
@@ -113,6 +115,26 @@ std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
     }
   });
   return sinogram;
+}
+
+PhantomProblem2d make_phantom_problem(int size, int angles, int bins) {
+  PhantomProblem2d p;
+  p.grid = ImageGrid2d{size, size, 1.0};
+  p.geometry =
+      make_parallel_2d(uniform_angles(angles, kPi), bins, static_cast<double>(size) / bins);
+  const std::vector<Ellipse2d> phantom = shepp_logan_2d(0.5 * size);
+  p.truth = sample_phantom(phantom, p.grid, 4);
+  p.data = project_phantom(phantom, p.geometry, 4);
+  return p;
+}
+
+double relative_error(const std::vector<float>& x, const std::vector<float>& reference) {
+  // x - reference in float is exact wherever the two are within a factor of 2 (Sterbenz), i.e.
+  // wherever the error is small; the squares are summed in double.
+  const auto ref = expr::array(reference.data());
+  const std::size_t n = reference.size();
+  return std::sqrt(expr::squared_norm(expr::array(x.data()) - ref, 0, n) /
+                   expr::squared_norm(ref, 0, n));
 }
 
 }  // namespace slicestream::tensorcore

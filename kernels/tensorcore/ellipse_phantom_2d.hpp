@@ -34,4 +34,19 @@ std::vector<float> sample_phantom(const std::vector<Ellipse2d>& phantom, const I
 std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
                                    const Geometry2d& geometry, int supersample = 8);
 
+// The CG accuracy problem of the benchmark (paper Fig. 8): a size x size image of 1 mm pixels,
+// parallel beam with `angles` angles over 180 degrees onto `bins` bins as wide as the image, the
+// Shepp-Logan phantom of radius size / 2; truth: its pixel averages (4 x 4 samples), data: its
+// bin-averaged exact line integrals (4 rays per bin).
+struct PhantomProblem2d {
+  ImageGrid2d grid;
+  Geometry2d geometry;
+  std::vector<float> truth;
+  std::vector<float> data;
+};
+PhantomProblem2d make_phantom_problem(int size, int angles = 720, int bins = 512);
+
+// ||x - reference|| / ||reference|| (in double): the accuracy measure of CG reconstructions.
+double relative_error(const std::vector<float>& x, const std::vector<float>& reference);
+
 }  // namespace slicestream::tensorcore

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cuda/expr_device_evaluate.cuh"
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
 #include "kernels/expr/preprocess_expression.hpp"
@@ -150,6 +151,46 @@ TEST(ExpressionDevice, PreprocessExpressionMatchesTheHost) {
   const auto device =
       preprocess_expression<false, true>(draw.get(), ddark.get(), dgain.get(), 1e-6f, cosine);
   compare(host.result, host.clamped_low, device.result, device.clamped_low, extent, 2e-6);
+}
+
+// Fused passes (stores, then per-column sums and maxima) on the device against the host.
+TEST(ExpressionDevice, FusedPassesMatchTheHost) {
+  std::string why;
+  if (!have_device(&why)) GTEST_SKIP() << why;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int columns : {1, 3, 32, 256}) {
+    const Extent2D extent{10007, columns};
+    std::vector<float> r(extent.size()), q(extent.size()), alpha(static_cast<std::size_t>(columns));
+    for (float& v : r)
+      v = dist(rng);
+    for (float& v : q)
+      v = dist(rng);
+    for (float& v : alpha)
+      v = dist(rng);
+    DeviceArray<float> dr(r), dq(q), dalpha(alpha);
+    DeviceArray<double> dresults(std::vector<double>(static_cast<std::size_t>(3 * columns), -1.0));
+    auto pass = [](float* pr, const float* pq, const float* palpha) {
+      return fused(store(pr, array(pr) - per_column(palpha) * array(pq)),
+                   reduce_squared_norm(array(pr)), reduce_max_abs(array(pr)),
+                   reduce_dot(array(pr), array(pq)));
+    };
+    cuda::evaluate_pass(pass(dr.get(), dq.get(), dalpha.get()), extent, dresults.get(), nullptr);
+    EXPECT_CUDA(cudaDeviceSynchronize());
+    std::vector<double> host(static_cast<std::size_t>(3 * columns));
+    evaluate_pass(pass(r.data(), q.data(), alpha.data()), extent, host.data());
+    const std::vector<float> got = dr.to_host();
+    // The device may contract r - alpha * q into one FMA: values differ in the last bit.
+    for (std::size_t i = 0; i < r.size(); ++i)
+      ASSERT_NEAR(got[i], r[i], 4e-7f) << i;
+    const std::vector<double> results = dresults.to_host();
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      EXPECT_NEAR(results[k], host[k], 1e-6 * std::abs(host[k]) + 1e-9) << columns << " " << k;
+    }
+  }
+  EXPECT_THROW(
+      cuda::evaluate_pass(fused(reduce_sum(scalar(1.0f))), Extent2D{4, 257}, nullptr, nullptr),
+      std::invalid_argument);
 }
 
 }  // namespace

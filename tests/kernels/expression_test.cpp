@@ -2,6 +2,7 @@
 // fused counters and reductions, and the host logarithm.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -235,6 +236,43 @@ TEST(Expression, FusedReductionsMatchDoubleReference) {
     ref_rr += static_cast<double>(expected) * expected;
   }
   EXPECT_NEAR(rr, ref_rr, 1e-6 * ref_rr);
+}
+
+// A fused pass over rows x columns: stores in order, then per-column sums, dots and maxima that
+// read the values just stored (in place), against a plain double reference.
+TEST(Expression, FusedPassStoresThenReducesPerColumn) {
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  const Extent2D extent{1001, 3};
+  const std::vector<float> r0 = random.floats(extent.size(), -1, 1);
+  const std::vector<float> q = random.floats(extent.size(), -1, 1);
+  const float alpha[3] = {0.5f, -2.0f, 0.0f};
+  std::vector<float> r = r0, p(extent.size());
+  double results[4 * 3];
+  evaluate_pass(
+      fused(store(r.data(), array(r.data()) - per_column(alpha) * array(q.data())),
+            store(p.data(), 2.0f * array(r.data())), reduce_sum(array(p.data())),
+            reduce_squared_norm(array(r.data())), reduce_dot(array(r.data()), array(q.data())),
+            reduce_max_abs(array(r.data()) - 1.0f)),
+      extent, results);
+  EXPECT_EQ(decltype(fused(reduce_sum(array(r.data())), store(p.data(), 1.0f)))::kReductions, 1);
+  double sums[3] = {}, norms[3] = {}, dots[3] = {}, maxima[3] = {};
+  for (std::size_t i = 0; i < extent.size(); ++i) {
+    const int c = static_cast<int>(i % 3);
+    const float expected = r0[i] - alpha[c] * q[i];
+    ASSERT_FLOAT_EQ(r[i], expected);
+    ASSERT_FLOAT_EQ(p[i], 2.0f * expected);
+    sums[c] += 2.0 * expected;
+    norms[c] += static_cast<double>(expected) * expected;
+    dots[c] += static_cast<double>(expected) * q[i];
+    maxima[c] = std::max(maxima[c], std::abs(static_cast<double>(expected - 1.0f)));
+  }
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(results[c], sums[c], 1e-9);
+    EXPECT_NEAR(results[3 + c], norms[c], 1e-9);
+    EXPECT_NEAR(results[6 + c], dots[c], 1e-9);
+    EXPECT_DOUBLE_EQ(results[9 + c], maxima[c]);
+  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
@@ -17,11 +17,41 @@ namespace wmma = nvcuda::wmma;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(32 % kMmaChainBlocks == 0, "chains must not straddle the 32-block index chunks");
+
+// kFrags fp32 results (sum) and the MMA accumulation chains of the current group of blocks
+// (part). flush() ends the chains: sum += part element by element (both fragments have the same
+// layout) with round-to-nearest adds, and part restarts at zero (mma_accumulation.hpp).
+template <class Fragment, int kFrags>
+struct SplitAccumulator {
+  Fragment sum[kFrags];
+  Fragment part[kFrags];
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int f = 0; f < kFrags; ++f) {
+      nvcuda::wmma::fill_fragment(sum[f], 0.0f);
+      nvcuda::wmma::fill_fragment(part[f], 0.0f);
+    }
+  }
+  __device__ __forceinline__ void flush() {
+#pragma unroll
+    for (int f = 0; f < kFrags; ++f) {
+#pragma unroll
+      for (int i = 0; i < part[f].num_elements; ++i)
+        sum[f].x[i] = __fadd_rn(sum[f].x[i], part[f].x[i]);
+      nvcuda::wmma::fill_fragment(part[f], 0.0f);
+    }
+  }
+};
 
 // One warp per (block row, tile of CW columns); the CTA's 8 warps take neighbouring block rows
 // (or the column tiles of one row when columns > 32), so the X tiles they share come from L1.
 // Block column indices are fetched 32 at a time (one per lane) and broadcast with shuffles; UNROLL
-// blocks' fragments are loaded before their products to keep several loads in flight.
+// blocks' fragments are loaded before their products to keep several loads in flight. With
+// split_accumulation each group of UNROLL blocks (the rest of a row: one group) accumulates in a
+// fresh fragment that is then added to the fp32 sum: the tensor cores truncate inside each MMA,
+// so one chain over a whole row would lose low bits of every product, always toward zero.
 template <int M, int NF, int CW, int UNROLL>
 __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs args) {
   constexpr int kFrags = CW / NF;
@@ -38,10 +68,8 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
   const __half* x_base =
       reinterpret_cast<const __half*>(args.x) + static_cast<std::size_t>(col0 / NF) * group_stride;
 
-  wmma::fragment<wmma::accumulator, M, NF, 16, float> acc[kFrags];
-#pragma unroll
-  for (int f = 0; f < kFrags; ++f)
-    wmma::fill_fragment(acc[f], 0.0f);
+  SplitAccumulator<wmma::fragment<wmma::accumulator, M, NF, 16, float>, kFrags> acc;
+  acc.clear();
 
   const int begin = args.row_ptr[block_row];
   const int end = args.row_ptr[block_row + 1];
@@ -66,8 +94,9 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
       for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
         for (int f = 0; f < kFrags; ++f)
-          wmma::mma_sync(acc[f], a[u], b[u][f], acc[f]);
+          wmma::mma_sync(acc.part[f], a[u], b[u][f], acc.part[f]);
       }
+      if (args.split_accumulation) acc.flush();
     }
     for (; j < count; ++j) {
       const int c = __shfl_sync(kFullMask, lane_col, j);
@@ -78,15 +107,17 @@ __global__ void __launch_bounds__(kThreads) bsr_forward_kernel(BsrForwardArgs ar
       for (int f = 0; f < kFrags; ++f) {
         wmma::fragment<wmma::matrix_b, M, NF, 16, __half, wmma::row_major> b;
         wmma::load_matrix_sync(b, xb + f * group_stride, NF);
-        wmma::mma_sync(acc[f], a, b, acc[f]);
+        wmma::mma_sync(acc.part[f], a, b, acc.part[f]);
       }
     }
+    if (args.split_accumulation) acc.flush();  // the last (short) group of the row
   }
+  acc.flush();  // without splitting: sum = 0 + the whole chain, exactly
 
   float* s = stage[warp];
 #pragma unroll
   for (int f = 0; f < kFrags; ++f)
-    wmma::store_matrix_sync(s + f * NF, acc[f], CW, wmma::mem_row_major);
+    wmma::store_matrix_sync(s + f * NF, acc.sum[f], CW, wmma::mem_row_major);
   __syncwarp();
   float* y = args.y + static_cast<std::size_t>(block_row) * M * args.columns + col0;
   for (int i = lane; i < M * CW; i += 32) {
@@ -128,10 +159,8 @@ __global__ void __launch_bounds__(kThreads) bsr_transposed_kernel(BsrTransposedA
     __syncwarp();
   }
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFrags];
-#pragma unroll
-  for (int f = 0; f < kFrags; ++f)
-    wmma::fill_fragment(acc[f], 0.0f);
+  SplitAccumulator<wmma::fragment<wmma::accumulator, 16, 16, 16, float>, kFrags> acc;
+  acc.clear();
 
   const int begin = args.col_ptr[block_col];
   const int end = args.col_ptr[block_col + 1];
@@ -185,18 +214,20 @@ __global__ void __launch_bounds__(kThreads) bsr_transposed_kernel(BsrTransposedA
           for (int k = 0; k < kSteps; ++k) {
 #pragma unroll
             for (int f = 0; f < kFrags; ++f)
-              wmma::mma_sync(acc[f], a[u][k], b[u][k][f], acc[f]);
+              wmma::mma_sync(acc.part[f], a[u][k], b[u][k][f], acc.part[f]);
           }
         }
       }
+      if (args.split_accumulation) acc.flush();
       if constexpr (M == 8) __syncwarp();  // before the next staging overwrites a_stage
     }
   }
+  acc.flush();  // without splitting: sum = 0 + the whole chain, exactly
 
   float* s = stage[warp];
 #pragma unroll
   for (int f = 0; f < kFrags; ++f)
-    wmma::store_matrix_sync(s + f * 16, acc[f], CW, wmma::mem_row_major);
+    wmma::store_matrix_sync(s + f * 16, acc.sum[f], CW, wmma::mem_row_major);
   __syncwarp();
   float* x = args.x + static_cast<std::size_t>(block_col) * 16 * args.x_columns;
   for (int i = lane; i < 16 * CW; i += 32) {
@@ -212,8 +243,8 @@ void forward_with(const BsrForwardArgs& args, cudaStream_t stream) {
   const int rows_per_cta = kWarpsPerBlock / (args.columns / CW);
   const int grid = (args.block_row_count + rows_per_cta - 1) / rows_per_cta;
   if (grid == 0) return;
-  bsr_forward_kernel<M, NF, CW, 4><<<grid, kThreads, 0, stream>>>(args);
-  check_launch("bsr_forward_kernel");
+  bsr_forward_kernel<M, NF, CW, kMmaChainBlocks><<<grid, kThreads, 0, stream>>>(args);
+  SLICESTREAM_CUDA_CHECK_LAUNCH("bsr_forward_kernel");
 }
 
 template <int M, int CW>
@@ -221,8 +252,8 @@ void transposed_with(const BsrTransposedArgs& args, cudaStream_t stream) {
   const int cols_per_cta = kWarpsPerBlock / (args.columns16 / CW);
   const int grid = (args.block_col_count + cols_per_cta - 1) / cols_per_cta;
   if (grid == 0) return;
-  bsr_transposed_kernel<M, CW, 4><<<grid, kThreads, 0, stream>>>(args);
-  check_launch("bsr_transposed_kernel");
+  bsr_transposed_kernel<M, CW, kMmaChainBlocks><<<grid, kThreads, 0, stream>>>(args);
+  SLICESTREAM_CUDA_CHECK_LAUNCH("bsr_transposed_kernel");
 }
 
 }  // namespace

@@ -8,12 +8,19 @@
 //   transposed Y (fp16):  [columns16 / 16][y_rows][16], y_rows >= rows + 16 (zero padding)
 //   transposed X (fp32):  [cols][x_columns]          the first x_columns of columns16
 // Each output column c is multiplied by column_scale[c] (weight scale / operand scale).
+//
+// Accumulation: the MMA accumulator truncates toward zero inside every k-step, so a chain of
+// hundreds of blocks biases the sums (kernels/tensorcore/mma_accumulation.hpp). With
+// split_accumulation (the default) each group of kMmaChainBlocks blocks accumulates in a fresh
+// fragment that is added to the fp32 result with round-to-nearest adds; the CPU twin's
+// MmaAccumulation{true, 16, 0, kMmaChainBlocks} models it.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "kernels/tensorcore/mma_accumulation.hpp"
 #include "kernels/tensorcore/wmma_shape.hpp"
 
 namespace slicestream::tensorcore::cuda {
@@ -28,6 +35,7 @@ struct BsrForwardArgs {
   int columns = 0;       // right-hand sides: a multiple of the warp tile (see below), <= 256
   const float* column_scale = nullptr;
   float* y = nullptr;
+  bool split_accumulation = true;
 };
 
 struct BsrTransposedArgs {
@@ -42,6 +50,7 @@ struct BsrTransposedArgs {
   int x_columns = 0;  // columns written to x (<= columns16)
   const float* column_scale = nullptr;
   float* x = nullptr;
+  bool split_accumulation = true;
 };
 
 // Columns a warp works on: min(32, columns); `columns` must be a multiple of it and of the

@@ -1,8 +1,8 @@
 // CGLS on the GPU over a DeviceProjectionOperator: the algorithm of kernels/tensorcore/cgls.hpp
-// (the CPU twin) with the same fused expression passes, evaluated by one kernel each
-// (fused_expression_kernel.cuh), and the per-column scalars computed on the device. Without a
-// tolerance the solve never waits for the host; with one it reads the residuals once per
-// iteration to stop converged columns.
+// (the CPU twin) with the same fused expression passes and scalar recurrences (cgls_steps.hpp),
+// each pass one kernel (cuda::evaluate_pass, kernels/cuda/expr_device_evaluate.cuh), the
+// per-column scalars computed on the device. Without a tolerance the solve never waits for the
+// host; with one it reads the residuals once per iteration to stop converged columns.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -6,10 +6,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cuda/cusparse_check.hpp"
 
 namespace slicestream::tensorcore::cuda {
+
+using ::slicestream::cuda::DeviceBuffer;
 
 namespace {
 
@@ -23,10 +26,9 @@ struct DeviceCsr {
   cusparseSpMatDescr_t descr = nullptr;
 
   void describe() {
-    check(cusparseCreateCsr(&descr, rows, cols, nnz, row_ptr.data(), col.data(), values.data(),
-                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                            CUDA_R_32F),
-          "cusparseCreateCsr");
+    SLICESTREAM_CUSPARSE_CHECK(cusparseCreateCsr(
+        &descr, rows, cols, nnz, row_ptr.data(), col.data(), values.data(), CUSPARSE_INDEX_32I,
+        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   }
   ~DeviceCsr() {
     if (descr != nullptr) cusparseDestroySpMat(descr);
@@ -83,7 +85,7 @@ struct CusparseProjector::Impl {
 
 void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const float* in, float* out,
                                        int columns, cudaStream_t stream) {
-  check(cusparseSetStream(handle, stream), "cusparseSetStream");
+  SLICESTREAM_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
   const float alpha = 1.0f;
   const float beta = 0.0f;
   std::unique_ptr<ProductPlan>& plan = plans[{transposed, columns}];
@@ -91,33 +93,30 @@ void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const floa
   if (columns == 1) {
     if (plan == nullptr) {
       plan = std::make_unique<ProductPlan>();
-      check(cusparseCreateDnVec(&plan->in_vec, m.cols, const_cast<float*>(in), CUDA_R_32F),
-            "DnVec");
-      check(cusparseCreateDnVec(&plan->out_vec, m.rows, out, CUDA_R_32F), "DnVec");
+      SLICESTREAM_CUSPARSE_CHECK(
+          cusparseCreateDnVec(&plan->in_vec, m.cols, const_cast<float*>(in), CUDA_R_32F));
+      SLICESTREAM_CUSPARSE_CHECK(cusparseCreateDnVec(&plan->out_vec, m.rows, out, CUDA_R_32F));
       std::size_t size = 0;
-      check(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.descr,
-                                    plan->in_vec, &beta, plan->out_vec, CUDA_R_32F,
-                                    CUSPARSE_SPMV_CSR_ALG1, &size),
-            "cusparseSpMV_bufferSize");
+      SLICESTREAM_CUSPARSE_CHECK(cusparseSpMV_bufferSize(
+          handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.descr, plan->in_vec, &beta,
+          plan->out_vec, CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG1, &size));
       plan->buffer.resize(size > 0 ? size : 1);
     }
-    check(cusparseDnVecSetValues(plan->in_vec, const_cast<float*>(in)), "DnVecSetValues");
-    check(cusparseDnVecSetValues(plan->out_vec, out), "DnVecSetValues");
-    check(
-        cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.descr, plan->in_vec, &beta,
-                     plan->out_vec, CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG1, plan->buffer.data()),
-        "cusparseSpMV");
+    SLICESTREAM_CUSPARSE_CHECK(cusparseDnVecSetValues(plan->in_vec, const_cast<float*>(in)));
+    SLICESTREAM_CUSPARSE_CHECK(cusparseDnVecSetValues(plan->out_vec, out));
+    SLICESTREAM_CUSPARSE_CHECK(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                            m.descr, plan->in_vec, &beta, plan->out_vec, CUDA_R_32F,
+                                            CUSPARSE_SPMV_CSR_ALG1, plan->buffer.data()));
     spmv_algorithm[direction] = "SpMV CSR_ALG1";
     return;
   }
   if (plan == nullptr) {
     plan = std::make_unique<ProductPlan>();
-    check(cusparseCreateDnMat(&plan->in, m.cols, columns, columns, const_cast<float*>(in),
-                              CUDA_R_32F, CUSPARSE_ORDER_ROW),
-          "DnMat");
-    check(cusparseCreateDnMat(&plan->out, m.rows, columns, columns, out, CUDA_R_32F,
-                              CUSPARSE_ORDER_ROW),
-          "DnMat");
+    SLICESTREAM_CUSPARSE_CHECK(cusparseCreateDnMat(&plan->in, m.cols, columns, columns,
+                                                   const_cast<float*>(in), CUDA_R_32F,
+                                                   CUSPARSE_ORDER_ROW));
+    SLICESTREAM_CUSPARSE_CHECK(cusparseCreateDnMat(&plan->out, m.rows, columns, columns, out,
+                                                   CUDA_R_32F, CUSPARSE_ORDER_ROW));
     cusparseStatus_t status = CUSPARSE_STATUS_NOT_SUPPORTED;
     std::size_t size = 0;
     for (cusparseSpMMAlg_t algorithm :
@@ -135,14 +134,14 @@ void CusparseProjector::Impl::multiply(DeviceCsr& m, bool transposed, const floa
         break;
       }
     }
-    check(status, "cusparseSpMM set-up (ALG3, ALG2 and the default all refused)");
+    check_cusparse(status, "cusparseSpMM set-up (ALG3, ALG2 and the default all refused)", __FILE__,
+                   __LINE__);
   }
-  check(cusparseDnMatSetValues(plan->in, const_cast<float*>(in)), "DnMatSetValues");
-  check(cusparseDnMatSetValues(plan->out, out), "DnMatSetValues");
-  check(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                     &alpha, m.descr, plan->in, &beta, plan->out, CUDA_R_32F, plan->algorithm,
-                     plan->buffer.data()),
-        "cusparseSpMM");
+  SLICESTREAM_CUSPARSE_CHECK(cusparseDnMatSetValues(plan->in, const_cast<float*>(in)));
+  SLICESTREAM_CUSPARSE_CHECK(cusparseDnMatSetValues(plan->out, out));
+  SLICESTREAM_CUSPARSE_CHECK(cusparseSpMM(
+      handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, m.descr,
+      plan->in, &beta, plan->out, CUDA_R_32F, plan->algorithm, plan->buffer.data()));
   spmm_algorithm[direction] = std::string("SpMM ") + algorithm_name(plan->algorithm) + " row-major";
 }
 
@@ -151,7 +150,7 @@ CusparseProjector::CusparseProjector(const CsrMatrix& a) : impl_(std::make_uniqu
     throw std::invalid_argument("cuSPARSE baseline: sizes need 32-bit indices");
   }
   Impl& d = *impl_;
-  check(cusparseCreate(&d.handle), "cusparseCreate");
+  SLICESTREAM_CUSPARSE_CHECK(cusparseCreate(&d.handle));
   d.a.rows = a.rows;
   d.a.cols = a.cols;
   d.a.nnz = a.nnz();
@@ -169,20 +168,18 @@ CusparseProjector::CusparseProjector(const CsrMatrix& a) : impl_(std::make_uniqu
   d.at.col.resize(static_cast<std::size_t>(a.nnz()));
   d.at.values.resize(static_cast<std::size_t>(a.nnz()));
   std::size_t size = 0;
-  check(cusparseCsr2cscEx2_bufferSize(
-            d.handle, static_cast<int>(a.rows), static_cast<int>(a.cols), static_cast<int>(a.nnz()),
-            d.a.values.data(), d.a.row_ptr.data(), d.a.col.data(), d.at.values.data(),
-            d.at.row_ptr.data(), d.at.col.data(), CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
-            CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &size),
-        "cusparseCsr2cscEx2_bufferSize");
+  SLICESTREAM_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
+      d.handle, static_cast<int>(a.rows), static_cast<int>(a.cols), static_cast<int>(a.nnz()),
+      d.a.values.data(), d.a.row_ptr.data(), d.a.col.data(), d.at.values.data(),
+      d.at.row_ptr.data(), d.at.col.data(), CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
+      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &size));
   DeviceBuffer<unsigned char> buffer(size > 0 ? size : 1);
-  check(cusparseCsr2cscEx2(d.handle, static_cast<int>(a.rows), static_cast<int>(a.cols),
-                           static_cast<int>(a.nnz()), d.a.values.data(), d.a.row_ptr.data(),
-                           d.a.col.data(), d.at.values.data(), d.at.row_ptr.data(), d.at.col.data(),
-                           CUDA_R_32F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-                           CUSPARSE_CSR2CSC_ALG1, buffer.data()),
-        "cusparseCsr2cscEx2");
-  check(cudaDeviceSynchronize(), "csr2csc");
+  SLICESTREAM_CUSPARSE_CHECK(cusparseCsr2cscEx2(
+      d.handle, static_cast<int>(a.rows), static_cast<int>(a.cols), static_cast<int>(a.nnz()),
+      d.a.values.data(), d.a.row_ptr.data(), d.a.col.data(), d.at.values.data(),
+      d.at.row_ptr.data(), d.at.col.data(), CUDA_R_32F, CUSPARSE_ACTION_NUMERIC,
+      CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, buffer.data()));
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   d.at.describe();
 }
 

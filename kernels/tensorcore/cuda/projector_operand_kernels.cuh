@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
+#include "kernels/cuda/device_buffer.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 
 namespace slicestream::tensorcore::cuda {
@@ -184,8 +184,8 @@ __global__ void backward_output_kernel(const float* __restrict__ x, int x_column
 }
 
 template <class T>
-DeviceBuffer<T> upload(const std::vector<T>& host) {
-  return DeviceBuffer<T>(host);
+::slicestream::cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
+  return ::slicestream::cuda::DeviceBuffer<T>(host);
 }
 
 }  // namespace

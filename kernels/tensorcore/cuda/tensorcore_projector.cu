@@ -7,19 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/expr_device_evaluate.cuh"
+#include "kernels/expr/pass.hpp"
 #include "kernels/tensorcore/cuda/bsr_spmm.hpp"
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
-#include "kernels/tensorcore/cuda/fused_expression_kernel.cuh"
 #include "kernels/tensorcore/cuda/projector_operand_kernels.cuh"
 #include "kernels/tensorcore/operand_scaling.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
+using ::slicestream::cuda::DeviceBuffer;
+
 struct TensorCoreProjector::Impl {
   std::shared_ptr<const TensorCoreMatrix> m;
   bool symmetric = false;
   bool compensated = false;
+  bool split = true;
   int per_slice = 1;
   int layouts = 1;
   DeviceBuffer<std::uint16_t> blocks;
@@ -134,15 +138,15 @@ void TensorCoreProjector::Impl::prepare_scales(const float* input, long long row
   const double* max_d = nullptr;
   if (max_abs == nullptr) {
     reduce.resize(static_cast<std::size_t>(slices));
-    evaluate_device(fused::reduce_only(fused::max_abs(fused::vec(input))),
-                    static_cast<std::size_t>(rows) * static_cast<std::size_t>(slices), slices,
-                    reduce.data(), stream);
+    ::slicestream::cuda::evaluate_pass(expr::fused(expr::reduce_max_abs(expr::array(input))),
+                                       expr::Extent2D{static_cast<int>(rows), slices},
+                                       reduce.data(), stream);
     max_d = reduce.data();
   }
   compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice, columns,
                                                     lo_offset(slices), m->bsr.value_scale,
                                                     operand_scale.data(), column_scale.data());
-  check_launch("compute_scales_kernel");
+  SLICESTREAM_CUDA_CHECK_LAUNCH("compute_scales_kernel");
 }
 
 TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix)
@@ -177,6 +181,12 @@ void TensorCoreProjector::set_compensated_operands(bool on) {
 }
 bool TensorCoreProjector::compensated_operands() const {
   return impl_->compensated;
+}
+void TensorCoreProjector::set_split_accumulation(bool on) {
+  impl_->split = on;
+}
+bool TensorCoreProjector::split_accumulation() const {
+  return impl_->split;
 }
 
 int TensorCoreProjector::forward_columns(int slices) const {
@@ -217,7 +227,7 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
       image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
       nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.x_half.data()));
-  check_launch("forward_operand_kernel");
+  SLICESTREAM_CUDA_CHECK_LAUNCH("forward_operand_kernel");
 
   BsrForwardArgs& a = d.forward_args;
   a.blocks = d.blocks.data();
@@ -229,6 +239,7 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   a.columns = columns;
   a.column_scale = d.column_scale.data();
   a.y = d.y_out.data();
+  a.split_accumulation = d.split;
   d.forward_ready = true;
   launch_bsr_forward(d.m->options.shape, a, stream);
 
@@ -236,7 +247,7 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
       d.y_out.data(), columns, d.lo_offset(slices), d.symmetric, rays(), slices, d.ray_slot.data(),
       sinogram);
-  check_launch("forward_output_kernel");
+  SLICESTREAM_CUDA_CHECK_LAUNCH("forward_output_kernel");
 }
 
 void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
@@ -253,7 +264,7 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
       sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
       y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.y_half.data()));
-  check_launch("backward_operand_kernel");
+  SLICESTREAM_CUDA_CHECK_LAUNCH("backward_operand_kernel");
 
   BsrTransposedArgs& a = d.transposed_args;
   a.blocks = d.blocks.data();
@@ -267,6 +278,7 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   a.x_columns = x_columns;
   a.column_scale = d.column_scale.data();
   a.x = d.x_out.data();
+  a.split_accumulation = d.split;
   d.transposed_ready = true;
   launch_bsr_transposed(d.m->options.shape, a, stream);
 
@@ -274,7 +286,7 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
       d.x_out.data(), x_columns, d.lo_offset(slices), d.symmetric, pixels(), slices, d.layouts,
       d.pixel_slots.data(), d.transform_mask.data(), image);
-  check_launch("backward_output_kernel");
+  SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
 void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {

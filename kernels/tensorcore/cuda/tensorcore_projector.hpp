@@ -33,10 +33,17 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
 
   // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
   // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
-  // products; the matrix stays fp16. In the CPU twin this removes the operand part of the CG
-  // error (docs/performance.md); on the GPU it does so up to 256^2 only so far.
+  // products; the matrix stays fp16. This removes the operand part of the CG error
+  // (docs/performance.md, "CG accuracy"), with split accumulation (below) on.
   void set_compensated_operands(bool on);
   bool compensated_operands() const;
+
+  // Split accumulation (on by default): the WMMA kernels add each group of kMmaChainBlocks
+  // blocks' MMA chain to an fp32 sum instead of accumulating a whole row or column in one chain,
+  // whose truncation inside every MMA biases the sums (kernels/tensorcore/mma_accumulation.hpp).
+  // Off only to measure that effect (the benchmark's accuracy table).
+  void set_split_accumulation(bool on);
+  bool split_accumulation() const;
 
   // Product columns of the SpMM for `slices` slices (symmetry, compensation, padding included).
   int forward_columns(int slices) const;

@@ -1,5 +1,6 @@
 // fp16 BSR storage: conversions, the BSR products against CSR and a dense matrix, the transposed
-// product from the same blocks, memory accounting, and the CPU twin of the projector.
+// product from the same blocks, memory accounting, the CPU twin of the projector, and its model
+// of tensor core accumulation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/tensorcore/half_float.hpp"
+#include "kernels/tensorcore/mma_accumulation.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
@@ -179,6 +181,71 @@ TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
   compensated.backward(r.data(), b.data(), columns);
   csr_multiply_transposed(rounded, r.data(), b_ref.data(), columns);
   EXPECT_LT(testing::relative_error(b, b_ref), 2e-6);
+}
+
+TEST(MmaAccumulation, OneStepAlignsTruncatesAndRoundsTowardZero) {
+  using mma_model::step;
+  // 1 + 2^-24 + 2^-30: exact rounding gives 1 + 2^-23; the model drops the bits below 2^-23
+  // relative to the largest term.
+  const double small[2] = {1.0, 0x1p-24 + 0x1p-30};
+  EXPECT_EQ(step(0.0f, small, 2, 24), 1.0f);
+  EXPECT_EQ(step(0.0f, small, 2, 27), 1.0f);  // still below 2^-26 after rounding toward zero
+  // Products below the accumulator's last bit vanish, however many there are.
+  const double tiny[16] = {0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25,
+                           0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25, 0x1p-25};
+  EXPECT_EQ(step(1.0f, tiny, 16, 24), 1.0f);  // exact: 1 + 2^-21
+  // Exact when everything fits; negative terms truncate toward zero too.
+  const double mixed[3] = {3.0, -0.5, 0.25};
+  EXPECT_EQ(step(1.0f, mixed, 3, 24), 3.75f);
+  const double negative[2] = {-1.0, -(0x1p-24 + 0x1p-30)};
+  EXPECT_EQ(step(0.0f, negative, 2, 24), -1.0f);
+  const double zeros[2] = {0.0, 0.0};
+  EXPECT_EQ(step(0.0f, zeros, 2, 24), 0.0f);
+}
+
+TEST(MmaAccumulation, LongChainsBiasTowardZeroAndSplittingThemHelps) {
+  // Non-negative weights and operands: every truncation lowers the sums, so the modelled products
+  // never exceed the exact ones; chains of kMmaChainBlocks blocks lose far less than one chain
+  // over the whole row.
+  const Problem p;
+  TensorCoreMatrixOptions options;
+  options.shape = WmmaShape::kM16N16K16;
+  const TensorCoreMatrix m = build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr);
+  const int columns = 2;
+  const std::vector<float> x =
+      testing::random_vector(static_cast<std::size_t>(m.bsr.cols * columns), 61, 0, 1);
+  std::vector<float> exact(static_cast<std::size_t>(m.bsr.rows * columns)), chain(exact.size()),
+      split(exact.size());
+  MmaAccumulation model;
+  model.emulate = true;
+  bsr_multiply_cpu(m.bsr, x.data(), exact.data(), columns);
+  bsr_multiply_cpu(m.bsr, x.data(), chain.data(), columns, model);
+  model.chain_blocks = kMmaChainBlocks;
+  bsr_multiply_cpu(m.bsr, x.data(), split.data(), columns, model);
+  double loss_chain = 0, loss_split = 0, total = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    ASSERT_LE(chain[i], exact[i]) << i;
+    ASSERT_LE(split[i], exact[i]) << i;
+    loss_chain += exact[i] - chain[i];
+    loss_split += exact[i] - split[i];
+    total += exact[i];
+  }
+  EXPECT_GT(loss_chain, 0);
+  EXPECT_LT(loss_chain / total, 1e-5);
+  EXPECT_LT(loss_split, 0.5 * loss_chain);
+  // The transposed product follows the same model.
+  const std::vector<float> y =
+      testing::random_vector(static_cast<std::size_t>(m.bsr.rows * columns), 62, 0, 1);
+  std::vector<float> back_exact(x.size()), back_chain(x.size());
+  bsr_multiply_transposed_cpu(m.bsr, y.data(), back_exact.data(), columns);
+  model.chain_blocks = 0;
+  bsr_multiply_transposed_cpu(m.bsr, y.data(), back_chain.data(), columns, model);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ASSERT_LE(back_chain[i], back_exact[i]) << i;
+  EXPECT_LT(testing::relative_error(back_chain, back_exact), 1e-5);
+  model.step_products = 0;
+  EXPECT_THROW(bsr_multiply_cpu(m.bsr, x.data(), chain.data(), columns, model),
+               std::invalid_argument);
 }
 
 TEST(BsrMatrix, RefusesMismatchedMappings) {

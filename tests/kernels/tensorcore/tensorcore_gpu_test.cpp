@@ -1,20 +1,24 @@
 // GPU tests (label gpu): the WMMA kernels against their CPU twins for every fragment shape,
 // ordering and column count; the symmetric projector against the plain one; the adjoint test;
-// the cuSPARSE baseline; fused expression passes; GPU CGLS against the CPU twin and fp16 against
-// fp32. Outputs are poisoned with NaN before each run, so unwritten elements fail.
+// the cuSPARSE baseline; GPU CGLS against the CPU twin and fp16 against fp32; the tensor core
+// accumulation model of the twin against the kernels with and without split accumulation chains;
+// CG accuracy at 320^2. Outputs are poisoned with NaN before each run, so unwritten elements fail.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <memory>
+#include <utility>
 
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/device_probe.hpp"
 #include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/tensorcore/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/cuda/cgls_gpu.hpp"
-#include "kernels/tensorcore/cuda/cuda_check.hpp"
 #include "kernels/tensorcore/cuda/cusparse_projector.hpp"
-#include "kernels/tensorcore/cuda/device_buffer.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
@@ -22,10 +26,11 @@
 namespace slicestream::tensorcore {
 namespace {
 
-using cuda::DeviceBuffer;
+using ::slicestream::cuda::DeviceBuffer;
 
-#define REQUIRE_GPU() \
-  if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device present"
+#define REQUIRE_GPU()                                                                         \
+  if (const std::string why = ::slicestream::cuda::device_unavailable_reason(); !why.empty()) \
+  GTEST_SKIP() << why
 
 std::vector<float> nan_vector(std::size_t n) {
   return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
@@ -42,6 +47,16 @@ struct SmallProblem {
   ImageGrid2d grid{64, 64, 0.5};
   Geometry2d geometry = testing::small_parallel(96, 96, 32.0);
   std::shared_ptr<CsrMatrix> a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
+
+  // The plain (non-symmetric) Tensor Core matrix of this problem.
+  std::shared_ptr<TensorCoreMatrix> matrix(
+      WmmaShape shape, BlockOrdering ordering = BlockOrdering::kPseudoMorton) const {
+    TensorCoreMatrixOptions options;
+    options.shape = shape;
+    options.ordering = ordering;
+    return std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(*a, geometry, grid, options, nullptr));
+  }
 };
 
 // Runs the GPU projector and its CPU twin on the same input; returns the relative difference.
@@ -52,7 +67,7 @@ double compare_forward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int
   DeviceBuffer<float> d_image(image);
   DeviceBuffer<float> d_sino(nan_vector(static_cast<std::size_t>(gpu.rays() * slices)));
   gpu.forward(d_image.data(), d_sino.data(), slices, nullptr);
-  cuda::check(cudaDeviceSynchronize(), "forward");
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> got = d_sino.download();
   EXPECT_TRUE(all_finite(got));
   std::vector<float> want(got.size());
@@ -67,7 +82,7 @@ double compare_backward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, in
   DeviceBuffer<float> d_sino(sino);
   DeviceBuffer<float> d_image(nan_vector(static_cast<std::size_t>(gpu.pixels() * slices)));
   gpu.backward(d_sino.data(), d_image.data(), slices, nullptr);
-  cuda::check(cudaDeviceSynchronize(), "backward");
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> got = d_image.download();
   EXPECT_TRUE(all_finite(got));
   std::vector<float> want(got.size());
@@ -81,11 +96,7 @@ TEST(TensorCoreGpu, WmmaProductsMatchTheCpuTwin) {
   for (BlockOrdering ordering :
        {BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared, BlockOrdering::kNatural}) {
     for (WmmaShape shape : kAllWmmaShapes) {
-      TensorCoreMatrixOptions options;
-      options.shape = shape;
-      options.ordering = ordering;
-      auto m = std::make_shared<TensorCoreMatrix>(
-          build_tensorcore_matrix(*p.a, p.geometry, p.grid, options, nullptr));
+      const auto m = p.matrix(shape, ordering);
       cuda::TensorCoreProjector gpu(m);
       BsrProjectorCpu cpu(m);
       for (int slices : {1, 8, 16, 32, 64}) {
@@ -153,7 +164,7 @@ TEST(TensorCoreGpu, SymmetricProjectorMatchesTwinAndPlain) {
       DeviceBuffer<float> d_plain(nan_vector(d_sym.size()));
       gpu.forward(d_image.data(), d_sym.data(), slices, nullptr);
       gpu_plain.forward(d_image.data(), d_plain.data(), slices, nullptr);
-      cuda::check(cudaDeviceSynchronize(), "symmetric forward");
+      SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
       EXPECT_LT(testing::relative_error(d_sym.download(), d_plain.download()), 2e-3);
     }
   }
@@ -180,7 +191,7 @@ TEST(TensorCoreGpu, BackprojectionIsTheAdjointAndMatchesCsr) {
     gpu.backward(dy.data(), daty.data(), slices, nullptr);
     csr.forward(dx.data(), dcsr_ax.data(), slices, nullptr);
     csr.backward(dy.data(), dcsr_aty.data(), slices, nullptr);
-    cuda::check(cudaDeviceSynchronize(), "products");
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> ax = dax.download(), aty = daty.download();
     EXPECT_NEAR(testing::dot(ax, y) / testing::dot(x, aty), 1.0, 2e-3) << to_string(shape);
     EXPECT_LT(testing::relative_error(ax, dcsr_ax.download()), 2e-3) << to_string(shape);
@@ -195,7 +206,7 @@ TEST(TensorCoreGpu, BackprojectionIsTheAdjointAndMatchesCsr) {
     DeviceBuffer<float> dx(x), dy(y), dax(nan_vector(y.size())), daty(nan_vector(x.size()));
     csr.forward(dx.data(), dax.data(), columns, nullptr);
     csr.backward(dy.data(), daty.data(), columns, nullptr);
-    cuda::check(cudaDeviceSynchronize(), "cuSPARSE");
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> ax(y.size()), aty(x.size());
     csr_cpu.forward(x.data(), ax.data(), columns);
     csr_cpu.backward(y.data(), aty.data(), columns);
@@ -275,6 +286,106 @@ TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
   EXPECT_LT(stopped.iterations, 50);
   EXPECT_LE(stopped.relative_residual.back()[0], 0.05);
   EXPECT_LE(stopped.relative_residual.back()[1], 0.05);
+}
+
+// The twin's model of tensor core accumulation (mma_accumulation.hpp) against the kernels: with
+// one accumulation chain per output (split off) the model must explain the GPU better than exact
+// sums do; with split chains (the default) the GPU matches the model and exact sums alike.
+TEST(TensorCoreGpu, AccumulationModelExplainsTheKernels) {
+  REQUIRE_GPU();
+  const SmallProblem p;
+  for (WmmaShape shape : kAllWmmaShapes) {
+    const auto m = p.matrix(shape);
+    cuda::TensorCoreProjector gpu(m);
+    for (bool split : {false, true}) {
+      gpu.set_split_accumulation(split);
+      BsrProjectorCpu exact(m);
+      BsrProjectorCpuOptions model_options;
+      model_options.accumulation.emulate = true;
+      model_options.accumulation.chain_blocks = split ? kMmaChainBlocks : 0;
+      BsrProjectorCpu model(m, model_options);
+      const int slices = 8;
+      const double fwd_exact = compare_forward(gpu, exact, slices, 700);
+      const double fwd_model = compare_forward(gpu, model, slices, 700);
+      const double bwd_exact = compare_backward(gpu, exact, slices, 800);
+      const double bwd_model = compare_backward(gpu, model, slices, 800);
+      std::cout << to_string(shape) << (split ? " split" : " one chain") << ": GPU vs exact twin "
+                << fwd_exact << " / " << bwd_exact
+                << " (forward / backward), vs accumulation model " << fwd_model << " / "
+                << bwd_model << "\n";
+      SCOPED_TRACE(std::string(to_string(shape)) + (split ? " split" : " one chain"));
+      if (!split) {
+        // Which variant of the model fits the hardware best (printed for calibration).
+        for (const auto& [step_products, extra_bits] :
+             std::vector<std::pair<int, int>>{{16, 0}, {8, 0}, {16, 3}}) {
+          BsrProjectorCpuOptions variant = model_options;
+          variant.accumulation.step_products = step_products;
+          variant.accumulation.extra_bits = extra_bits;
+          BsrProjectorCpu twin(m, variant);
+          std::cout << "  model k-step " << step_products << " +" << extra_bits
+                    << " bits: GPU vs model " << compare_forward(gpu, twin, slices, 700) << " / "
+                    << compare_backward(gpu, twin, slices, 800) << "\n";
+        }
+      }
+      if (split) {
+        EXPECT_LT(fwd_exact, 1e-5);
+        EXPECT_LT(bwd_exact, 1e-5);
+        EXPECT_LT(fwd_model, 1e-5);
+        EXPECT_LT(bwd_model, 1e-5);
+      } else {
+        EXPECT_LT(fwd_model, fwd_exact);
+        EXPECT_LT(bwd_model, bwd_exact);
+      }
+    }
+  }
+}
+
+// Paper Fig. 8 / the target above 256^2: CG with the fp16 matrix within 1% of the fp32
+// solver after 20 iterations, at 320^2 x 720 angles x 512 bins (the benchmark's problem and its
+// accuracy configuration), with compensated operands and split accumulation (the default). The
+// other variants are printed for the record (docs/performance.md, "CG accuracy").
+TEST(TensorCoreGpu, CglsAt320WithinOnePercentOfSinglePrecision) {
+  REQUIRE_GPU();
+  const PhantomProblem2d p = make_phantom_problem(320);
+  const std::vector<float>& truth = p.truth;
+  const CsrMatrix a = build_dd_matrix(p.geometry, p.grid);
+  TensorCoreMatrixOptions tc;
+  tc.shape = WmmaShape::kM16N16K16;
+  tc.ordering = BlockOrdering::kRaySheared;
+  auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(a, p.geometry, p.grid, tc, nullptr));
+  CglsOptions options;
+  options.max_iterations = 20;
+  DeviceBuffer<float> d_b(p.data);
+  auto solve = [&](cuda::DeviceProjectionOperator& op) {
+    DeviceBuffer<float> d_x(std::vector<float>(truth.size(), 0.0f));
+    cuda::cgls_gpu(op, d_b.data(), d_x.data(), 1, options, nullptr);
+    return testing::relative_error(d_x.download(), truth);
+  };
+  double error32 = 0;
+  {
+    cuda::CusparseProjector csr(a);
+    error32 = solve(csr);
+  }
+  cuda::TensorCoreProjector gpu(m);
+  struct Variant {
+    const char* name;
+    bool compensated;
+    bool split;
+  };
+  double error = 0;  // of the last variant: compensated operands, split accumulation
+  for (const Variant& v : {Variant{"fp16 operands, one chain", false, false},
+                           Variant{"fp16 operands, split accumulation", false, true},
+                           Variant{"compensated operands, one chain", true, false},
+                           Variant{"compensated operands, split accumulation", true, true}}) {
+    gpu.set_compensated_operands(v.compensated);
+    gpu.set_split_accumulation(v.split);
+    error = solve(gpu);
+    std::cout << "320^2 CG, fp16 matrix, " << v.name << ": " << error << " ("
+              << 100 * (error - error32) / error32 << "% vs fp32 " << error32 << ")\n";
+  }
+  EXPECT_LT(std::abs(error - error32), 0.01 * error32)
+      << "compensated, split: " << error << " fp32 " << error32;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/geometry_2d.hpp"
 
 namespace slicestream::tensorcore::testing {
@@ -34,15 +35,7 @@ inline double norm(const std::vector<float>& a) {
 }
 
 // ||x - ref|| / ||ref||
-inline double relative_error(const std::vector<float>& x, const std::vector<float>& ref) {
-  double diff = 0, base = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double d = static_cast<double>(x[i]) - ref[i];
-    diff += d * d;
-    base += static_cast<double>(ref[i]) * ref[i];
-  }
-  return std::sqrt(diff / base);
-}
+using ::slicestream::tensorcore::relative_error;
 
 // A small parallel-beam problem with the paper's proportions (detector as wide as the image).
 inline Geometry2d small_parallel(int angles, int bins, double width_mm, double offset_mm = 0,
