@@ -13,11 +13,12 @@
 namespace slicestream {
 
 v1::PixelType to_wire(PixelType type);
-v1::FrameKind to_wire(FrameKind kind);
-v1::FilterWindow to_wire(FilterWindow window);
-
 std::optional<PixelType> pixel_type_from_wire(int value);
+
+v1::FrameKind to_wire(FrameKind kind);
 std::optional<FrameKind> frame_kind_from_wire(int value);
+
+v1::FilterWindow to_wire(FilterWindow window);
 std::optional<FilterWindow> filter_window_from_wire(int value);
 
 }  // namespace slicestream

@@ -6,6 +6,17 @@ v1::WindowMode to_wire(WindowMode mode) {
   return mode == WindowMode::kPerRotation ? v1::WINDOW_MODE_PER_ROTATION : v1::WINDOW_MODE_SLIDING;
 }
 
+std::optional<WindowMode> window_mode_from_wire(int value) {
+  switch (value) {
+    case v1::WINDOW_MODE_SLIDING:
+      return WindowMode::kSlidingWindow;
+    case v1::WINDOW_MODE_PER_ROTATION:
+      return WindowMode::kPerRotation;
+    default:
+      return std::nullopt;
+  }
+}
+
 v1::StatusCode to_wire(StatusCode code) {
   switch (code) {
     case StatusCode::kOk:
@@ -38,17 +49,6 @@ v1::EventKind to_wire(EventKind kind) {
       return v1::EVENT_KIND_WARNING;
   }
   return v1::EVENT_KIND_UNSPECIFIED;
-}
-
-std::optional<WindowMode> window_mode_from_wire(int value) {
-  switch (value) {
-    case v1::WINDOW_MODE_SLIDING:
-      return WindowMode::kSlidingWindow;
-    case v1::WINDOW_MODE_PER_ROTATION:
-      return WindowMode::kPerRotation;
-    default:
-      return std::nullopt;
-  }
 }
 
 }  // namespace slicestream

@@ -15,9 +15,9 @@
 namespace slicestream {
 
 v1::WindowMode to_wire(WindowMode mode);
-v1::StatusCode to_wire(StatusCode code);
-v1::EventKind to_wire(EventKind kind);
-
 std::optional<WindowMode> window_mode_from_wire(int value);
+
+v1::StatusCode to_wire(StatusCode code);  // replies only: nothing to read back
+v1::EventKind to_wire(EventKind kind);    // events only: nothing to read back
 
 }  // namespace slicestream

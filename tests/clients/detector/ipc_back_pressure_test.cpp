@@ -15,13 +15,13 @@
 #include "clients/detector/scan_streamer.hpp"
 #include "server/server.hpp"
 #include "temp_dir.hpp"
+#include "test_scans.hpp"
 
 namespace slicestream::detector {
 namespace {
 
 using testing::TempDir;
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr std::uint64_t kProjections = 2000;
 
 // The reproducer's set-up: 24 x 32 frames, a window of 16, 32-pixel slices, no preview, one
@@ -44,11 +44,7 @@ std::unique_ptr<Backend> one_thread_cpu_backend() {
 }
 
 SimulationConfig small_frames() {
-  SimulationConfig c;
-  c.geometry.beam = BeamKind::kParallel;
-  c.geometry.detector = {24, 32};
-  for (int k = 0; k < 16; ++k)
-    c.geometry.slot_angles_rad.push_back(kPi * k / 16);
+  SimulationConfig c = testing::parallel_scan({24, 32}, 16);
   c.projections = kProjections;
   c.darks = 1;
   c.flats = 1;
@@ -56,28 +52,40 @@ SimulationConfig small_frames() {
   return c;
 }
 
-StreamOptions fast_stream(const Server& server, std::uint64_t scan_id) {
-  StreamOptions options;
-  options.endpoint = server.data_address();
-  options.scan_id = scan_id;
-  options.fps = 0;  // as fast as the server's back-pressure allows
-  options.progress = false;
-  return options;
-}
+// The reproducer's pair: the server on ipc:// endpoints in a fresh directory, and the small frames
+// streamed as fast as its back-pressure allows.
+class IpcBackPressure : public ::testing::Test {
+ protected:
+  IpcBackPressure()
+      : server_(server_config(dir_), one_thread_cpu_backend()), source_(small_frames()) {
+    server_.start();
+    source_.prepare();
+  }
 
-TEST(IpcBackPressure, TheEndOfTheScanArrivesWhenTheDetectorWaitsForTheConfirmation) {
-  TempDir dir;
-  Server server(server_config(dir), one_thread_cpu_backend());
-  server.start();
-  PhantomScanSource source(small_frames());
-  source.prepare();
-  StreamOptions options = fast_stream(server, 4711);
-  options.requests_endpoint = server.requests_address();
-  options.confirm_timeout_s = 20;
-  std::atomic<bool> stop{false};
-  SteadyClock clock;
-  std::ostringstream progress;
-  const StreamSummary summary = stream_scan(source, options, clock, stop, progress);
+  // With `confirm`, the detector waits for the server's confirmation on its requests endpoint.
+  StreamSummary stream(std::uint64_t scan_id, bool confirm) {
+    StreamOptions options;
+    options.endpoint = server_.data_address();
+    options.scan_id = scan_id;
+    options.fps = 0;
+    options.progress = false;
+    if (confirm) {
+      options.requests_endpoint = server_.requests_address();
+      options.confirm_timeout_s = 20;
+    }
+    std::atomic<bool> stop{false};
+    SteadyClock clock;
+    std::ostringstream progress;
+    return stream_scan(source_, options, clock, stop, progress);
+  }
+
+  TempDir dir_;
+  Server server_;
+  PhantomScanSource source_;
+};
+
+TEST_F(IpcBackPressure, TheEndOfTheScanArrivesWhenTheDetectorWaitsForTheConfirmation) {
+  const StreamSummary summary = stream(4711, true);
   std::printf("sent %llu projections; blocked by back-pressure %.3f s; confirmed after %.3f s\n",
               static_cast<unsigned long long>(summary.projections), summary.blocked_seconds,
               summary.confirm_seconds);
@@ -85,44 +93,34 @@ TEST(IpcBackPressure, TheEndOfTheScanArrivesWhenTheDetectorWaitsForTheConfirmati
   EXPECT_TRUE(summary.confirmed) << summary.confirmation;
   EXPECT_EQ(summary.projections, kProjections);
   // Nothing to wait for: the detector returned after the server had ended the scan.
-  const MetricsSnapshot metrics = server.metrics();
+  const MetricsSnapshot metrics = server_.metrics();
   EXPECT_EQ(metrics.projections_integrated, kProjections);
   EXPECT_EQ(metrics.frames_received, kProjections + 2);
   EXPECT_EQ(metrics.scans_ended, 1u);
   EXPECT_TRUE(metrics.discards.empty());
-  server.stop(true);
+  server_.stop(true);
 }
 
 // The reproducer of the bug itself (not run by default: it shows libzmq's behaviour, which a fixed
 // libzmq would change): the same stream without the confirmation loses its end, every time here.
 // Run with --gtest_also_run_disabled_tests.
-TEST(IpcBackPressure, DISABLED_WithoutTheConfirmationTheEndIsLost) {
-  TempDir dir;
-  Server server(server_config(dir), one_thread_cpu_backend());
-  server.start();
-  PhantomScanSource source(small_frames());
-  source.prepare();
-  const StreamOptions options = fast_stream(server, 4712);  // no requests endpoint
-  std::atomic<bool> stop{false};
-  SteadyClock clock;
-  std::ostringstream progress;
-  const StreamSummary summary = stream_scan(source, options, clock, stop, progress);
+TEST_F(IpcBackPressure, DISABLED_WithoutTheConfirmationTheEndIsLost) {
+  const StreamSummary summary = stream(4712, false);
   // Until the server has read everything it is going to read.
   std::uint64_t previous = ~std::uint64_t{0};
   for (int stable = 0; stable < 10;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const std::uint64_t now = server.metrics().projections_integrated;
+    const std::uint64_t now = server_.metrics().projections_integrated;
     stable = now == previous ? stable + 1 : 0;
     previous = now;
   }
-  const MetricsSnapshot metrics = server.metrics();
+  const MetricsSnapshot metrics = server_.metrics();
   std::printf("sent %llu projections, %llu integrated, scans ended %llu\n",
               static_cast<unsigned long long>(summary.projections),
               static_cast<unsigned long long>(metrics.projections_integrated),
               static_cast<unsigned long long>(metrics.scans_ended));
   EXPECT_LT(metrics.projections_integrated, kProjections);
   EXPECT_EQ(metrics.scans_ended, 0u);
-  server.stop(false);
 }
 
 }  // namespace
