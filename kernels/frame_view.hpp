@@ -11,6 +11,11 @@ enum class PixelType : std::uint8_t { kUint16, kUint32, kFloat32 };
 inline std::size_t pixel_bytes(PixelType type) { return type == PixelType::kUint16 ? 2 : 4; }
 const char* to_string(PixelType type);
 
+// What a raw frame holds: a dark or flat field (calibration) or a projection. The server's
+// pipeline and the detector simulator share it (wire/kernel_enums.hpp converts it).
+enum class FrameKind { kDark, kFlat, kProjection };
+const char* to_string(FrameKind kind);  // "dark", "flat", "projection"
+
 struct DetectorShape {
   int rows = 0;  // v direction
   int cols = 0;  // u direction

@@ -19,6 +19,18 @@ const char* to_string(PixelType type) {
   return "unknown";
 }
 
+const char* to_string(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kDark:
+      return "dark";
+    case FrameKind::kFlat:
+      return "flat";
+    case FrameKind::kProjection:
+      return "projection";
+  }
+  return "unknown";
+}
+
 ProjectionVector parallel_vector(double angle_rad, double pixel_width_mm, double pixel_height_mm) {
   const double s = std::sin(angle_rad);
   const double c = std::cos(angle_rad);

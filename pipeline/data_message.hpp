@@ -11,9 +11,6 @@
 
 namespace slicestream {
 
-enum class FrameKind { kDark, kFlat, kProjection };
-const char* to_string(FrameKind kind);
-
 struct RawFrame {
   std::uint64_t scan_id = 0;
   FrameKind kind = FrameKind::kProjection;

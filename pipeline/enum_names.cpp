@@ -1,6 +1,5 @@
 // Names of the pipeline's enums, as they appear in logs, events and the protocol docs.
 #include "pipeline/command.hpp"
-#include "pipeline/data_message.hpp"
 #include "pipeline/publish_sink.hpp"
 
 namespace slicestream {
@@ -31,18 +30,6 @@ const char* to_string(WindowMode mode) {
       return "sliding";
     case WindowMode::kPerRotation:
       return "per-rotation";
-  }
-  return "unknown";
-}
-
-const char* to_string(FrameKind kind) {
-  switch (kind) {
-    case FrameKind::kDark:
-      return "dark";
-    case FrameKind::kFlat:
-      return "flat";
-    case FrameKind::kProjection:
-      return "projection";
   }
   return "unknown";
 }

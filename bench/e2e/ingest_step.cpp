@@ -77,6 +77,7 @@ std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& 
   std::vector<std::string> argv = {c.detector_path, "simulate",
                                    "--preset",      c.preset,
                                    "--data",        endpoints.data,
+                                   "--requests",    endpoints.requests,
                                    "--fps",         std::to_string(c.offered_fps),
                                    "--frames",      std::to_string(c.frames),
                                    "--darks",       "1",

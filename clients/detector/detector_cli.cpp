@@ -10,6 +10,24 @@ void add_stream_flags(CLI::App& app, StreamFlags& flags, bool simulate) {
   app.add_option("--data", flags.data_endpoint, "server data endpoint (ZeroMQ PUSH connects here)")
       ->capture_default_str()
       ->group(kStreamGroup);
+  app.add_option("--requests", flags.requests_endpoint,
+                 "server requests endpoint: checked before streaming, and after ScanEnd the "
+                 "detector stays connected until the server confirms there that it has the "
+                 "whole scan (exit status 3 when it does not)")
+      ->capture_default_str()
+      ->group(kStreamGroup);
+  app.add_option("--confirm-timeout", flags.confirm_timeout_s,
+                 "seconds the server may go without progress on the scan (or without "
+                 "answering) before the detector gives up waiting for its confirmation; the "
+                 "check before streaming waits at most 10 s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(kStreamGroup);
+  app.add_flag("--no-confirm", flags.no_confirm,
+               "close right after ScanEnd without asking the server (one without a requests "
+               "endpoint); overrides --requests. Over ipc:// the end of a scan the server "
+               "pushes back on may then be lost")
+      ->group(kStreamGroup);
   app.add_option("--fps", flags.fps,
                  simulate ? "frames per second, 0 = as fast as the server accepts (default: the "
                             "preset's detector frame rate)"

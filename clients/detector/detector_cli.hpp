@@ -15,6 +15,9 @@ enum class DetectorMode { kNone, kSimulate, kReplayHdf5, kReplayTiff };
 
 struct StreamFlags {
   std::string data_endpoint = "tcp://127.0.0.1:5570";
+  std::string requests_endpoint = "tcp://127.0.0.1:5572";  // confirms the scan's end
+  bool no_confirm = false;
+  double confirm_timeout_s = 30;
   double fps = -1;            // < 0: the preset's frame rate (simulate) or 0 (replay)
   std::uint64_t scan_id = 0;  // 0: derived from the wall clock (unique per run)
   std::string placement = "position";

@@ -216,6 +216,8 @@ ReplayConfig make_replay_config(const DetectorCommand& command) {
 StreamOptions make_stream_options(const DetectorCommand& command, double default_fps) {
   StreamOptions options;
   options.endpoint = command.stream.data_endpoint;
+  if (!command.stream.no_confirm) options.requests_endpoint = command.stream.requests_endpoint;
+  options.confirm_timeout_s = command.stream.confirm_timeout_s;
   options.fps = command.stream.fps >= 0 ? command.stream.fps : default_fps;
   options.scan_id = command.stream.scan_id != 0 ? command.stream.scan_id : wall_clock_ms();
   options.send_hwm = command.stream.send_hwm;
@@ -227,16 +229,25 @@ StreamOptions make_stream_options(const DetectorCommand& command, double default
 int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream& err,
                  const std::atomic<bool>& stop) {
   const bool verbose = !command.stream.quiet;
+  const StreamOptions options =
+      make_stream_options(command, command.mode == DetectorMode::kSimulate
+                                       ? find_preset(command.simulate.preset).frame_rate_hz
+                                       : 0);
+  // Once the flags and files are known to be good, and before the (possibly long) precomputation:
+  // a server that cannot confirm the scan is reported before anything is computed or sent.
+  std::unique_ptr<client::ScanConfirmer> confirmer;
+  auto connect_server = [&] {
+    if (!options.requests_endpoint.empty()) confirmer = connect_confirmation(options);
+  };
   std::unique_ptr<FrameSource> source;
-  double default_fps = 0;
   if (command.mode == DetectorMode::kSimulate) {
     std::vector<std::string> warnings;
     SimulationConfig config = make_simulation_config(command, warnings);
     for (const std::string& warning : warnings)
       err << "warning: " << warning << "\n";
-    default_fps = find_preset(command.simulate.preset).frame_rate_hz;
     auto simulator = std::make_unique<PhantomScanSource>(config);
     if (verbose) err << describe_simulation(config, *simulator, command.simulate.preset) << "\n";
+    connect_server();
     if (!simulator->cached()) {
       err << "warning: the precomputed rotation would exceed --cache-limit-mb; every frame is "
              "computed while streaming, which may limit the frame rate\n";
@@ -256,7 +267,7 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
         &stop);
     if (!complete) {
       err << "\ninterrupted before streaming\n";
-      return 130;
+      return kExitInterrupted;
     }
     if (verbose && simulator->cached()) {
       const double seconds =
@@ -285,20 +296,34 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
     }
     for (const std::string& warning : replay->warnings())
       err << "warning: " << warning << "\n";
+    connect_server();
     source = std::move(replay);
   }
-  if (stop.load()) return 130;
+  if (stop.load()) return kExitInterrupted;
 
-  const StreamOptions options = make_stream_options(command, default_fps);
   if (verbose) {
     err << "streaming scan " << options.scan_id << " to " << options.endpoint << " at "
         << (options.fps > 0 ? format_rate(options.fps) + " frames/s" : std::string("full speed"))
+        << (options.requests_endpoint.empty() ? std::string(", without confirmation")
+                                              : ", confirmed through " + options.requests_endpoint)
         << " (Ctrl-C ends the scan cleanly)\n";
   }
   SteadyClock clock;
-  const StreamSummary summary = stream_scan(*source, options, clock, stop, err);
+  const StreamSummary summary = stream_scan(*source, options, clock, stop, err, confirmer.get());
   out << format_summary(summary) << std::endl;
-  return summary.interrupted ? 130 : 0;
+  if (summary.interrupted) {
+    if (summary.confirmation_requested && !summary.confirmed) {
+      err << "warning: scan " << summary.scan_id << " was interrupted and the server has not "
+          << "confirmed its end: " << summary.confirmation << "\n";
+    }
+    return kExitInterrupted;
+  }
+  if (summary.confirmation_requested && !summary.confirmed) {
+    err << "slicestream-detector: error: scan " << summary.scan_id
+        << " may be incomplete on the server: " << summary.confirmation << "\n";
+    return kExitNotConfirmed;
+  }
+  return kExitDone;
 }
 
 }  // namespace slicestream::detector

@@ -21,8 +21,14 @@ SimulationConfig make_simulation_config(const DetectorCommand& command,
 ReplayConfig make_replay_config(const DetectorCommand& command);
 StreamOptions make_stream_options(const DetectorCommand& command, double default_fps);
 
+// Exit statuses of slicestream-detector (errors thrown by run_detector exit with 1, bad
+// arguments with CLI11's codes).
+constexpr int kExitDone = 0;          // sent, and the server confirmed the whole scan
+constexpr int kExitNotConfirmed = 3;  // sent, but the server did not confirm (may be incomplete)
+constexpr int kExitInterrupted = 130;
+
 // Runs the parsed command: messages to `err`, the final summary to `out`. Returns the process
-// exit code (0 done, 130 interrupted); throws on errors.
+// exit code (above); throws on errors (nothing sent, or a send or the source failed).
 int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream& err,
                  const std::atomic<bool>& stop);
 

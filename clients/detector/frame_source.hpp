@@ -1,5 +1,7 @@
 // What slicestream-detector streams: a ScanBegin, then darks, flats and projections in that order.
-// The simulator and the replayers are FrameSources; the ScanStreamer sends any of them.
+// The simulator and the replayers are FrameSources; the ScanStreamer sends any of them. Frame
+// kinds and pixel types are the kernels' (kernels/frame_view.hpp), converted for the wire by
+// wire/kernel_enums.hpp like the server's.
 #pragma once
 
 #include <cstdint>
@@ -7,12 +9,11 @@
 #include <optional>
 
 #include "clients/detector/pixel_buffer.hpp"
+#include "kernels/frame_view.hpp"
 #include "slicestream.pb.h"
+#include "wire/kernel_enums.hpp"
 
 namespace slicestream::detector {
-
-enum class FrameKind { kDark, kFlat, kProjection };
-const char* to_string(FrameKind kind);
 
 // Where a projection goes in the server's window: its slot (index of the angle / vector of one
 // rotation) or an explicit angle (circular geometries; the server keeps the last N frames).
@@ -50,8 +51,5 @@ class FrameSource {
   virtual OutgoingFrame render(std::uint64_t frame) = 0;
   virtual int max_parallel_renders() const = 0;
 };
-
-v1::PixelType to_wire(PixelType type);
-v1::FrameKind to_wire(FrameKind kind);
 
 }  // namespace slicestream::detector

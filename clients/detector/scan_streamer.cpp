@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "clients/common/data_sender.hpp"
+#include "clients/common/scan_confirmation.hpp"
 #include "clients/detector/ordered_prefetcher.hpp"
 
 namespace slicestream::detector {
@@ -15,6 +17,7 @@ namespace {
 constexpr std::size_t kQueueBudgetBytes = std::size_t{256} << 20;
 constexpr std::size_t kLookaheadBudgetBytes = std::size_t{512} << 20;
 constexpr int kInterruptedLingerMs = 2000;
+constexpr double kMaxStartCheckSeconds = 10;  // the server's first answer, before streaming
 
 v1::Frame wire_frame(const OutgoingFrame& frame, std::uint64_t scan_id,
                      std::chrono::nanoseconds timestamp) {
@@ -64,6 +67,63 @@ std::size_t frame_bytes_of(const v1::ScanBegin& scan_begin) {
   return std::size_t{scan_begin.detector_rows()} * scan_begin.detector_cols() * bytes;
 }
 
+int milliseconds(double seconds) {
+  return static_cast<int>(std::clamp(seconds * 1000.0, 1.0, 2147483647.0));
+}
+
+// After the ScanEnd, with the data connection still open: waits until the server confirms the
+// whole scan. After Ctrl-C only briefly (the user wants out), otherwise until the server makes no
+// progress for the confirmation timeout; a Ctrl-C while waiting ends the wait.
+void confirm_scan(client::ScanConfirmer& confirmer, const StreamOptions& options,
+                  const std::atomic<bool>& stop, std::ostream& progress_out,
+                  StreamSummary& summary) {
+  client::ConfirmWait wait;
+  const bool interrupted = stop.load();
+  if (interrupted) {
+    wait.stall_timeout_ms = std::min(kInterruptedLingerMs, milliseconds(options.confirm_timeout_s));
+    wait.max_wait_ms = kInterruptedLingerMs;
+  } else {
+    wait.stall_timeout_ms = milliseconds(options.confirm_timeout_s);
+    wait.stop = &stop;
+  }
+  const std::uint64_t frames = summary.darks + summary.flats + summary.projections;
+  double next_report_s = 1;  // a short wait goes unreported
+  bool reported = false;
+  std::size_t last_width = 0;
+  if (options.progress) {
+    wait.on_poll = [&](const client::ScanProgress& p, bool answered, double seconds) {
+      if (seconds < next_report_s) return;
+      next_report_s = seconds + (options.interactive_progress ? 0.25 : 5);
+      std::ostringstream line;
+      line << "waiting for the server to confirm scan " << summary.scan_id << ": ";
+      if (answered) {
+        line << p.frames_accepted << "/" << frames << " frames accepted, "
+             << p.projections_integrated << " projections integrated, server scan "
+             << p.server_scan_id << " " << p.scan_state;
+      } else {
+        line << "no answer from " << confirmer.endpoint();
+      }
+      line << " (" << format_duration(seconds) << ")";
+      if (options.interactive_progress) {
+        std::string text = line.str();
+        const std::size_t width = text.size();
+        if (width < last_width) text.append(last_width - width, ' ');  // erase the longer old line
+        last_width = width;
+        progress_out << '\r' << text << std::flush;
+      } else {
+        progress_out << line.str() << std::endl;
+      }
+      reported = true;
+    };
+  }
+  const client::ScanConfirmation result = confirmer.wait(frames, wait);
+  if (reported && options.interactive_progress) progress_out << std::endl;
+  summary.confirmed = result.confirmed();
+  summary.confirmation = result.message;
+  summary.confirm_seconds = result.seconds;
+  if (result.outcome == client::ScanOutcome::kInterrupted) summary.interrupted = true;
+}
+
 }  // namespace
 
 int default_send_hwm(std::size_t frame_bytes) {
@@ -79,13 +139,41 @@ std::uint64_t default_lookahead(std::size_t frame_bytes, int workers) {
                   static_cast<std::size_t>(std::max(workers, 1)));
 }
 
+std::unique_ptr<client::ScanConfirmer> connect_confirmation(const StreamOptions& options) {
+  const std::string& endpoint = options.requests_endpoint;
+  const std::string hint =
+      "; nothing was sent. Start the server first, give its requests endpoint with --requests, "
+      "or stream without confirmation with --no-confirm (over ipc:// the end of a scan the "
+      "server pushes back on may then be lost)";
+  const double wait_s = std::min(options.confirm_timeout_s, kMaxStartCheckSeconds);
+  try {
+    auto confirmer = std::make_unique<client::ScanConfirmer>(endpoint);
+    confirmer->begin(options.scan_id, milliseconds(wait_s));
+    return confirmer;
+  } catch (const client::TimeoutError&) {
+    throw std::runtime_error("the server's requests endpoint " + endpoint +
+                             " does not answer (waited " + format_duration(wait_s) +
+                             "), so it could not confirm the end of the scan" + hint);
+  } catch (const client::ClientError& error) {
+    throw std::runtime_error(
+        std::string("cannot confirm the scan through the requests endpoint: ") + error.what() +
+        hint);
+  }
+}
+
 StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clock& clock,
-                          const std::atomic<bool>& stop, std::ostream& progress_out) {
+                          const std::atomic<bool>& stop, std::ostream& progress_out,
+                          client::ScanConfirmer* confirmer) {
   v1::ScanBegin scan_begin = source.scan_begin();
   scan_begin.set_scan_id(options.scan_id);
   const FrameSequence sequence = source.sequence();
   const std::size_t frame_bytes = frame_bytes_of(scan_begin);
 
+  std::unique_ptr<client::ScanConfirmer> own_confirmer;
+  if (confirmer == nullptr && !options.requests_endpoint.empty()) {
+    own_confirmer = connect_confirmation(options);
+    confirmer = own_confirmer.get();
+  }
   std::unique_ptr<client::DataSender> sender;
   try {
     sender = std::make_unique<client::DataSender>(
@@ -184,9 +272,20 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
       failure = std::string("sending ScanEnd failed: ") + error.what();
     }
   }
+  // The data connection stays open until the server has read everything: over ipc:// closing it
+  // while the server pushes back would lose the end of the scan (client::ScanConfirmer).
+  summary.confirmation_requested = confirmer != nullptr;
+  if (confirmer && summary.scan_end_sent) {
+    confirm_scan(*confirmer, options, stop, progress_out, summary);
+  } else if (confirmer) {
+    summary.confirmation = "ScanEnd was not sent, so the server cannot end the scan";
+  }
   // Always close with a finite linger: ZeroMQ's default would wait forever for a dead server.
-  // After Ctrl-C the user wants out: wait less for queued frames.
-  if (stop.load()) linger_ms = std::min(linger_ms, kInterruptedLingerMs);
+  // After Ctrl-C the user wants out, and without a confirmation the server is stuck or gone:
+  // wait less for queued frames.
+  if (stop.load() || (confirmer && !summary.confirmed)) {
+    linger_ms = std::min(linger_ms, kInterruptedLingerMs);
+  }
   const std::chrono::nanoseconds flush_start = clock.now();
   sender->close(linger_ms);
   sender.reset();  // the ZeroMQ context's termination is where the linger is spent

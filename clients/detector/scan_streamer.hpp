@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 
+#include "clients/common/scan_confirmation.hpp"
 #include "clients/detector/frame_scheduler.hpp"
 #include "clients/detector/frame_source.hpp"
 #include "clients/detector/stream_progress.hpp"
@@ -22,6 +24,10 @@ struct StreamOptions {
   bool progress = true;
   bool interactive_progress = false;  // '\r' redraws (a terminal) instead of periodic lines
   int linger_ms = 10000;              // at the end, how long queued frames may take to leave
+  // After ScanEnd, stay connected until the server confirms through this requests endpoint that
+  // it has the whole scan (client::ScanConfirmer); empty: close at once (--no-confirm).
+  std::string requests_endpoint;
+  double confirm_timeout_s = 30;  // give up when the server makes no progress for this long
 };
 
 // Frames queued in ZeroMQ (the send high-water mark) and rendered ahead, so that both stay
@@ -29,10 +35,20 @@ struct StreamOptions {
 int default_send_hwm(std::size_t frame_bytes);
 std::uint64_t default_lookahead(std::size_t frame_bytes, int workers);
 
+// Asks options.requests_endpoint for the server's status (the baseline of the confirmation of
+// scan options.scan_id), waiting at most min(confirm_timeout_s, 10 s). Throws std::runtime_error
+// saying what to do when the server does not answer: a server that does not answer could not
+// confirm the scan either, and this tells the user before anything is sent.
+std::unique_ptr<client::ScanConfirmer> connect_confirmation(const StreamOptions& options);
+
 // Streams the whole scan (or until `stop` is set: then ScanEnd reports what was sent). Progress
-// goes to `progress_out`. Throws std::runtime_error when the endpoint is unusable or the source
-// fails (after sending ScanEnd for what was sent, so the server closes the scan).
+// goes to `progress_out`. With a confirmer (from connect_confirmation, before the ScanBegin; one
+// is connected here when it is null and options.requests_endpoint is set), the data connection
+// stays open after the ScanEnd until the server confirms the scan; summary.confirmed says whether
+// it did. Throws std::runtime_error when an endpoint is unusable or the source fails (after
+// sending ScanEnd for what was sent, so the server closes the scan).
 StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clock& clock,
-                          const std::atomic<bool>& stop, std::ostream& progress_out);
+                          const std::atomic<bool>& stop, std::ostream& progress_out,
+                          client::ScanConfirmer* confirmer = nullptr);
 
 }  // namespace slicestream::detector

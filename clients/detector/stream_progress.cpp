@@ -75,6 +75,11 @@ std::string format_summary(const StreamSummary& s) {
   } else {
     out << "\n  ScanEnd NOT sent (interrupted while the server was not reading)";
   }
+  if (s.confirmation_requested) {
+    out << "\n  " << (s.confirmed ? "confirmed: " : "NOT confirmed: ") << s.confirmation;
+  } else {
+    out << "\n  not confirmed by the server (--no-confirm)";
+  }
   return out.str();
 }
 

@@ -40,6 +40,11 @@ struct StreamSummary {
   ScheduleStats schedule;
   bool interrupted = false;
   bool scan_end_sent = false;
+  // The server's confirmation that it has the whole scan (through its requests endpoint).
+  bool confirmation_requested = false;  // false with --no-confirm
+  bool confirmed = false;
+  std::string confirmation;    // what the server confirmed, or why it did not
+  double confirm_seconds = 0;  // waiting for it, after ScanEnd
 };
 
 std::string format_summary(const StreamSummary& summary);

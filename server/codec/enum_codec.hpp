@@ -1,28 +1,23 @@
 // Enums between pipeline types and slicestream.v1. from_wire returns nothing for UNSPECIFIED and
-// for numbers outside the enum (proto3 keeps unknown enum values, so they must be checked).
+// for numbers outside the enum (proto3 keeps unknown enum values, so they must be checked). The
+// kernels' enums (PixelType, FrameKind, FilterWindow), which the clients send too, convert in
+// wire/kernel_enums.hpp, included here for the codecs.
 #pragma once
 
 #include <optional>
 
-#include "kernels/filter_config.hpp"
-#include "kernels/frame_view.hpp"
 #include "pipeline/command.hpp"
 #include "pipeline/data_message.hpp"
 #include "pipeline/publish_sink.hpp"
 #include "slicestream.pb.h"
+#include "wire/kernel_enums.hpp"
 
 namespace slicestream {
 
-v1::PixelType to_wire(PixelType type);
-v1::FrameKind to_wire(FrameKind kind);
-v1::FilterWindow to_wire(FilterWindow window);
 v1::WindowMode to_wire(WindowMode mode);
-v1::StatusCode to_wire(StatusCode code);
-v1::EventKind to_wire(EventKind kind);
-
-std::optional<PixelType> pixel_type_from_wire(int value);
-std::optional<FrameKind> frame_kind_from_wire(int value);
-std::optional<FilterWindow> filter_window_from_wire(int value);
 std::optional<WindowMode> window_mode_from_wire(int value);
+
+v1::StatusCode to_wire(StatusCode code);  // replies only: nothing to read back
+v1::EventKind to_wire(EventKind kind);    // events only: nothing to read back
 
 }  // namespace slicestream

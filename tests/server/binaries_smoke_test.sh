@@ -82,19 +82,24 @@ if [[ -n $detector_bin ]]; then
   "${ctl[@]}" watch --out-dir "$work/watch" --timeout 20 --format png,tiff >"$work/watch.txt" 2>&1 &
   watch_pid=$!
   sleep 0.5
-  # Paced, not flat out: a sender that exits while the server's receive queue is full can lose its
-  # last queued messages despite its linger over ipc:// (libzmq issue 4660); on a loaded machine
-  # that cost the scan's last frames now and then.
-  "$detector_bin" simulate --data "$data" --fps 300 --quiet --scan-id 42 \
+  "$detector_bin" simulate --data "$data" --requests "$requests" --fps 0 --quiet --scan-id 42 \
     --projections-per-rotation 60 --preset flexray --rows 48 --cols 64 --rotations 2 \
-    --darks 2 --flats 2 || fail "the detector failed"
-  for _ in $(seq 100); do
-    "${ctl[@]}" status --json >"$work/status.json"
-    grep -q '"scanState": "ended"' "$work/status.json" && break
-    sleep 0.1
-  done
+    --darks 2 --flats 2 >"$work/detector.txt" || fail "the detector failed"
+  grep -q "confirmed: the server ended scan 42 with all 124 frames" "$work/detector.txt" \
+    || { cat "$work/detector.txt"; fail "the detector's summary lacks the confirmation"; }
+  # The detector returns once the server has confirmed the scan's end: no waiting here.
+  "${ctl[@]}" status --json >"$work/status.json"
+  grep -q '"scanState": "ended"' "$work/status.json" \
+    || { cat "$work/status.json"; fail "the scan had not ended when the detector returned"; }
   grep -q '"projections_integrated": "120"' "$work/status.json" \
     || { cat "$work/status.json"; fail "not every projection was integrated"; }
+  # A server that does not answer on the requests endpoint: a clear message and a non-zero
+  # status before anything is sent; --no-confirm streams without asking.
+  expect_status 1 "$detector_bin" simulate --data "$data" --requests "ipc://$work/nobody" \
+    --confirm-timeout 0.3 --fps 0 --quiet --scan-id 43 --projections-per-rotation 4 \
+    --rows 8 --cols 8 --frames 4 --darks 0 --flats 0
+  grep -q "requests endpoint ipc://$work/nobody does not answer" "$work/out.txt" \
+    || fail "unreachable requests endpoint: $(cat "$work/out.txt")"
   "${ctl[@]}" slice --id 2 --out "$work/axial.png" --out "$work/axial.tiff" || fail "slice --id 2"
   [[ -s $work/axial.png && -s $work/axial.tiff ]] || fail "slice images missing"
   kill -TERM "$watch_pid"
@@ -117,7 +122,7 @@ if [[ -n $detector_bin ]]; then
   watch_pid=$!
   sleep 0.5
   # Slow enough (1.8 s) for the refinement to be switched on during the first rotation.
-  "$detector_bin" simulate --data "$data" --fps 100 --quiet --scan-id 43 --preset flexray \
+  "$detector_bin" simulate --data "$data" --requests "$requests" --fps 100 --quiet --scan-id 43 --preset flexray \
     --geometry parallel --projections-per-rotation 60 --rows 16 --cols 64 --rotations 3 \
     --darks 2 --flats 2 &
   detector_pid=$!

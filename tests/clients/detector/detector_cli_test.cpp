@@ -63,7 +63,27 @@ TEST(DetectorCli, FlexrayPresetIsALabConeBeamScan) {
   const StreamOptions options = make_stream_options(parsed.command, 83.0);
   EXPECT_DOUBLE_EQ(options.fps, 83.0);
   EXPECT_EQ(options.endpoint, "tcp://127.0.0.1:5570");
+  EXPECT_EQ(options.requests_endpoint, "tcp://127.0.0.1:5572");  // the server's default
+  EXPECT_DOUBLE_EQ(options.confirm_timeout_s, 30);
   EXPECT_NE(options.scan_id, 0u);
+}
+
+TEST(DetectorCli, TheScanEndIsConfirmedUnlessTurnedOff) {
+  Parsed parsed =
+      parse("simulate --data ipc:///tmp/d --requests ipc:///tmp/r --confirm-timeout 2.5");
+  ASSERT_EQ(parsed.parse_error, "");
+  StreamOptions options = make_stream_options(parsed.command, 0);
+  EXPECT_EQ(options.requests_endpoint, "ipc:///tmp/r");
+  EXPECT_DOUBLE_EQ(options.confirm_timeout_s, 2.5);
+  parsed = parse("replay tiff proj.tif --no-confirm");
+  ASSERT_EQ(parsed.parse_error, "");
+  options = make_stream_options(parsed.command, 0);
+  EXPECT_EQ(options.requests_endpoint, "");  // no confirmation
+  // A wrapper that always passes --requests (bench/e2e) can still turn the confirmation off.
+  parsed = parse("simulate --requests ipc:///tmp/r --no-confirm");
+  ASSERT_EQ(parsed.parse_error, "");
+  EXPECT_EQ(make_stream_options(parsed.command, 0).requests_endpoint, "");
+  EXPECT_NE(parse("simulate --confirm-timeout 0").parse_error, "");
 }
 
 TEST(DetectorCli, SynchrotronPresetsAreParallelHalfTurns) {

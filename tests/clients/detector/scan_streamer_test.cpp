@@ -6,8 +6,11 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "clients/detector/detector_commands.hpp"
 #include "clients/detector/phantom_scan_source.hpp"
 #include "temp_dir.hpp"
+#include "test_scans.hpp"
+#include "tests/clients/common/fake_status_server.hpp"
 
 namespace slicestream::detector {
 namespace {
@@ -17,11 +20,7 @@ using testing::TempDir;
 constexpr double kPi = 3.14159265358979323846;
 
 SimulationConfig tiny_scan() {
-  SimulationConfig c;
-  c.geometry.beam = BeamKind::kParallel;
-  c.geometry.detector = {6, 10};
-  for (int k = 0; k < 5; ++k)
-    c.geometry.slot_angles_rad.push_back(kPi * k / 5);
+  SimulationConfig c = testing::parallel_scan({6, 10}, 5);
   c.rotations = 2;
   c.darks = 2;
   c.flats = 3;
@@ -206,20 +205,124 @@ TEST(ScanStreamer, StopEndsTheScanWithAnHonestFrameCount) {
   EXPECT_NE(progress.str().find("frames"), std::string::npos);
 }
 
-TEST(ScanStreamer, UnusableEndpointIsAClearError) {
-  PhantomScanSource source(tiny_scan());
-  StreamOptions options;
-  options.endpoint = "not-an-endpoint";
-  options.progress = false;
+// The message of the error stream_scan must throw.
+std::string stream_error(FrameSource& source, const StreamOptions& options) {
   std::atomic<bool> stop{false};
   SteadyClock clock;
   std::ostringstream progress;
   try {
     stream_scan(source, options, clock, stop, progress);
-    FAIL() << "expected an error";
   } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("not-an-endpoint"), std::string::npos);
+    return error.what();
   }
+  ADD_FAILURE() << "expected an error";
+  return "";
+}
+
+TEST(ScanStreamer, UnusableEndpointIsAClearError) {
+  PhantomScanSource source(tiny_scan());
+  StreamOptions options;
+  options.endpoint = "not-an-endpoint";
+  options.progress = false;
+  EXPECT_NE(stream_error(source, options).find("not-an-endpoint"), std::string::npos);
+}
+
+TEST(ScanStreamer, ARequestsEndpointThatDoesNotAnswerFailsBeforeAnythingIsSent) {
+  TempDir dir;
+  zmq::context_t context(1);
+  zmq::socket_t data(context, zmq::socket_type::pull);
+  data.set(zmq::sockopt::rcvtimeo, 300);
+  data.bind("ipc://" + dir.file("data"));
+  PhantomScanSource source(tiny_scan());
+  source.prepare();
+  StreamOptions options;
+  options.endpoint = "ipc://" + dir.file("data");
+  options.requests_endpoint = "ipc://" + dir.file("nobody");
+  options.confirm_timeout_s = 0.2;
+  options.progress = false;
+  const std::string message = stream_error(source, options);
+  EXPECT_NE(message.find("requests endpoint ipc://" + dir.file("nobody") + " does not answer"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("nothing was sent"), std::string::npos) << message;
+  EXPECT_NE(message.find("--no-confirm"), std::string::npos) << message;
+  zmq::message_t part;
+  EXPECT_FALSE(data.recv(part)) << "the detector sent data although it cannot confirm the scan";
+}
+
+// slicestream-detector as a whole (run_detector): a simulated 6 x 10 scan of 4 projections, a dark
+// and a flat, streamed to `sink` and confirmed through `requests`.
+struct DetectorRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+  std::vector<Received> messages;
+};
+
+DetectorRun run_tiny_detector(DataSink& sink, const std::string& data, const std::string& requests,
+                              std::uint64_t scan_id, double confirm_timeout_s) {
+  DetectorCommand command;
+  command.mode = DetectorMode::kSimulate;
+  command.simulate.rows = 6;
+  command.simulate.cols = 10;
+  command.simulate.frames = 4;
+  command.simulate.darks = 1;
+  command.simulate.flats = 1;
+  command.simulate.threads = 1;
+  command.geometry.projections_per_rotation = 4;
+  command.stream.data_endpoint = data;
+  command.stream.requests_endpoint = requests;
+  command.stream.confirm_timeout_s = confirm_timeout_s;
+  command.stream.fps = 0;
+  command.stream.scan_id = scan_id;
+  command.stream.quiet = true;
+  std::ostringstream out;
+  std::ostringstream err;
+  std::atomic<bool> stop{false};
+  DetectorRun run;
+  std::thread detector([&] { run.status = run_detector(command, out, err, stop); });
+  run.messages = sink.receive_scan();
+  detector.join();
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+// A server that reads every frame but never reports the scan as its own and ended (here: a
+// stand-in whose status never changes) makes the detector give up after the confirmation
+// timeout, say so, and exit with status 3.
+TEST(ScanStreamer, AScanTheServerDoesNotConfirmExitsWithStatus3) {
+  TempDir dir;
+  const std::string data = "ipc://" + dir.file("data");
+  const std::string requests = "ipc://" + dir.file("requests");
+  DataSink sink(data);
+  test::FakeStatusServer server(requests,
+                                [](int) { return test::status_of(3, "reconstructing", 1, 0); });
+  const DetectorRun run = run_tiny_detector(sink, data, requests, 77, 0.3);
+  EXPECT_EQ(run.messages.size(), 8u);  // ScanBegin, 6 frames, ScanEnd: all sent
+  EXPECT_EQ(run.status, kExitNotConfirmed);
+  EXPECT_NE(run.err.find("error: scan 77 may be incomplete on the server: no confirmation of the "
+                         "end of scan 77"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.out.find("NOT confirmed"), std::string::npos) << run.out;
+  EXPECT_GE(server.calls(), 2);  // the baseline and at least one poll
+}
+
+// The same stand-in confirming the scan: exit status 0, and the summary says so.
+TEST(ScanStreamer, AConfirmedScanExitsWithStatus0) {
+  TempDir dir;
+  const std::string data = "ipc://" + dir.file("data");
+  const std::string requests = "ipc://" + dir.file("requests");
+  DataSink sink(data);
+  test::FakeStatusServer server(requests, [](int call) {
+    return call == 0 ? test::status_of(3, "ended", 1, 10) : test::status_of(78, "ended", 2, 16, 4);
+  });
+  const DetectorRun run = run_tiny_detector(sink, data, requests, 78, 30);
+  EXPECT_EQ(run.status, kExitDone) << run.err;
+  EXPECT_NE(run.out.find("confirmed: the server ended scan 78 with all 6 frames accepted"),
+            std::string::npos)
+      << run.out;
 }
 
 TEST(ScanStreamer, QueueSizesScaleWithTheFrameSize) {
