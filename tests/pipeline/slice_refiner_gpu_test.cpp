@@ -3,12 +3,12 @@
 // the CUDA backend's read_rows and refinement through the whole pipeline on it. Skips without a
 // usable GPU.
 //
-// Tolerances: the fp16 matrix stores every weight to 2^-11 (4.9e-4) relative and the operands
-// travel as fp16 scaled per column, so one product A x differs from fp32 by about 1e-3 of ||b||:
-// residuals (in units of ||b||) agree to 2e-3. CGLS amplifies these differences a little with
-// every iteration (its search directions drift apart); docs/performance.md measures the fp16
-// solution within 1 % of the fp32 one's error after 20 iterations, so after 10 iterations the
-// refined slices agree to 1e-2 relative.
+// Tolerances: the fp16 matrix stores every weight to 2^-11 (4.9e-4) relative; the operands
+// travel as hi + lo fp16 pairs (about 22 bits) and the kernels sum in short chains (split
+// accumulation), so one product A x differs from fp32 by a few 1e-4 of ||b||: residuals (in
+// units of ||b||) agree to 2e-3. CGLS amplifies differences a little with every iteration; on the
+// H100 the refined slices differed from the CPU's by 0.8e-4 .. 5.6e-4 relative after 10
+// iterations (2026-11-23), so they must agree to 2e-3.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +31,7 @@ namespace {
 
 constexpr double kPixelMm = 0.5;
 constexpr double kResidualTolerance = 2e-3;  // absolute, in units of ||b||
-constexpr double kSliceTolerance = 1e-2;     // relative, after 10 iterations
+constexpr double kSliceTolerance = 2e-3;     // relative, after 10 iterations
 
 std::unique_ptr<Backend> cuda_backend() {
   BackendOptions options;
