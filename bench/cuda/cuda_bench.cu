@@ -12,6 +12,8 @@
 //
 // Inputs are random smooth projections generated on the GPU (never zeros). Times are CUDA-event
 // medians after a warm-up run. GUPS = 3 * slice pixels * projections / time.
+#include <cuda_profiler_api.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -230,21 +232,23 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
 // written once per k projections; with the texture layers written (a hardware-filtering path
 // needs them) and skipped (the exact L1 path reads only the plain copy). GPU microseconds per
 // projection.
-void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int reps,
-                         Report& report) {
-  const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
-  const float scale = angular_weight(n);
-  const BackprojectTuning tuning{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
-  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
-  auto fresh = [&](int k) { return scene.projection((k + 1) % n); };
-  auto batch_of = [&](int first, int count) {
+// k fresh projections for slots first .. first + k - 1 of a scene, and the jobs that add their
+// differences (left in scratch layers 0 .. k - 1 by the replacement) to the three slices.
+struct BatchedUpdate {
+  Scene& scene;
+  cuda::ProjectionTextureStore& store;
+  float scale;
+
+  std::vector<cuda::SlotReplacement> replacements(int first, int count) const {
+    const int n = scene.spec.projections;
     std::vector<cuda::SlotReplacement> batch;
-    for (int i = 0; i < count; ++i)
-      batch.push_back({first + i, fresh(first + i), cuda::ScratchContent::kDifference});
+    for (int i = 0; i < count; ++i) {
+      batch.push_back(
+          {first + i, scene.projection((first + i + 1) % n), cuda::ScratchContent::kDifference});
+    }
     return batch;
-  };
-  auto jobs_of = [&](int first, int count) {
+  }
+  std::vector<cuda::BackprojectJob> jobs(int first, int count) const {
     std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
     for (cuda::BackprojectJob& job : jobs) {
       for (int i = 0; i < count; ++i) {
@@ -253,7 +257,19 @@ void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int 
       }
     }
     return jobs;
-  };
+  }
+};
+
+const BackprojectTuning kExactTuning{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
+
+void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int reps,
+                         Report& report) {
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const BatchedUpdate update{scene, store, angular_weight(n)};
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, kExactTuning);
+  auto batch_of = [&](int first, int count) { return update.replacements(first, count); };
+  auto jobs_of = [&](int first, int count) { return update.jobs(first, count); };
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
     return us_per_frame(reps, frames, batch, enqueue_batch);
   };
@@ -287,6 +303,24 @@ void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int 
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// For a profiler (ncu): one batched incremental update of `batch` projections (layers skipped,
+// exact path) run twice, the first as a warm-up, the second between cudaProfilerStart/Stop.
+void profile_batched(Scene& scene, cuda::ProjectionTextureStore& store, int batch) {
+  const BatchedUpdate update{scene, store, angular_weight(scene.spec.projections)};
+  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, kExactTuning);
+  store.set_texture_layer_writes(false, nullptr);
+  cuda::Stream stream;
+  for (int run = 0; run < 2; ++run) {
+    // ncu --profile-from-start off captures the second (warm) update only.
+    if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
+    store.replace_slots(update.replacements(0, batch), stream.get());
+    backprojector.run(update.jobs(0, batch), stream.get());
+    stream.synchronize();
+  }
+  SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
+  std::printf("profiled: %s %s, batch %d\n", scene.spec.name.c_str(), to_string(scene.beam), batch);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"CUDA backend benchmark (issue 3)"};
   std::string setups_arg = "flexray,highspeed,tomobank";
@@ -299,6 +333,11 @@ int run(int argc, char** argv) {
   app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
   app.add_option("--frames", frames, "frames of the backend per-frame sequence (FleX-ray)");
   app.add_option("--json", json_path, "where to write the JSON results");
+  int profile_batch = 0;
+  app.add_option("--profile-batch", profile_batch,
+                 "only run one batched incremental update of this many projections per cone "
+                 "set-up, twice (for ncu: the second launches are the warm ones)")
+      ->check(CLI::Range(1, kMaxBenchBatch));
   CLI11_PARSE(app, argc, argv);
 
   const std::string reason = cuda::device_unavailable_reason(0);
@@ -310,6 +349,14 @@ int run(int argc, char** argv) {
   std::printf("device: %s, %d SMs, compute %d.%d, %.1f GiB\n", device.name.c_str(),
               device.multiprocessors, device.compute_major, device.compute_minor,
               static_cast<double>(device.memory_total_bytes) / (1 << 30));
+  if (profile_batch > 0) {
+    for (const SetupSpec& spec : kernelkit_setups()) {
+      if (setups_arg.find(spec.name) == std::string::npos) continue;
+      std::unique_ptr<Scene> scene = make_scene(spec, BeamKind::kCone);
+      profile_batched(*scene, *scene->plain_store, profile_batch);
+    }
+    return 0;
+  }
   Report report;
   for (const CeilingResult& c : measure_ceilings()) {
     report.add("ceilings").set("what", c.what).set("per second", c.per_second).set("unit", c.unit);
