@@ -8,7 +8,9 @@ namespace slicestream {
 
 enum class PixelType : std::uint8_t { kUint16, kUint32, kFloat32 };
 
-inline std::size_t pixel_bytes(PixelType type) { return type == PixelType::kUint16 ? 2 : 4; }
+inline std::size_t pixel_bytes(PixelType type) {
+  return type == PixelType::kUint16 ? 2 : 4;
+}
 const char* to_string(PixelType type);
 
 // What a raw frame holds: a dark or flat field (calibration) or a projection. The server's
@@ -27,7 +29,9 @@ struct DetectorShape {
 inline bool operator==(DetectorShape a, DetectorShape b) {
   return a.rows == b.rows && a.cols == b.cols;
 }
-inline bool operator!=(DetectorShape a, DetectorShape b) { return !(a == b); }
+inline bool operator!=(DetectorShape a, DetectorShape b) {
+  return !(a == b);
+}
 
 // Pixels are row-major, row 0 first, column fastest; `data` holds shape.pixels() values of `type`.
 struct FrameView {

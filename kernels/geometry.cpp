@@ -5,7 +5,9 @@
 
 namespace slicestream {
 
-const char* to_string(BeamKind beam) { return beam == BeamKind::kCone ? "cone" : "parallel"; }
+const char* to_string(BeamKind beam) {
+  return beam == BeamKind::kCone ? "cone" : "parallel";
+}
 
 const char* to_string(PixelType type) {
   switch (type) {
@@ -34,8 +36,8 @@ const char* to_string(FrameKind kind) {
 ProjectionVector parallel_vector(double angle_rad, double pixel_width_mm, double pixel_height_mm) {
   const double s = std::sin(angle_rad);
   const double c = std::cos(angle_rad);
-  return {{s, -c, 0}, {0, 0, 0}, {c * pixel_width_mm, s * pixel_width_mm, 0},
-          {0, 0, pixel_height_mm}};
+  return {
+      {s, -c, 0}, {0, 0, 0}, {c * pixel_width_mm, s * pixel_width_mm, 0}, {0, 0, pixel_height_mm}};
 }
 
 ProjectionVector cone_vector(double angle_rad, const CircularConeParams& p) {
@@ -47,8 +49,8 @@ ProjectionVector cone_vector(double angle_rad, const CircularConeParams& p) {
                        {0, 0, p.pixel_height_mm}};
   // Offsets move the detector within its own plane, along the unit u and v directions.
   const Vec3 u_hat{c, s, 0};
-  vec.detector_center = vec.detector_center + p.detector_offset_u_mm * u_hat +
-                        Vec3{0, 0, p.detector_offset_v_mm};
+  vec.detector_center =
+      vec.detector_center + p.detector_offset_u_mm * u_hat + Vec3{0, 0, p.detector_offset_v_mm};
   return vec;
 }
 
@@ -64,7 +66,8 @@ ScanGeometry make_parallel_geometry(DetectorShape detector, const CircularParall
 ScanGeometry make_cone_geometry(DetectorShape detector, const CircularConeParams& params) {
   ScanGeometry g{BeamKind::kCone, detector, {}};
   g.vectors.reserve(params.angles_rad.size());
-  for (double a : params.angles_rad) g.vectors.push_back(cone_vector(a, params));
+  for (double a : params.angles_rad)
+    g.vectors.push_back(cone_vector(a, params));
   return g;
 }
 
