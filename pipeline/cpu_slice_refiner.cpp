@@ -9,7 +9,6 @@
 #include "kernels/tensorcore/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
-#include "pipeline/relative_residual.hpp"
 
 namespace slicestream {
 namespace {
@@ -29,7 +28,7 @@ class CpuSliceRefiner final : public SliceRefiner {
   double residual(const float* slice, const float* sinogram) override {
     std::vector<float> ax(static_cast<std::size_t>(matrix_->rows));
     projector_.forward(slice, ax.data(), 1);
-    return relative_residual(ax.data(), sinogram, ax.size());
+    return tensorcore::relative_residual(ax.data(), sinogram, ax.size());
   }
 
   RefinementResult refine(const float* x0, const float* sinogram, int iterations,

@@ -2,10 +2,17 @@
 
 #include <stdexcept>
 
+#include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
 #include "kernels/tensorcore/cgls_steps.hpp"
 
 namespace slicestream::tensorcore {
+
+double relative_residual(const float* ax, const float* b, std::size_t count) {
+  const auto reference = expr::array(b);
+  return cgls_steps::relative_residual(expr::squared_norm(expr::array(ax) - reference, 0, count),
+                                       expr::squared_norm(reference, 0, count));
+}
 
 CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options) {

@@ -5,6 +5,7 @@
 // all have.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "kernels/tensorcore/projection_operator.hpp"
@@ -22,6 +23,10 @@ struct CglsReport {
   std::vector<std::vector<double>> relative_residual;
   std::vector<int> column_iterations;  // iterations each column ran before it stopped
 };
+
+// ||A x - b|| / ||b|| of one column from a computed A x (||A x|| when b is zero): the number
+// CglsReport::relative_residual holds, for a single product outside a solve.
+double relative_residual(const float* ax, const float* b, std::size_t count);
 
 // b: rays x columns; x: pixels x columns, the start value on entry (e.g. zeros or an FBP), the
 // solution on return.

@@ -5,11 +5,11 @@
 
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cgls.hpp"
 #include "kernels/tensorcore/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/cuda_backend/cuda_backend_impl.hpp"
-#include "pipeline/relative_residual.hpp"
 
 namespace slicestream {
 namespace {
@@ -42,7 +42,7 @@ class CudaSliceRefiner final : public SliceRefiner {
       projector_.forward(x_.data(), ax_.data(), 1, stream_.get());
       std::vector<float> ax(ax_.size());
       download(ax.data(), ax_);
-      return relative_residual(ax.data(), sinogram, ax.size());
+      return tensorcore::relative_residual(ax.data(), sinogram, ax.size());
     });
   }
 
