@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,6 +51,10 @@ struct Options {
   int cg_iterations = 10;
   int accuracy_iterations = 20;
   std::vector<int> table_sizes;  // sizes with the timing tables (empty: all)
+  std::vector<std::string> shapes;     // fragment shapes timed (empty: all)
+  std::vector<std::string> orderings;  // multi-slice orderings timed (empty: all)
+  bool accuracy = true;                // the CG accuracy table
+  bool cg = true;                      // CG iteration timings
   std::string json = "tensorcore_bench.json";
 };
 
@@ -85,6 +90,18 @@ double cg_iteration_ms(cuda::DeviceProjectionOperator& op, const float* b, int s
   const double t_short = run(2);
   const double t_long = run(2 + iterations);
   return (t_long - t_short) / iterations / slices;
+}
+
+// Whether `name` is in `wanted` (case-insensitive); an empty list selects everything.
+bool selected(const std::vector<std::string>& wanted, const std::string& name) {
+  if (wanted.empty()) return true;
+  auto lower = [](std::string t) {
+    for (char& c : t)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  return std::any_of(wanted.begin(), wanted.end(),
+                     [&](const std::string& w) { return lower(w) == lower(name); });
 }
 
 struct ShapeResult {
@@ -139,6 +156,11 @@ int main(int argc, char** argv) {
   app.add_option("--cg-iterations", o.cg_iterations, "CG iterations timed");
   app.add_option("--json", o.json, "JSON output");
   app.add_option("--table-sizes", o.table_sizes, "sizes with the timing tables (default: all)");
+  app.add_option("--shapes", o.shapes, "fragment shapes timed, e.g. 16.16.16 (default: all)");
+  app.add_option("--orderings", o.orderings,
+                 "multi-slice orderings timed: pseudo-morton, ray-sheared (default: both)");
+  app.add_flag("!--no-accuracy", o.accuracy, "skip the CG accuracy table");
+  app.add_flag("!--no-cg", o.cg, "skip the CG iteration timings (e.g. under a profiler)");
   bool quick = false;
   app.add_flag("--quick", quick, "accuracy table at every size, timing tables at 512^2 only");
   CLI11_PARSE(app, argc, argv);
@@ -260,8 +282,8 @@ int main(int argc, char** argv) {
       const double cs_spmv_bwd =
           median_ms([&] { csr.backward(d_sino_in.data(), d_image_out.data(), 1, stream); },
                     o.repetitions, stream);
-      cs_cg = cg_iteration_ms(csr, d_cg_b.data(), o.slices, o.cg_iterations, stream);
-      error32 = cg_error(csr, data, truth, o.accuracy_iterations, stream);
+      if (o.cg) cs_cg = cg_iteration_ms(csr, d_cg_b.data(), o.slices, o.cg_iterations, stream);
+      if (o.accuracy) error32 = cg_error(csr, data, truth, o.accuracy_iterations, stream);
       const double bytes = static_cast<double>(csr.matrix_device_bytes());
       cs.str("configuration", csr.configuration()).num("matrix_bytes", bytes);
       cs.num("spmm_forward_ms", cs_fwd)
@@ -289,7 +311,9 @@ int main(int argc, char** argv) {
     for (BlockOrdering ordering : orderings) {
       if (!tables) break;
       Json oj;
+      if (!selected(o.orderings, to_string(ordering))) continue;
       for (WmmaShape shape : kAllWmmaShapes) {
+        if (!selected(o.shapes, to_string(shape))) continue;
         TensorCoreMatrixOptions options;
         options.shape = shape;
         options.ordering = ordering;
@@ -299,7 +323,7 @@ int main(int argc, char** argv) {
         const double build_s = seconds_since(tb);
         cuda::TensorCoreProjector tc(m);
         const ShapeResult r = measure_projector(tc, d_image.data(), d_sino.data(), d_sino_in.data(),
-                                                d_image_out.data(), d_cg_b.data(), o, stream, true);
+                                                d_image_out.data(), d_cg_b.data(), o, stream, o.cg);
         const double fpbp = (r.fwd_ms + r.bwd_ms) / o.slices;
         Json j = to_json(r);
         j.num("build_s", build_s)
@@ -326,7 +350,7 @@ int main(int argc, char** argv) {
     // CG accuracy with the fastest fp16 configuration (a fixed one without the timing tables)
     // against fp32 (cuSPARSE), 20 iterations, with fp16 and with compensated (hi + lo fp16)
     // operands, split accumulation on (the default) and off; and the compensated CG's time.
-    {
+    if (o.accuracy) {
       if (best_matrix == nullptr) {
         TensorCoreMatrixOptions options;
         options.shape = kAccuracyShape;
@@ -383,30 +407,56 @@ int main(int argc, char** argv) {
       dd.column_factors = &plan->column_factor;
       const CsrMatrix a_oct = build_dd_matrix(geometry, grid, dd);
       for (WmmaShape shape : kAllWmmaShapes) {
+        if (!selected(o.shapes, to_string(shape))) continue;
         TensorCoreMatrixOptions options;
         options.shape = shape;
         options.symmetric = true;
         auto m = std::make_shared<TensorCoreMatrix>(
             build_tensorcore_matrix(a_oct, geometry, grid, options, plan));
         cuda::TensorCoreProjector tc(m);
+        tc.set_gathered_symmetry(false);  // the paper's column form first
         const double fp1 = median_ms([&] { tc.forward(d_image.data(), d_sino.data(), 1, stream); },
                                      o.repetitions, stream);
         const double fp1_spmm =
             median_ms([&] { tc.run_forward_spmm(stream); }, o.repetitions, stream);
         const ShapeResult r = measure_projector(tc, d_image.data(), d_sino.data(), d_sino_in.data(),
-                                                d_image_out.data(), d_cg_b.data(), o, stream, true);
+                                                d_image_out.data(), d_cg_b.data(), o, stream, o.cg);
         const double fpbp = (r.fwd_ms + r.bwd_ms) / o.slices;
         Json j = to_json(r);
         j.num("single_image_forward_ms", fp1).num("single_image_spmm_ms", fp1_spmm);
         j.num("speedup_vs_cusparse_spmv", cs_spmv / fp1).num("fp_bp_per_image_ms", fpbp);
         j.num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / fpbp)
             .num("speedup_vs_cusparse_cg", cs_cg / r.cg_ms);
-        sj.obj(to_string(shape), j);
         std::printf(
             "  8-sym %-8s %.3f GB: 1-image FP %.4f ms (SpMM %.4f) = %.2fx SpMV; %d slices FP %.3f "
             "BP %.3f ms -> %.4f ms/image (%.2fx), CG %.4f ms/image/iter (%.2fx)\n",
             to_string(shape), r.bytes / 1e9, fp1, fp1_spmm, cs_spmv / fp1, o.slices, r.fwd_ms,
             r.bwd_ms, fpbp, (cs_fwd + cs_bwd) / o.slices / fpbp, r.cg_ms, cs_cg / r.cg_ms);
+        std::fflush(stdout);
+        // Gathered products (one column per slice, symmetric_gather.hpp), every work split.
+        Json gj;
+        for (int rows_per_cta : {1, 2, 4, 8}) {
+          tc.set_gathered_symmetry(true, rows_per_cta);
+          if (!tc.uses_gathered_products(o.slices)) break;
+          const ShapeResult g = measure_projector(tc, d_image.data(), d_sino.data(),
+                                                  d_sino_in.data(), d_image_out.data(),
+                                                  d_cg_b.data(), o, stream, o.cg);
+          const double g_fpbp = (g.fwd_ms + g.bwd_ms) / o.slices;
+          Json gr = to_json(g);
+          gr.num("fp_bp_per_image_ms", g_fpbp)
+              .num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / g_fpbp);
+          if (o.cg) gr.num("speedup_vs_cusparse_cg", cs_cg / g.cg_ms);
+          gj.obj("rows_per_cta_" + std::to_string(rows_per_cta), gr);
+          std::printf(
+              "  8-sym gathered %-8s rows/CTA %d: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM "
+              "%.3f) ms -> %.4f ms/image (%.2fx cuSPARSE), CG %.4f ms/image/iter (%.2fx)\n",
+              to_string(shape), rows_per_cta, o.slices, g.fwd_ms, g.spmm_fwd_ms, g.bwd_ms,
+              g.spmm_bwd_ms, g_fpbp, (cs_fwd + cs_bwd) / o.slices / g_fpbp, g.cg_ms,
+              o.cg ? cs_cg / g.cg_ms : 0.0);
+          std::fflush(stdout);
+        }
+        if (tc.uses_gathered_products(o.slices)) j.obj("gathered", gj);
+        sj.obj(to_string(shape), j);
       }
     }
     if (tables) rec.obj("symmetric", sj);

@@ -165,4 +165,31 @@ void csr_multiply_transposed(const CsrMatrix& a, const float* y, float* x, int c
   }
 }
 
+CsrMatrix transpose(const CsrMatrix& a) {
+  if (a.cols > 0x7fffffffLL || a.rows > 0x7fffffffLL) {
+    throw std::invalid_argument("transpose: more than 2^31 rows or columns");
+  }
+  CsrMatrix t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.row_ptr.assign(static_cast<std::size_t>(t.rows) + 1, 0);
+  for (std::int32_t c : a.col)
+    ++t.row_ptr[static_cast<std::size_t>(c) + 1];
+  for (long long r = 0; r < t.rows; ++r)
+    t.row_ptr[static_cast<std::size_t>(r) + 1] += t.row_ptr[static_cast<std::size_t>(r)];
+  t.col.resize(a.col.size());
+  t.values.resize(a.values.size());
+  // Rows of `a` in ascending order: every row of the transpose receives its columns sorted.
+  std::vector<long long> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+  for (long long r = 0; r < a.rows; ++r) {
+    for (long long i = a.row_ptr[static_cast<std::size_t>(r)];
+         i < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++i) {
+      const long long slot = next[static_cast<std::size_t>(a.col[static_cast<std::size_t>(i)])]++;
+      t.col[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(r);
+      t.values[static_cast<std::size_t>(slot)] = a.values[static_cast<std::size_t>(i)];
+    }
+  }
+  return t;
+}
+
 }  // namespace slicestream::tensorcore

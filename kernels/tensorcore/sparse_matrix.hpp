@@ -35,6 +35,9 @@ struct DdMatrixOptions {
 CsrMatrix build_dd_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
                           const DdMatrixOptions& options = {});
 
+// The transpose (rows and columns swapped, columns sorted within each row).
+CsrMatrix transpose(const CsrMatrix& a);
+
 // CPU reference products with `columns` right-hand sides stored row-major (element (i, c) at
 // i * columns + c), accumulated in double: y = A x and x = A^T y.
 void csr_multiply(const CsrMatrix& a, const float* x, float* y, int columns);

@@ -4,6 +4,7 @@
 
 #include "kernels/tensorcore/pseudo_morton.hpp"
 #include "kernels/tensorcore/ray_sheared_ordering.hpp"
+#include "kernels/tensorcore/symmetric_gather.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -78,6 +79,9 @@ TensorCoreMatrix build_tensorcore_matrix(const CsrMatrix& a, const Geometry2d& g
   m.bsr = build_bsr(a, m.row_mapping, m.col_layouts, options.shape,
                     static_cast<float>(grid.pixel_mm), options.threads);
   m.symmetry = options.symmetric ? std::move(plan) : nullptr;
+  if (m.symmetry != nullptr && gathered_symmetry_problem(m).empty()) {
+    m.bsr_transposed = build_transposed_blocks(a, m, options.threads);
+  }
   return m;
 }
 

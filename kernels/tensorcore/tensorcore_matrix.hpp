@@ -37,6 +37,9 @@ struct TensorCoreMatrix {
   IndexMapping row_mapping;   // rays -> mapped rows
   ColumnLayouts col_layouts;  // pixels -> mapped columns (one layout per sector for kRaySheared)
   BsrMatrixHalf bsr;
+  // A_oct^T's blocks for the gathered backward product (symmetric_gather.hpp); built for symmetric
+  // matrices that allow the gathered products, empty otherwise.
+  BsrMatrixHalf bsr_transposed;
   std::shared_ptr<const SymmetryPlan> symmetry;  // set when options.symmetric
 };
 

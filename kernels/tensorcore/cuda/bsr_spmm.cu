@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/tensorcore/cuda/split_accumulator.cuh"
 
 namespace slicestream::tensorcore::cuda {
 
@@ -18,32 +19,6 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(32 % kMmaChainBlocks == 0, "chains must not straddle the 32-block index chunks");
-
-// kFrags fp32 results (sum) and the MMA accumulation chains of the current group of blocks
-// (part). flush() ends the chains: sum += part element by element (both fragments have the same
-// layout) with round-to-nearest adds, and part restarts at zero (mma_accumulation.hpp).
-template <class Fragment, int kFrags>
-struct SplitAccumulator {
-  Fragment sum[kFrags];
-  Fragment part[kFrags];
-
-  __device__ __forceinline__ void clear() {
-#pragma unroll
-    for (int f = 0; f < kFrags; ++f) {
-      nvcuda::wmma::fill_fragment(sum[f], 0.0f);
-      nvcuda::wmma::fill_fragment(part[f], 0.0f);
-    }
-  }
-  __device__ __forceinline__ void flush() {
-#pragma unroll
-    for (int f = 0; f < kFrags; ++f) {
-#pragma unroll
-      for (int i = 0; i < part[f].num_elements; ++i)
-        sum[f].x[i] = __fadd_rn(sum[f].x[i], part[f].x[i]);
-      nvcuda::wmma::fill_fragment(part[f], 0.0f);
-    }
-  }
-};
 
 // One warp per (block row, tile of CW columns); the CTA's 8 warps take neighbouring block rows
 // (or the column tiles of one row when columns > 32), so the X tiles they share come from L1.

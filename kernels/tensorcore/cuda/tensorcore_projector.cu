@@ -12,8 +12,10 @@
 #include "kernels/cuda/expr_device_evaluate.cuh"
 #include "kernels/expr/pass.hpp"
 #include "kernels/tensorcore/cuda/bsr_spmm.hpp"
+#include "kernels/tensorcore/cuda/gathered_spmm.hpp"
 #include "kernels/tensorcore/cuda/projector_operand_kernels.cuh"
 #include "kernels/tensorcore/operand_scaling.hpp"
+#include "kernels/tensorcore/symmetric_gather.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
@@ -30,6 +32,15 @@ struct TensorCoreProjector::Impl {
   DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
   DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
   DeviceBuffer<unsigned char> transform_mask;
+  // Gathered symmetric products: A_oct^T's blocks and the two tables.
+  bool gathered_available = false;
+  bool gathered_on = true;
+  int gathered_rows_per_cta = 4;
+  DeviceBuffer<std::uint16_t> t_blocks;
+  DeviceBuffer<int> t_row_ptr, t_col_index, ray_of_row, pixel_of_col;
+  GatheredSpmmArgs gathered_forward_args, gathered_backward_args;
+  bool last_forward_gathered = false;
+  bool last_backward_gathered = false;
   // Work space, sized per call.
   DeviceBuffer<std::uint16_t> x_half, y_half;
   DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
@@ -40,8 +51,23 @@ struct TensorCoreProjector::Impl {
   bool transposed_ready = false;
 
   void upload_matrix();
+  void upload_gathered();
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
-                      int columns, cudaStream_t stream);
+                      int columns, int per_slice_columns, int lo, cudaStream_t stream);
+  bool gathered(int slices) const {
+    const int real = slices * (compensated ? 2 : 1);
+    return gathered_available && gathered_on && real >= 16 && real <= 64;
+  }
+  // Gathered products: columns and the compensating columns' offset.
+  int gathered_columns(int slices) const {
+    const int real = slices * (compensated ? 2 : 1);
+    return real <= 16 ? 16 : real <= 32 ? 32 : 64;  // the kernel's column counts
+  }
+  int gathered_lo(int slices) const { return compensated ? slices : 0; }
+  void forward_gathered(const float* image, float* sinogram, int slices, cudaStream_t stream,
+                        const float* max_abs);
+  void backward_gathered(const float* sinogram, float* image, int slices, cudaStream_t stream,
+                         const float* max_abs);
   int real_columns(int slices) const { return slices * per_slice; }
   int lo_offset(int slices) const { return compensated ? real_columns(slices) : 0; }
   int product_values(int slices) const { return real_columns(slices) * (compensated ? 2 : 1); }
@@ -130,8 +156,29 @@ void TensorCoreProjector::Impl::upload_matrix() {
   }
 }
 
+void TensorCoreProjector::Impl::upload_gathered() {
+  if (m->symmetry == nullptr || !gathered_symmetry_problem(*m).empty() ||
+      m->bsr_transposed.block_count() == 0) {
+    return;
+  }
+  const SymmetricGatherTables tables = make_symmetric_gather_tables(*m);
+  const BsrMatrixHalf& t = m->bsr_transposed;
+  if (t.rows != m->bsr.cols || t.cols != m->bsr.rows) {
+    throw std::logic_error("TensorCoreProjector: A_oct^T blocks do not match A_oct's");
+  }
+  std::vector<std::uint16_t> padded(t.blocks);
+  padded.resize(padded.size() + static_cast<std::size_t>(t.block_elements()), 0);
+  t_blocks = upload(padded);
+  t_row_ptr = upload(t.row_ptr);
+  t_col_index = upload(t.col_index);
+  ray_of_row = upload(tables.ray_of_row);
+  pixel_of_col = upload(tables.pixel_of_col);
+  gathered_available = true;
+}
+
 void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
                                                const float* max_abs, int columns,
+                                               int per_slice_columns, int lo,
                                                cudaStream_t stream) {
   operand_scale.resize(static_cast<std::size_t>(columns));
   column_scale.resize(static_cast<std::size_t>(columns));
@@ -143,8 +190,8 @@ void TensorCoreProjector::Impl::prepare_scales(const float* input, long long row
                                        reduce.data(), stream);
     max_d = reduce.data();
   }
-  compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice, columns,
-                                                    lo_offset(slices), m->bsr.value_scale,
+  compute_scales_kernel<<<1, kThreads, 0, stream>>>(max_abs, max_d, slices, per_slice_columns,
+                                                    columns, lo, m->bsr.value_scale,
                                                     operand_scale.data(), column_scale.data());
   SLICESTREAM_CUDA_CHECK_LAUNCH("compute_scales_kernel");
 }
@@ -156,6 +203,7 @@ TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix>
   impl_->symmetric = impl_->m->symmetry != nullptr;
   impl_->per_slice = impl_->symmetric ? 8 : 1;
   impl_->upload_matrix();
+  impl_->upload_gathered();
 }
 
 TensorCoreProjector::~TensorCoreProjector() = default;
@@ -173,7 +221,21 @@ const TensorCoreMatrix& TensorCoreProjector::matrix() const {
 std::size_t TensorCoreProjector::matrix_device_bytes() const {
   const Impl& d = *impl_;
   return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
-         d.col_blocks.bytes() + d.col_block_rows.bytes();
+         d.col_blocks.bytes() + d.col_block_rows.bytes() + d.t_blocks.bytes() +
+         d.t_row_ptr.bytes() + d.t_col_index.bytes() + d.ray_of_row.bytes() +
+         d.pixel_of_col.bytes();
+}
+
+void TensorCoreProjector::set_gathered_symmetry(bool on, int rows_per_cta) {
+  if (rows_per_cta != 1 && rows_per_cta != 2 && rows_per_cta != 4 && rows_per_cta != 8) {
+    throw std::invalid_argument("gathered symmetry: rows_per_cta must be 1, 2, 4 or 8");
+  }
+  impl_->gathered_on = on;
+  impl_->gathered_rows_per_cta = rows_per_cta;
+}
+
+bool TensorCoreProjector::uses_gathered_products(int slices) const {
+  return impl_->gathered(slices);
 }
 
 void TensorCoreProjector::set_compensated_operands(bool on) {
@@ -217,10 +279,13 @@ int TensorCoreProjector::transposed_columns(int slices) const {
 void TensorCoreProjector::forward(const float* image, float* sinogram, int slices,
                                   cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_forward_gathered = d.gathered(slices);
+  if (d.last_forward_gathered) return d.forward_gathered(image, sinogram, slices, stream, max_abs);
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns = forward_columns(slices);
   const int nf = dims(d.m->options.shape).n;
-  d.prepare_scales(image, pixels(), slices, max_abs, columns, stream);
+  d.prepare_scales(image, pixels(), slices, max_abs, columns, d.per_slice, d.lo_offset(slices),
+                   stream);
   d.x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols));
   d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
   forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
@@ -253,11 +318,16 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
 void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
                                    cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_backward_gathered = d.gathered(slices);
+  if (d.last_backward_gathered) {
+    return d.backward_gathered(sinogram, image, slices, stream, max_abs);
+  }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns16 = transposed_columns(slices);
   const int x_columns = d.product_values(slices);
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
-  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, stream);
+  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice,
+                   d.lo_offset(slices), stream);
   d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
   d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
   backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
@@ -290,13 +360,88 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
 }
 
 void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {
+  if (impl_->last_forward_gathered) {
+    return launch_gathered_spmm(impl_->gathered_forward_args, stream);  // adds to the output
+  }
   if (!impl_->forward_ready) throw std::logic_error("run_forward_spmm before forward");
   launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
 }
 
 void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
+  if (impl_->last_backward_gathered) {
+    return launch_gathered_spmm(impl_->gathered_backward_args, stream);  // adds to the output
+  }
   if (!impl_->transposed_ready) throw std::logic_error("run_transposed_spmm before backward");
   launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
+}
+
+// Gathered forward: y[g r] += A_oct[r, :] x[g :] for every g (symmetric_gather.hpp).
+void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sinogram, int slices,
+                                                 cudaStream_t stream, const float* max_abs) {
+  const int columns = gathered_columns(slices);
+  const long long pixel_count = m->grid.pixels();
+  const long long ray_count = m->geometry.rays();
+  prepare_scales(image, pixel_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
+  x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(pixel_count));
+  rows_operand_kernel<<<blocks_for(x_half.size()), kThreads, 0, stream>>>(
+      image, pixel_count, slices, columns, gathered_lo(slices), operand_scale.data(),
+      reinterpret_cast<__half*>(x_half.data()));
+  SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(
+      sinogram, 0, static_cast<std::size_t>(ray_count) * slices * sizeof(float), stream));
+  GatheredSpmmArgs& a = gathered_forward_args;
+  a.blocks = blocks.data();
+  a.row_ptr = row_ptr.data();
+  a.col_index = col_index.data();
+  a.block_row_count = static_cast<int>(m->bsr.block_row_count());
+  a.source = pixel_of_col.data();
+  a.source_stride = m->bsr.cols;
+  a.target = ray_of_row.data();
+  a.target_stride = m->bsr.rows;
+  a.in = x_half.data();
+  a.columns = columns;
+  a.slices = slices;
+  a.lo_offset = gathered_lo(slices);
+  a.column_scale = column_scale.data();
+  a.out = sinogram;
+  a.rows_per_cta = gathered_rows_per_cta;
+  a.split_accumulation = split;
+  launch_gathered_spmm(a, stream);
+}
+
+// Gathered backward: x[g q] += A_oct^T[q, :] y[g :] for every g, over A_oct^T's own blocks.
+void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* image, int slices,
+                                                  cudaStream_t stream, const float* max_abs) {
+  const int columns = gathered_columns(slices);
+  const long long pixel_count = m->grid.pixels();
+  const long long ray_count = m->geometry.rays();
+  prepare_scales(sinogram, ray_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
+  y_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(ray_count));
+  rows_operand_kernel<<<blocks_for(y_half.size()), kThreads, 0, stream>>>(
+      sinogram, ray_count, slices, columns, gathered_lo(slices), operand_scale.data(),
+      reinterpret_cast<__half*>(y_half.data()));
+  SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(
+      image, 0, static_cast<std::size_t>(pixel_count) * slices * sizeof(float), stream));
+  const BsrMatrixHalf& t = m->bsr_transposed;
+  GatheredSpmmArgs& a = gathered_backward_args;
+  a.blocks = t_blocks.data();
+  a.row_ptr = t_row_ptr.data();
+  a.col_index = t_col_index.data();
+  a.block_row_count = static_cast<int>(t.block_row_count());
+  a.source = ray_of_row.data();
+  a.source_stride = m->bsr.rows;
+  a.target = pixel_of_col.data();
+  a.target_stride = m->bsr.cols;
+  a.in = y_half.data();
+  a.columns = columns;
+  a.slices = slices;
+  a.lo_offset = gathered_lo(slices);
+  a.column_scale = column_scale.data();
+  a.out = image;
+  a.rows_per_cta = gathered_rows_per_cta;
+  a.split_accumulation = split;
+  launch_gathered_spmm(a, stream);
 }
 
 }  // namespace slicestream::tensorcore::cuda

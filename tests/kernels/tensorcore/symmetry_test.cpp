@@ -6,6 +6,7 @@
 
 #include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/tensorcore/square_symmetry.hpp"
+#include "kernels/tensorcore/symmetric_gather.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
 
@@ -105,6 +106,67 @@ TEST(Symmetry, SymmetricTensorCoreTwinMatchesPlain) {
   plain_op.backward(y.data(), b.data(), 1);
   sym_op.backward(y.data(), b_sym.data(), 1);
   EXPECT_LT(testing::relative_error(b_sym, b), 2e-3);
+}
+
+}  // namespace
+}  // namespace slicestream::tensorcore
+
+namespace slicestream::tensorcore {
+namespace {
+
+// The gathered form (symmetric_gather.hpp): A_oct's and A_oct^T's blocks read through the two
+// tables give the full A x and A^T y of the plain matrix (fp16 weights), and are adjoint.
+TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
+  for (int width : {32, 33}) {
+    const ImageGrid2d grid{width, width, 0.75};
+    for (const Geometry2d& g : {testing::small_parallel(64, 56, width * 0.75),
+                                testing::small_fan(48, 72, width * 0.75)}) {
+      SCOPED_TRACE(std::string(to_string(g.beam)) + " width " + std::to_string(width));
+      TensorCoreMatrixOptions options;
+      options.shape = WmmaShape::kM16N16K16;
+      options.symmetric = true;
+      const TensorCoreMatrix m = build_tensorcore_matrix(g, grid, options);
+      ASSERT_EQ(gathered_symmetry_problem(m), "");
+      ASSERT_EQ(m.bsr_transposed.rows, m.bsr.cols);
+      ASSERT_EQ(m.bsr_transposed.cols, m.bsr.rows);
+      const SymmetricGatherTables t = make_symmetric_gather_tables(m);
+      const CsrMatrix a = build_dd_matrix(g, grid);
+      const int slices = 3;
+      const std::vector<float> x = testing::random_vector(
+          static_cast<std::size_t>(grid.pixels() * slices), 11, -1, 1);
+      const std::vector<float> y = testing::random_vector(
+          static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
+      std::vector<float> ax(y.size(), 0.0f), aty(x.size(), 0.0f);
+      gathered_product_cpu(m.bsr, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(), ax.data(),
+                           slices);
+      gathered_product_cpu(m.bsr_transposed, t.ray_of_row.data(), t.pixel_of_col.data(), y.data(),
+                           aty.data(), slices);
+      std::vector<float> ref_ax(y.size()), ref_aty(x.size());
+      csr_multiply(a, x.data(), ref_ax.data(), slices);
+      csr_multiply_transposed(a, y.data(), ref_aty.data(), slices);
+      // The blocks hold fp16 weights: agreement to fp16 rounding.
+      EXPECT_LT(testing::relative_error(ax, ref_ax), 1e-3);
+      EXPECT_LT(testing::relative_error(aty, ref_aty), 1e-3);
+      // Same fp16 weights both ways, exact sums: adjoint to float rounding.
+      EXPECT_NEAR(testing::dot(ax, y) / testing::dot(x, aty), 1.0, 1e-5);
+    }
+  }
+}
+
+TEST(Symmetry, GatheredProductsRefuseOtherMatrices) {
+  const ImageGrid2d grid{32, 32, 1.0};
+  const Geometry2d g = testing::small_parallel(64, 48, 32.0);
+  TensorCoreMatrixOptions options;
+  options.shape = WmmaShape::kM32N8K16;
+  options.symmetric = true;
+  const TensorCoreMatrix shape32 = build_tensorcore_matrix(g, grid, options);
+  EXPECT_NE(gathered_symmetry_problem(shape32).find("16 x 16"), std::string::npos);
+  EXPECT_EQ(shape32.bsr_transposed.block_count(), 0);
+  EXPECT_THROW(make_symmetric_gather_tables(shape32), std::invalid_argument);
+  options.shape = WmmaShape::kM16N16K16;
+  options.symmetric = false;
+  const TensorCoreMatrix plain = build_tensorcore_matrix(g, grid, options);
+  EXPECT_NE(gathered_symmetry_problem(plain).find("not the symmetric"), std::string::npos);
 }
 
 }  // namespace

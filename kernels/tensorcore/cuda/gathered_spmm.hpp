@@ -1,0 +1,43 @@
+// The gathered symmetric SpMM (kernels/tensorcore/symmetric_gather.hpp) on the tensor cores:
+// for every transform g and block row i of 16 x 16 fp16 blocks,
+//   out[target[g][i], s] += sum_k block[i, k] in[source[g][k], s]      (fp32 atomics)
+// Forward: the blocks of A_oct, source = pixel_of_col, target = ray_of_row; backward: the blocks
+// of A_oct^T with the tables swapped. One product column per slice (plus the compensating lo
+// columns), so 32 slices are 32 columns where the column form of the symmetry needs 256.
+//
+// Work split: a CTA of 8 warps takes rows_per_cta neighbouring block rows; the 8 / rows_per_cta
+// warps of one block row take its transforms in turn. Warps of one row read the same blocks
+// (shared through L1), warps of neighbouring rows with the same g the same operand rows.
+// Operand rows are gathered through the table into shared memory (16 rows per block), then
+// loaded as WMMA fragments; accumulation is split every kMmaChainBlocks blocks as in bsr_spmm.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace slicestream::tensorcore::cuda {
+
+struct GatheredSpmmArgs {
+  const std::uint16_t* blocks = nullptr;  // fp16 bits, 16 x 16 per block, row-major
+  const int* row_ptr = nullptr;
+  const int* col_index = nullptr;
+  int block_row_count = 0;
+  const int* source = nullptr;  // [8][source_stride]: operand row of each k, -1: zero
+  long long source_stride = 0;  // mapped k extent (block columns x 16)
+  const int* target = nullptr;  // [8][target_stride]: output row of each row, -1: none
+  long long target_stride = 0;  // mapped rows (block rows x 16)
+  const std::uint16_t* in = nullptr;  // fp16 operand rows of `columns` values
+  int columns = 0;                    // 16, 32 or 64
+  int slices = 0;                     // output columns: column s (+ column lo_offset + s)
+  int lo_offset = 0;                  // compensating columns, 0 when none
+  const float* column_scale = nullptr;
+  float* out = nullptr;  // [rows][slices], accumulated into (zero it first)
+  int rows_per_cta = 4;  // 1, 2, 4 or 8
+  bool split_accumulation = true;
+};
+
+// Throws std::invalid_argument for unsupported column counts or rows_per_cta.
+void launch_gathered_spmm(const GatheredSpmmArgs& args, cudaStream_t stream);
+
+}  // namespace slicestream::tensorcore::cuda
