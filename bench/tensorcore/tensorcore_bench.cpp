@@ -433,29 +433,25 @@ int main(int argc, char** argv) {
             to_string(shape), r.bytes / 1e9, fp1, fp1_spmm, cs_spmv / fp1, o.slices, r.fwd_ms,
             r.bwd_ms, fpbp, (cs_fwd + cs_bwd) / o.slices / fpbp, r.cg_ms, cs_cg / r.cg_ms);
         std::fflush(stdout);
-        // Gathered products (one column per slice, symmetric_gather.hpp), every work split.
-        Json gj;
-        for (int rows_per_cta : {1, 2, 4, 8}) {
-          tc.set_gathered_symmetry(true, rows_per_cta);
-          if (!tc.uses_gathered_products(o.slices)) break;
+        // Gathered products (one column per slice, symmetric_gather.hpp).
+        tc.set_gathered_symmetry(true);
+        if (tc.uses_gathered_products(o.slices)) {
           const ShapeResult g = measure_projector(tc, d_image.data(), d_sino.data(),
                                                   d_sino_in.data(), d_image_out.data(),
                                                   d_cg_b.data(), o, stream, o.cg);
           const double g_fpbp = (g.fwd_ms + g.bwd_ms) / o.slices;
-          Json gr = to_json(g);
-          gr.num("fp_bp_per_image_ms", g_fpbp)
+          Json gj = to_json(g);
+          gj.num("fp_bp_per_image_ms", g_fpbp)
               .num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / g_fpbp);
-          if (o.cg) gr.num("speedup_vs_cusparse_cg", cs_cg / g.cg_ms);
-          gj.obj("rows_per_cta_" + std::to_string(rows_per_cta), gr);
+          if (o.cg) gj.num("speedup_vs_cusparse_cg", cs_cg / g.cg_ms);
+          j.obj("gathered", gj);
           std::printf(
-              "  8-sym gathered %-8s rows/CTA %d: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM "
-              "%.3f) ms -> %.4f ms/image (%.2fx cuSPARSE), CG %.4f ms/image/iter (%.2fx)\n",
-              to_string(shape), rows_per_cta, o.slices, g.fwd_ms, g.spmm_fwd_ms, g.bwd_ms,
-              g.spmm_bwd_ms, g_fpbp, (cs_fwd + cs_bwd) / o.slices / g_fpbp, g.cg_ms,
-              o.cg ? cs_cg / g.cg_ms : 0.0);
+              "  8-sym gathered %-8s: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM %.3f) ms -> "
+              "%.4f ms/image (%.2fx cuSPARSE), CG %.4f ms/image/iter (%.2fx)\n",
+              to_string(shape), o.slices, g.fwd_ms, g.spmm_fwd_ms, g.bwd_ms, g.spmm_bwd_ms, g_fpbp,
+              (cs_fwd + cs_bwd) / o.slices / g_fpbp, g.cg_ms, o.cg ? cs_cg / g.cg_ms : 0.0);
           std::fflush(stdout);
         }
-        if (tc.uses_gathered_products(o.slices)) j.obj("gathered", gj);
         sj.obj(to_string(shape), j);
       }
     }

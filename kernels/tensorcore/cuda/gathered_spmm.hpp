@@ -5,11 +5,11 @@
 // of A_oct^T with the tables swapped. One product column per slice (plus the compensating lo
 // columns), so 32 slices are 32 columns where the column form of the symmetry needs 256.
 //
-// Work split: a CTA of 8 warps takes rows_per_cta neighbouring block rows; the 8 / rows_per_cta
-// warps of one block row take its transforms in turn. Warps of one row read the same blocks
-// (shared through L1), warps of neighbouring rows with the same g the same operand rows.
-// Operand rows are gathered through the table into shared memory (16 rows per block), then
-// loaded as WMMA fragments; accumulation is split every kMmaChainBlocks blocks as in bsr_spmm.
+// Work split: one CTA per block row, one warp per transform. The CTA copies the row's blocks
+// once into shared memory for its 8 warps; each warp gathers its operand rows through its table
+// (16 per block) next to them, both with cp.async, 4 blocks per stage in a two-stage pipeline,
+// and loads WMMA fragments from there. Accumulation is split every 4 blocks (kMmaChainBlocks,
+// as in bsr_spmm.hpp); the kernels always split.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,16 +28,15 @@ struct GatheredSpmmArgs {
   const int* target = nullptr;  // [8][target_stride]: output row of each row, -1: none
   long long target_stride = 0;  // mapped rows (block rows x 16)
   const std::uint16_t* in = nullptr;  // fp16 operand rows of `columns` values
-  int columns = 0;                    // 16, 32 or 64
+  int columns = 0;                    // 32 or 64
   int slices = 0;                     // output columns: column s (+ column lo_offset + s)
   int lo_offset = 0;                  // compensating columns, 0 when none
   const float* column_scale = nullptr;
   float* out = nullptr;  // [rows][slices], accumulated into (zero it first)
-  int rows_per_cta = 4;  // 1, 2, 4 or 8
   bool split_accumulation = true;
 };
 
-// Throws std::invalid_argument for unsupported column counts or rows_per_cta.
+// Throws std::invalid_argument for unsupported column counts.
 void launch_gathered_spmm(const GatheredSpmmArgs& args, cudaStream_t stream);
 
 }  // namespace slicestream::tensorcore::cuda

@@ -35,7 +35,6 @@ struct TensorCoreProjector::Impl {
   // Gathered symmetric products: A_oct^T's blocks and the two tables.
   bool gathered_available = false;
   bool gathered_on = true;
-  int gathered_rows_per_cta = 4;
   DeviceBuffer<std::uint16_t> t_blocks;
   DeviceBuffer<int> t_row_ptr, t_col_index, ray_of_row, pixel_of_col;
   GatheredSpmmArgs gathered_forward_args, gathered_backward_args;
@@ -56,12 +55,12 @@ struct TensorCoreProjector::Impl {
                       int columns, int per_slice_columns, int lo, cudaStream_t stream);
   bool gathered(int slices) const {
     const int real = slices * (compensated ? 2 : 1);
-    return gathered_available && gathered_on && real >= 16 && real <= 64;
+    return gathered_available && gathered_on && split && real >= 16 && real <= 64;
   }
   // Gathered products: columns and the compensating columns' offset.
   int gathered_columns(int slices) const {
     const int real = slices * (compensated ? 2 : 1);
-    return real <= 16 ? 16 : real <= 32 ? 32 : 64;  // the kernel's column counts
+    return real <= 32 ? 32 : 64;  // the kernel's column counts
   }
   int gathered_lo(int slices) const { return compensated ? slices : 0; }
   void forward_gathered(const float* image, float* sinogram, int slices, cudaStream_t stream,
@@ -226,12 +225,8 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
          d.pixel_of_col.bytes();
 }
 
-void TensorCoreProjector::set_gathered_symmetry(bool on, int rows_per_cta) {
-  if (rows_per_cta != 1 && rows_per_cta != 2 && rows_per_cta != 4 && rows_per_cta != 8) {
-    throw std::invalid_argument("gathered symmetry: rows_per_cta must be 1, 2, 4 or 8");
-  }
+void TensorCoreProjector::set_gathered_symmetry(bool on) {
   impl_->gathered_on = on;
-  impl_->gathered_rows_per_cta = rows_per_cta;
 }
 
 bool TensorCoreProjector::uses_gathered_products(int slices) const {
@@ -404,7 +399,6 @@ void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sino
   a.lo_offset = gathered_lo(slices);
   a.column_scale = column_scale.data();
   a.out = sinogram;
-  a.rows_per_cta = gathered_rows_per_cta;
   a.split_accumulation = split;
   launch_gathered_spmm(a, stream);
 }
@@ -439,7 +433,6 @@ void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* 
   a.lo_offset = gathered_lo(slices);
   a.column_scale = column_scale.data();
   a.out = image;
-  a.rows_per_cta = gathered_rows_per_cta;
   a.split_accumulation = split;
   launch_gathered_spmm(a, stream);
 }

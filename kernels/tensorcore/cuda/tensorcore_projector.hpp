@@ -46,11 +46,12 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   bool split_accumulation() const;
 
   // Gathered symmetric products (kernels/tensorcore/symmetric_gather.hpp; on by default): a
-  // symmetric 16.16.16 matrix with one column layout projects 16 or more product columns
-  // (slices, doubled when compensated; at most 64) with one column per slice, reading operands
+  // symmetric 16.16.16 matrix with one column layout projects 16 to 64 product columns
+  // (slices, doubled when compensated) with one column per slice (padded to 32 or 64), reading operands
   // through the symmetry and adding results where it sends them, instead of 8 columns per
-  // slice. Off: always the column form. rows_per_cta (1, 2, 4, 8) is the kernels' work split.
-  void set_gathered_symmetry(bool on, int rows_per_cta = 4);
+  // slice. Off, or with split accumulation off (the gathered kernels always split): the column
+  // form.
+  void set_gathered_symmetry(bool on);
   // Whether forward/backward of `slices` slices take the gathered products.
   bool uses_gathered_products(int slices) const;
 
