@@ -33,6 +33,7 @@ struct RefinementJob {
   std::uint32_t slice_id = 0;
   std::uint64_t generation = 0;  // of the slice's refinement when submitted
   int iterations = 0;            // 0: residual of the FBP image only
+  bool automatic = false;        // an automatic residual check (no SetRefinement)
   RefinementSetup setup;
   std::vector<float> sinogram;  // angles x bins
   SliceImage fbp;               // the FBP image (values: the start value) and its metadata
