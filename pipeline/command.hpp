@@ -64,8 +64,9 @@ struct SetParametersCommand {  // unset fields keep their value
 };
 
 // Switches CGLS refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp):
-// an axial slice of a parallel-beam scan, refined from its FBP image by `iterations` CGLS
-// iterations (0: only its data-consistency residual is measured) at most every `interval_s`.
+// an axial slice of a parallel-beam scan or the central slice of a cone-beam scan, refined from its
+// FBP image by `iterations` CGLS iterations (0: only its data-consistency residual is measured) at
+// most every `interval_s`.
 struct SetRefinementCommand {
   std::uint32_t slice_id = 0;
   bool enabled = true;

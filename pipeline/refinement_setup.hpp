@@ -1,6 +1,7 @@
 // What a slice refiner's system matrix depends on: the 2D problem of one axial slice of a
-// parallel-beam scan (pipeline/refinement_plan.hpp builds it), i.e. the window's projections in
-// the slice's own frame and the slice's pixel grid. Equal setups give equal matrices, so the
+// parallel-beam scan, or of the central slice of a cone-beam scan (a fan beam;
+// pipeline/refinement_plan.hpp builds both), i.e. the window's projections in the slice's own
+// frame and the slice's pixel grid. Equal setups give equal matrices, so the
 // refinement worker rebuilds a matrix only when the setup changes (angles, detector offset,
 // rotation-axis offset, slice position or size).
 #pragma once
@@ -23,7 +24,8 @@ inline bool operator!=(const RefinementSetup& a, const RefinementSetup& b) {
 
 // Non-zeros of the distance-driven matrix, estimated before building it: every pixel meets
 // 1 + (pixel / bin) (|cos| + |sin|) bins per projection on average, (|cos| + |sin|) averaging
-// 4 / pi over the angles; an upper bound for pixels outside the detector's view.
+// 4 / pi over the angles, a fan's bins taken at the slice centre; an upper bound for pixels
+// outside the detector's view.
 double estimated_matrix_nonzeros(const RefinementSetup& setup);
 // fp32 CSR storage of that estimate (value + column index per non-zero).
 std::size_t estimated_matrix_bytes(const RefinementSetup& setup);

@@ -207,8 +207,10 @@ void SliceRefinements::on_projection(int slot, const ProjectionVector& vector,
                                      const CapturedRows& captured) {
   if (!scan_ || slot < 0 || static_cast<std::size_t>(slot) >= geometry_.vectors.size()) return;
   geometry_.vectors[static_cast<std::size_t>(slot)] = vector;
+  // What preprocessing weighted the projection with (it used `vector` too).
+  const CosineWeight preweight = make_cosine_weight(geometry_.beam, vector, geometry_.detector);
   for (auto& [id, entry] : entries_) {
-    if (entry.plan) entry.window.store(slot, *entry.plan, captured);
+    if (entry.plan) entry.window.store(slot, *entry.plan, captured, preweight);
   }
 }
 
