@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/tensorcore/cgls_workspace.hpp"
+
 namespace slicestream {
 namespace {
 
@@ -55,6 +57,25 @@ double estimated_matrix_nonzeros(const RefinementSetup& setup) {
 std::size_t estimated_matrix_bytes(const RefinementSetup& setup) {
   return static_cast<std::size_t>(estimated_matrix_nonzeros(setup) *
                                   (sizeof(float) + sizeof(std::int32_t)));
+}
+
+std::size_t estimated_cpu_refiner_bytes(const RefinementSetup& setup) {
+  const long long rays = setup.geometry.rays();
+  const long long pixels = setup.grid.pixels();
+  const std::size_t row_pointers = (static_cast<std::size_t>(rays) + 1) * sizeof(std::int64_t);
+  return estimated_matrix_bytes(setup) + row_pointers +
+         tensorcore::cgls_workspace_bytes({rays, pixels, 1, 0}) +
+         static_cast<std::size_t>(rays) * sizeof(float);
+}
+
+std::size_t estimated_cuda_refiner_bytes(const RefinementSetup& setup) {
+  const long long rays = setup.geometry.rays();
+  const long long pixels = setup.grid.pixels();
+  const std::size_t operands = static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
+                               static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel;
+  const std::size_t vectors = static_cast<std::size_t>(2 * rays + pixels) * sizeof(float);
+  return estimated_matrix_bytes(setup) + operands +
+         tensorcore::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) + vectors;
 }
 
 }  // namespace slicestream

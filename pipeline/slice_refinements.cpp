@@ -83,6 +83,9 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   }
   AxialSliceFrame frame;
   if (auto problem = axial_slice_frame(*slice, &frame)) return refusal(*problem);
+  // An automatic check of the same slice already holds (or is about to hold) the matrix.
+  const bool planned = existing != entries_.end() && existing->second.plan &&
+                       same_place(existing->second.slice, *slice);
   if (scan_) {
     RefinementPlan plan;
     if (auto problem =
@@ -90,6 +93,9 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
       return refusal(*problem);
     }
     if (auto problem = check_matrix(plan)) return refusal(*problem);
+    if (!planned) {
+      if (auto problem = check_memory(plan)) return refusal(*problem);
+    }
   }
   const auto refined_slices = std::count_if(entries_.begin(), entries_.end(),
                                             [](const auto& e) { return e.second.refinement; });
@@ -243,6 +249,14 @@ std::optional<RefinementProblem> SliceRefinements::check_matrix(const Refinement
                                " projections needs about " + mib(estimate) +
                                ", over the limit of " + mib(limits_.max_matrix_bytes) +
                                " (--max-refine-matrix); refine a smaller slice"};
+}
+
+std::optional<RefinementProblem> SliceRefinements::check_memory(const RefinementPlan& plan) const {
+  const std::string problem =
+      backend_.refiner_memory_problem(refinement_setup(plan, window_geometry()));
+  if (problem.empty()) return std::nullopt;
+  return RefinementProblem{StatusCode::kResourceExhausted, "out_of_memory",
+                           "the backend has no room for this slice's refiner: " + problem};
 }
 
 int SliceRefinements::iterations(const Entry& entry) const {

@@ -126,6 +126,8 @@ class SliceRefinements {
   // Refuses a matrix over the limit; `bytes` gets its estimate.
   std::optional<RefinementProblem> check_matrix(const RefinementPlan& plan,
                                                 std::size_t* bytes = nullptr) const;
+  // Refuses a refiner the backend has no memory for now ("out_of_memory").
+  std::optional<RefinementProblem> check_memory(const RefinementPlan& plan) const;
   // A slice moved or a new scan began: results in flight no longer apply and the residual goes.
   void forget_results(std::uint32_t id, Entry& entry);
   ScanGeometry window_geometry() const;  // slot vectors, rotation-axis offset applied

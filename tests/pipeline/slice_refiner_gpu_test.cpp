@@ -1,7 +1,8 @@
 // The CUDA backend's slice refiner (Tensor Core fp16 BSR matrix, GPU CGLS) against the CPU
 // backend's (fp32 CSR matrix, CPU CGLS) on axial slices of a parallel-beam phantom scan and on
-// the central (fan-beam) slice of a cone-beam one, and the CUDA backend's read_rows and
-// refinement through the whole pipeline on both. Skips without a usable GPU.
+// the central (fan-beam) slice of a cone-beam one, the refiners' place in the device memory
+// budget, and the CUDA backend's read_rows and refinement through the whole pipeline on both.
+// Skips without a usable GPU.
 //
 // Tolerances: the fp16 matrix stores every weight to 2^-11 (4.9e-4) relative; the operands
 // travel as hi + lo fp16 pairs (about 22 bits) and the kernels sum in short chains (split
@@ -15,6 +16,7 @@
 #include <random>
 
 #include "pipeline/backend.hpp"
+#include "pipeline/cuda_backend/cuda_backend.hpp"
 #include "pipeline/refinement_plan.hpp"
 #include "pipeline_test_support.hpp"
 
@@ -113,6 +115,51 @@ TEST(SliceRefinerGpu, MatchesTheCpuRefinerOnAConeBeamCentralSlice) {
                                   test::axial_slice(scan.description, 1, 96),
                                   test::axial_slice_at(2, 80, 1.0, 2.0, -1.0, 0, 0.4, true),
                               });
+}
+
+// The CUDA refiner holds at most its estimate beside the matrix (kCudaOperandBytesPerRay /
+// PerPixel are allowances this checks), charges what it holds to the backend's budget while it
+// lives, allocates nothing per solve, and a backend without room refuses it with the numbers.
+TEST(SliceRefinerGpu, RefinersAreInsideTheDeviceBudget) {
+  SLICESTREAM_REQUIRE_CUDA_BACKEND();
+  const test::TestScan scan =
+      test::make_parallel_scan(6, {16, 128}, 180, PixelType::kUint16, 2, 2, kPixelMm);
+  RefinementPlan plan;
+  ASSERT_FALSE(plan_refinement(test::axial_slice(scan.description, 1, 128),
+                               scan.description.geometry, &plan));
+  const RefinementSetup setup = refinement_setup(plan, scan.description.geometry);
+  std::unique_ptr<Backend> gpu = cuda_backend();
+  EXPECT_EQ(gpu->refiner_memory_problem(setup), "");
+  std::unique_ptr<SliceRefiner> refiner = gpu->create_refiner(setup);
+  const std::size_t held = refiner->memory_bytes();
+  EXPECT_EQ(gpu->info().memory_used_by_refiners_bytes, held);
+  const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
+  const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
+  std::printf("refiner: matrix %zu (estimated %zu), the rest %zu (estimated %zu) bytes\n",
+              refiner->matrix_bytes(), estimated_matrix, held - refiner->matrix_bytes(),
+              estimate - estimated_matrix);
+  EXPECT_LE(held - refiner->matrix_bytes(), estimate - estimated_matrix);
+  std::vector<float> x(static_cast<std::size_t>(setup.grid.pixels()), 0.0f);
+  std::vector<float> b(static_cast<std::size_t>(setup.geometry.rays()), 1.0f);
+  for (int k = 0; k < 2; ++k)
+    refiner->refine(x.data(), b.data(), 10, x.data());
+  refiner->residual(x.data(), b.data());
+  EXPECT_EQ(refiner->memory_bytes(), held) << "nothing allocated per solve";
+  refiner.reset();
+  EXPECT_EQ(gpu->info().memory_used_by_refiners_bytes, 0u);
+
+  // Everything reserved: refused at request time and at creation, with the numbers.
+  CudaBackendOptions greedy;
+  greedy.reserve_bytes = gpu->info().memory_total_bytes;
+  CudaBackend full(0, greedy);
+  const std::string problem = full.refiner_memory_problem(setup);
+  EXPECT_NE(problem.find("stay reserved"), std::string::npos) << problem;
+  try {
+    full.create_refiner(setup);
+    ADD_FAILURE() << "a refiner was built without room for it";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("stay reserved"), std::string::npos) << e.what();
+  }
 }
 
 // read_rows of one preprocessed frame agrees between the backends.

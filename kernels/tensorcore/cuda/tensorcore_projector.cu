@@ -30,7 +30,9 @@ struct TensorCoreProjector::Impl {
   DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
   DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
   DeviceBuffer<unsigned char> transform_mask;
-  // Work space, sized per call.
+  // Work space: grown to the largest call so far, never shrunk (forward and backward need
+  // different sizes, and reallocating, whose cudaFree synchronises the device, every call would
+  // serialise every CGLS iteration).
   DeviceBuffer<std::uint16_t> x_half, y_half;
   DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
   DeviceBuffer<double> reduce;
@@ -40,6 +42,10 @@ struct TensorCoreProjector::Impl {
   bool transposed_ready = false;
 
   void upload_matrix();
+  template <typename T>
+  static void ensure(DeviceBuffer<T>& buffer, std::size_t count) {
+    if (buffer.size() < count) buffer.resize(count);
+  }
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
                       int columns, cudaStream_t stream);
   int real_columns(int slices) const { return slices * per_slice; }
@@ -133,11 +139,11 @@ void TensorCoreProjector::Impl::upload_matrix() {
 void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
                                                const float* max_abs, int columns,
                                                cudaStream_t stream) {
-  operand_scale.resize(static_cast<std::size_t>(columns));
-  column_scale.resize(static_cast<std::size_t>(columns));
+  ensure(operand_scale, static_cast<std::size_t>(columns));
+  ensure(column_scale, static_cast<std::size_t>(columns));
   const double* max_d = nullptr;
   if (max_abs == nullptr) {
-    reduce.resize(static_cast<std::size_t>(slices));
+    ensure(reduce, static_cast<std::size_t>(slices));
     ::slicestream::cuda::evaluate_pass(expr::fused(expr::reduce_max_abs(expr::array(input))),
                                        expr::Extent2D{static_cast<int>(rows), slices},
                                        reduce.data(), stream);
@@ -174,6 +180,33 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
   const Impl& d = *impl_;
   return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
          d.col_blocks.bytes() + d.col_block_rows.bytes();
+}
+
+std::size_t TensorCoreProjector::device_bytes() const {
+  const Impl& d = *impl_;
+  const std::size_t maps = d.col_source.bytes() + d.row_source.bytes() + d.ray_slot.bytes() +
+                           d.pixel_slots.bytes() + d.octant_image.bytes() + d.ray_image.bytes() +
+                           d.transform_mask.bytes();
+  const std::size_t work = d.x_half.bytes() + d.y_half.bytes() + d.y_out.bytes() + d.x_out.bytes() +
+                           d.operand_scale.bytes() + d.column_scale.bytes() + d.reduce.bytes();
+  return matrix_device_bytes() + maps + work;
+}
+
+void TensorCoreProjector::reserve_operands(int slices) {
+  Impl& d = *impl_;
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const std::size_t forward = static_cast<std::size_t>(forward_columns(slices));
+  const std::size_t transposed = static_cast<std::size_t>(transposed_columns(slices));
+  const std::size_t cols = static_cast<std::size_t>(bsr.cols);
+  const std::size_t rows = static_cast<std::size_t>(bsr.rows);
+  // As forward() and backward() size them (the 8-row kernel reads 8 rows past the last block row).
+  Impl::ensure(d.x_half, forward * cols);
+  Impl::ensure(d.y_out, forward * rows);
+  Impl::ensure(d.y_half, transposed * (rows + 16));
+  Impl::ensure(d.x_out, static_cast<std::size_t>(d.product_values(slices)) * cols);
+  Impl::ensure(d.operand_scale, std::max(forward, transposed));
+  Impl::ensure(d.column_scale, std::max(forward, transposed));
+  Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
 }
 
 void TensorCoreProjector::set_compensated_operands(bool on) {
@@ -221,9 +254,11 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   const int columns = forward_columns(slices);
   const int nf = dims(d.m->options.shape).n;
   d.prepare_scales(image, pixels(), slices, max_abs, columns, stream);
-  d.x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols));
-  d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
-  forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
+  const std::size_t x_values =
+      static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols);
+  Impl::ensure(d.x_half, x_values);
+  Impl::ensure(d.y_out, static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
+  forward_operand_kernel<<<blocks_for(x_values), kThreads, 0, stream>>>(
       image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
       nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.x_half.data()));
@@ -258,9 +293,11 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   const int x_columns = d.product_values(slices);
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
   d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, stream);
-  d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
-  d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
-  backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
+  const std::size_t y_values =
+      static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
+  Impl::ensure(d.y_half, y_values);
+  Impl::ensure(d.x_out, static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
+  backward_operand_kernel<<<blocks_for(y_values), kThreads, 0, stream>>>(
       sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
       y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.y_half.data()));
