@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pipeline/refiner_sharing.hpp"
+
 namespace slicestream {
 namespace {
 
@@ -232,6 +234,7 @@ ScanGeometry SliceRefinements::window_geometry() const {
 }
 
 std::optional<RefinementProblem> SliceRefinements::check_matrix(const RefinementPlan& plan,
+                                                                RefinementSetup* setup_out,
                                                                 std::size_t* bytes) const {
   RefinementSetup setup;
   try {
@@ -241,6 +244,7 @@ std::optional<RefinementProblem> SliceRefinements::check_matrix(const Refinement
   }
   const std::size_t estimate = estimated_matrix_bytes(setup);
   if (bytes != nullptr) *bytes = estimate;
+  if (setup_out != nullptr) *setup_out = std::move(setup);
   if (estimate <= limits_.max_matrix_bytes) return std::nullopt;
   return RefinementProblem{StatusCode::kResourceExhausted, "matrix_too_large",
                            "the system matrix of this " + std::to_string(plan.frame.grid.width) +
@@ -272,13 +276,21 @@ bool SliceRefinements::wanted(const Entry& entry) const {
 }
 
 void SliceRefinements::replan_all() {
-  std::size_t check_bytes = 0;
-  for (auto& [id, entry] : entries_)
-    replan(entry, check_bytes);
+  MatrixBudget budget;
+  std::vector<RefinerCacheUser> planned;
+  // Refinements first: their matrices are built anyway, so checks of the same problem are free.
+  for (const bool refined : {true, false}) {
+    for (auto& [id, entry] : entries_) {
+      if (static_cast<bool>(entry.refinement) != refined) continue;
+      RefinementSetup setup;
+      if (replan(entry, budget, &setup)) planned.push_back({std::move(setup), &entry.cache});
+    }
+  }
+  share_refiner_caches(planned, busy_cache_.get());
   update_row_selection();
 }
 
-bool SliceRefinements::replan(Entry& entry, std::size_t& check_bytes) {
+bool SliceRefinements::replan(Entry& entry, MatrixBudget& budget, RefinementSetup* setup) {
   const std::optional<RefinementPlan> old = entry.plan;
   entry.plan.reset();
   entry.unavailable.reset();
@@ -297,19 +309,22 @@ bool SliceRefinements::replan(Entry& entry, std::size_t& check_bytes) {
   std::size_t bytes = 0;
   std::optional<RefinementProblem> problem =
       plan_refinement(entry.slice, with_rotation_axis_offset(geometry_, offset_px_), &plan);
-  if (!problem) problem = check_matrix(plan, &bytes);
-  if (!problem && !entry.refinement) {
-    if (check_bytes + bytes > limits_.max_matrix_bytes) {
-      problem =
-          RefinementProblem{StatusCode::kResourceExhausted, "matrix_budget_full",
-                            "the automatic residual checks of slices with lower ids "
-                            "already take " +
-                                mib(check_bytes) + " of the " + mib(limits_.max_matrix_bytes) +
-                                " their matrices may use; this one needs about " + mib(bytes)};
+  if (!problem) problem = check_matrix(plan, setup, &bytes);
+  // A problem planned before (a refinement's or another slice's) adds no matrix.
+  const bool counted = !problem && std::find(budget.setups.begin(), budget.setups.end(), *setup) !=
+                                       budget.setups.end();
+  if (!problem && !counted && !entry.refinement) {
+    if (budget.check_bytes + bytes > limits_.max_matrix_bytes) {
+      problem = RefinementProblem{
+          StatusCode::kResourceExhausted, "matrix_budget_full",
+          "the automatic residual checks of slices with lower ids already take " +
+              mib(budget.check_bytes) + " of the " + mib(limits_.max_matrix_bytes) +
+              " their matrices may use; this one needs about " + mib(bytes)};
     } else {
-      check_bytes += bytes;
+      budget.check_bytes += bytes;
     }
   }
+  if (!problem && !counted) budget.setups.push_back(*setup);
   if (problem) {
     entry.unavailable = std::move(problem);
     entry.window.reset(0, 0);

@@ -117,14 +117,21 @@ class SliceRefinements {
   // RefinementStatus::state and SliceResidual::state ("off" only for the latter).
   std::string state_of(const Entry& entry) const;
 
-  // Plans every entry for the current scan (or clears their plans) and announces their rows.
-  // Automatic checks take what is left of their matrix budget in slice-id order.
+  // The matrices planned so far by replan_all: every distinct 2D problem once, and the estimated
+  // bytes of those only automatic checks use (refinements' problems are free for checks).
+  struct MatrixBudget {
+    std::vector<RefinementSetup> setups;
+    std::size_t check_bytes = 0;
+  };
+  // Plans every entry for the current scan (or clears their plans), lets entries with equal 2D
+  // problems share one matrix (refiner_sharing.hpp) and announces their rows. Automatic checks
+  // take what is left of their matrix budget in slice-id order.
   void replan_all();
-  // Plans `entry` (or clears its plan); true when it has one. `check_bytes`: estimated matrix
-  // bytes of the automatic checks planned so far.
-  bool replan(Entry& entry, std::size_t& check_bytes);
-  // Refuses a matrix over the limit; `bytes` gets its estimate.
+  // Plans `entry` (or clears its plan); true when it has one, with its 2D problem in `setup`.
+  bool replan(Entry& entry, MatrixBudget& budget, RefinementSetup* setup);
+  // Refuses a matrix over the limit; `setup` and `bytes` get the 2D problem and its estimate.
   std::optional<RefinementProblem> check_matrix(const RefinementPlan& plan,
+                                                RefinementSetup* setup = nullptr,
                                                 std::size_t* bytes = nullptr) const;
   // Refuses a refiner the backend has no memory for now ("out_of_memory").
   std::optional<RefinementProblem> check_memory(const RefinementPlan& plan) const;
@@ -152,6 +159,9 @@ class SliceRefinements {
   ScanGeometry geometry_;  // slot vectors as stored, before the offset
   double offset_px_ = 0;
   Clock::time_point cooldown_until_{};  // share limit while frames are queued
+  // The cache of the job on the worker (from submission until its outcome is collected): the
+  // reconstruct thread must not read it.
+  std::shared_ptr<RefinerCache> busy_cache_;
 
   RefinementWorker worker_;  // last: joined first, before the caches its job may use
 };

@@ -95,6 +95,7 @@ void SliceRefinements::start(std::uint32_t id, Entry& entry, SliceImage&& fbp,
   job.sinogram = entry.window.values();
   job.fbp = std::move(fbp);
   job.cache = entry.cache;
+  busy_cache_ = entry.cache;
   entry.in_flight = true;
   entry.submitted_any = true;
   entry.submitted_version = entry.window.version();
@@ -107,6 +108,7 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   if (!taken) return;
   RefinementOutcome& outcome = *taken;
   RefinementJob& job = outcome.job;
+  busy_cache_.reset();
   const auto spent = seconds(outcome.duration_ms / 1000.0);
   cooldown_until_ = now + std::chrono::duration_cast<std::chrono::nanoseconds>(
                               spent * ((1 - kShareUnderLoad) / kShareUnderLoad));

@@ -117,7 +117,8 @@ TEST_F(ResidualCheckTest, LiveAxialSlicesAreCheckedWithoutSetRefinement) {
   // One matrix per checked slice however often it was checked; the metrics carry the residuals.
   MetricsSnapshot m = pipeline_->metrics();
   EXPECT_GE(m.residual_checks_run, 4u) << "two slices, after one and 1.5 rotations";
-  EXPECT_EQ(m.refinement_matrix_builds, 3u) << "slices 1 and 5 checked, slice 4 refined";
+  EXPECT_EQ(m.refinement_matrix_builds, 2u)
+      << "slices 1 and 4 (refined) share one (refiner_sharing.hpp), slice 5 has its own";
   EXPECT_GE(m.refinements_run, 2u) << "the checks are not counted as refinements";
   EXPECT_EQ(m.residual_check_us.count, m.residual_checks_run);
   ASSERT_EQ(m.slice_residuals.count(1), 1u);
@@ -174,6 +175,56 @@ TEST_F(ResidualCheckTest, TheDefaultAxialSliceIsCheckedByDefault) {
     EXPECT_EQ(residual(id)->state, "unavailable") << id;
     EXPECT_EQ(residual(id)->reason, "not_axial") << id;
   }
+  EXPECT_EQ(pipeline_->metrics().errors, 0u);
+}
+
+// Axial slices of one in-plane frame at different heights of a parallel-beam scan pose one 2D
+// problem: they share one system matrix (refiner_sharing.hpp), whether checked or refined, and
+// count once in the checks' matrix budget (a refined problem not at all); a slice of another
+// frame needs its own.
+TEST_F(ResidualCheckTest, SlicesOfOneProblemShareOneMatrix) {
+  const SetSliceCommand low = test::axial_slice_at(1, 32, kPixelMm, 0.5, -0.5, -1.0);
+  RefinementPlan plan;
+  ASSERT_FALSE(plan_refinement(low, scan_.description.geometry, &plan));
+  const std::size_t one_matrix =
+      estimated_matrix_bytes(refinement_setup(plan, scan_.description.geometry));
+  PipelineConfig config = test::small_config();
+  config.refinement.residual_interval_s = 0.05;
+  config.refinement.max_matrix_bytes = one_matrix + one_matrix / 2;  // one matrix for checks
+  pipeline_ = std::make_unique<Pipeline>(config, test::cpu_backend(), sink_);
+  pipeline_->start();
+  expect_ok(low);
+  expect_ok(test::axial_slice_at(2, 32, kPixelMm, 0.5, -0.5, 1.25));      // same frame, higher
+  expect_ok(test::axial_slice_at(3, 32, kPixelMm, 0.5, -0.5, 0.0, 0.4));  // rotated: another
+  const auto n = static_cast<std::uint32_t>(scan_.description.projections_per_rotation());
+  test::begin_scan(*pipeline_, scan_);
+  test::feed_phantom(*pipeline_, scan_, 0, n);
+  pipeline_->wait_idle();
+  for (std::uint32_t id : {1u, 2u})
+    ASSERT_TRUE(wait_residual(id, n)) << "slice " << id;
+  EXPECT_EQ(residual(3)->reason, "matrix_budget_full") << "a second matrix is over the budget";
+  EXPECT_NE(residual(1)->residual, residual(2)->residual) << "different rows, different images";
+  EXPECT_EQ(pipeline_->metrics().refinement_matrix_builds, 1u) << "slices 1 and 2 share one";
+
+  // A refinement of the same problem shares it too; the checks of that problem then cost the
+  // budget nothing, so slice 3 is checked now (with a matrix of its own).
+  expect_ok(test::axial_slice_at(4, 32, kPixelMm, 0.5, -0.5, 2.0));
+  expect_ok(SetRefinementCommand{4, true, 5, 0});
+  test::feed_phantom(*pipeline_, scan_, n, n);
+  pipeline_->wait_idle();
+  for (std::uint32_t id : {1u, 2u, 3u, 4u})
+    ASSERT_TRUE(wait_residual(id, 2 * n)) << "slice " << id;
+  ASSERT_TRUE(sink_.wait_for([&] { return !sink_.refined().empty(); }, 30s));
+  EXPECT_EQ(pipeline_->metrics().refinement_matrix_builds, 2u) << "slice 3's; slice 4 shares";
+
+  // Moved into another frame, slice 2 needs a matrix of its own, and having the lower id it
+  // takes the checks' budget from slice 3.
+  expect_ok(test::axial_slice_at(2, 32, kPixelMm, -0.5, 0.5, 1.25, 0.8));
+  EXPECT_EQ(residual(3)->reason, "matrix_budget_full");
+  test::feed_phantom(*pipeline_, scan_, 2 * n, n);
+  pipeline_->wait_idle();
+  ASSERT_TRUE(wait_residual(2, 3 * n));
+  EXPECT_EQ(pipeline_->metrics().refinement_matrix_builds, 3u);
   EXPECT_EQ(pipeline_->metrics().errors, 0u);
 }
 
