@@ -48,7 +48,8 @@ struct BackendInfo {
   std::string device;  // CPU model / GPU name
   int threads = 1;     // CPU worker threads
   std::size_t memory_total_bytes = 0;
-  std::size_t memory_used_by_scan_bytes = 0;  // store + buffers + targets, computed up front
+  std::size_t memory_used_by_scan_bytes = 0;      // store + buffers + targets, computed up front
+  std::size_t memory_used_by_refiners_bytes = 0;  // slice refiners: matrices and workspaces
 };
 
 // One projection on its way through preprocess and filter.
@@ -94,6 +95,9 @@ class SliceRefiner {
   virtual ~SliceRefiner() = default;
   virtual std::string solver() const = 0;  // e.g. "cpu csr fp32"
   virtual std::size_t matrix_bytes() const = 0;
+  // Everything it holds (matrix, solver workspace, vectors): what it charges to its backend's
+  // memory budget.
+  virtual std::size_t memory_bytes() const = 0;
   // ||A x - b|| / ||b|| (||A x|| when b is zero).
   virtual double residual(const float* slice, const float* sinogram) = 0;
   // `iterations` CGLS iterations from x0 (x_out may equal x0).
@@ -169,6 +173,10 @@ class Backend {
   // Builds the system matrix of `setup` (seconds for large slices, hence off the stage threads)
   // and a CGLS solver on this backend. Throws BackendError when it does not fit or is invalid.
   virtual std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) = 0;
+  // Any thread: empty when a refiner of `setup` fits in the memory the backend has left now
+  // (its estimate against the budget, which counts the scan, the targets and the refiners that
+  // exist), else why not, in words. create_refiner checks again.
+  virtual std::string refiner_memory_problem(const RefinementSetup& setup) const = 0;
 };
 
 enum class BackendKind { kCpu, kCuda, kAuto };

@@ -64,8 +64,9 @@ struct SetParametersCommand {  // unset fields keep their value
 };
 
 // Switches CGLS refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp):
-// an axial slice of a parallel-beam scan, refined from its FBP image by `iterations` CGLS
-// iterations (0: only its data-consistency residual is measured) at most every `interval_s`.
+// an axial slice of a parallel-beam scan or the central slice of a cone-beam scan, refined from its
+// FBP image by `iterations` CGLS iterations (0: only its data-consistency residual is measured) at
+// most every `interval_s`.
 struct SetRefinementCommand {
   std::uint32_t slice_id = 0;
   bool enabled = true;
@@ -120,6 +121,29 @@ struct RefinementStatus {
   std::string solver;
 };
 
+// The data-consistency residual ||A x_fbp - b|| / ||b|| of one live slice's FBP image
+// (GetStatus): measured automatically every RefinementLimits::residual_interval_s for every slice
+// that can be checked (an axial slice that plan_refinement accepts), or by the slice's refinement.
+struct SliceResidual {
+  std::uint32_t slice_id = 0;
+  // "check": measured automatically; "refinement": by the slice's SetRefinement.
+  std::string source;
+  double interval_s = 0;  // at most this often (and only when new projections arrived)
+  // "off" (automatic checks switched off), "waiting_for_scan", "unavailable" (reason says why),
+  // "collecting" (the sinogram window is filling), "ready", "building_matrix", "running".
+  std::string state;
+  std::string reason;  // machine-readable cause of "off" / "unavailable", e.g. "not_axial"
+  std::string detail;  // why, in words; also the last failure
+  // Of the newest measurement (has_residual):
+  bool has_residual = false;
+  double residual = 0;
+  std::uint64_t scan_id = 0;
+  // The window measured: the newest window_size of these projections of the FBP image.
+  std::uint64_t projections_integrated = 0;
+  int window_size = 0;
+  double age_s = 0;  // since it was measured
+};
+
 struct StatusReport {
   std::string backend;
   std::string backend_device;
@@ -128,6 +152,7 @@ struct StatusReport {
   std::string scan_state;  // "idle", "calibrating", "reconstructing", "ended"
   std::vector<SetSliceCommand> slices;
   std::vector<RefinementStatus> refinements;
+  std::vector<SliceResidual> residuals;  // one per live slice
   Parameters parameters;
   MetricsSnapshot metrics;
 };

@@ -66,6 +66,7 @@ BackendInfo CpuBackend::info() const {
   info.threads = impl_->workers.threads();
   info.memory_total_bytes = impl_->memory_total;
   info.memory_used_by_scan_bytes = impl_->scan_bytes + impl_->target_bytes->load();
+  info.memory_used_by_refiners_bytes = impl_->refiner_bytes->load();
   return info;
 }
 
@@ -81,13 +82,15 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
   const std::size_t calibration_bytes = 2 * frame_bytes;
   const std::size_t needed = store_bytes + in_flight_bytes + calibration_bytes;
   const std::size_t targets = m.target_bytes->load();
-  if (needed + targets > m.memory_limit) {
+  const std::size_t refiners = m.refiner_bytes->load();
+  if (needed + targets + refiners > m.memory_limit) {
     std::ostringstream out;
     out << "cpu backend: the scan does not fit in the memory limit of " << mib(m.memory_limit)
         << ": projection store " << slots << " x " << setup.geometry.detector.rows << " x "
         << setup.geometry.detector.cols << " floats = " << mib(store_bytes) << ", "
         << setup.projections_in_flight << " projections in flight = " << mib(in_flight_bytes)
-        << ", calibration " << mib(calibration_bytes) << ", targets " << mib(targets);
+        << ", calibration " << mib(calibration_bytes) << ", targets " << mib(targets)
+        << ", slice refiners " << mib(refiners);
     throw BackendError(out.str());
   }
   end_scan();
@@ -225,10 +228,20 @@ void CpuBackend::read_rows(ProjectionBuffer& projection, int row_begin, int coun
 
 std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& setup) {
   Impl& m = *impl_;
-  // Whatever the scan and its targets leave of the memory limit.
-  const std::size_t used = m.scan_bytes + m.target_bytes->load();
+  // Whatever the scan, the targets and the other refiners leave of the memory limit.
+  const std::size_t used = m.used();
   const std::size_t left = used < m.memory_limit ? m.memory_limit - used : 1;
-  return make_cpu_slice_refiner(setup, m.workers.threads(), left);
+  return make_cpu_slice_refiner(setup, m.workers.threads(), left, m.refiner_bytes);
+}
+
+std::string CpuBackend::refiner_memory_problem(const RefinementSetup& setup) const {
+  const Impl& m = *impl_;
+  const std::size_t used = m.used();
+  const std::size_t needed = estimated_cpu_refiner_bytes(setup);
+  if (used + needed <= m.memory_limit) return {};
+  return "the system matrix and CGLS vectors of this slice need about " + mib(needed) + ", " +
+         mib(used) + " of the memory limit of " + mib(m.memory_limit) +
+         " are in use (scan, slices, other refiners)";
 }
 
 std::unique_ptr<ReconTarget> CpuBackend::create_target(const GridSpec& grid) {
@@ -237,7 +250,7 @@ std::unique_ptr<ReconTarget> CpuBackend::create_target(const GridSpec& grid) {
     throw BackendError("cpu backend: target grid must have a positive size");
   }
   const std::size_t bytes = grid.points() * sizeof(float);
-  const std::size_t used = m.scan_bytes + m.target_bytes->load();
+  const std::size_t used = m.used();
   if (used + bytes > m.memory_limit) {
     throw BackendError("cpu backend: a " + std::to_string(grid.width) + " x " +
                        std::to_string(grid.height) + " x " + std::to_string(grid.depth) +

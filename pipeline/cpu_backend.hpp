@@ -43,6 +43,7 @@ class CpuBackend final : public Backend {
   void read_target(const ReconTarget& target, float* host) override;
 
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
+  std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
  private:
   struct Impl;

@@ -14,6 +14,7 @@
 #include "kernels/cpu/ramp_filter_cpu.hpp"
 #include "pipeline/cpu_backend.hpp"
 #include "pipeline/cpu_buffers.hpp"
+#include "pipeline/memory_charge.hpp"
 #include "pipeline/worker_pool.hpp"
 
 namespace slicestream {
@@ -47,6 +48,10 @@ struct CpuBackend::Impl {
   const std::string device;
   std::shared_ptr<std::atomic<std::size_t>> target_bytes =
       std::make_shared<std::atomic<std::size_t>>(0);
+  // What the slice refiners hold (they charge it while they live, on the refinement worker).
+  MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
+  // Memory in use under the limit: the scan, the targets and the refiners.
+  std::size_t used() const { return scan_bytes + target_bytes->load() + refiner_bytes->load(); }
 
   // Scan state: written by begin_scan/end_scan while the stages are idle.
   bool scan_active = false;

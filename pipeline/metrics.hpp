@@ -44,6 +44,11 @@ struct MetricsSnapshot {
   std::uint64_t refinement_matrix_builds = 0;  // system matrices built for refinement
   std::uint64_t refined_slices_published = 0;
   LatencySummary refinement_us;  // wall time per refinement on the worker (matrix builds included)
+  std::uint64_t residual_checks_run = 0;  // automatic data-consistency checks completed
+  LatencySummary residual_check_us;       // wall time per automatic check (matrix builds included)
+  // Newest data-consistency residual ||A x_fbp - b|| / ||b|| per live slice that has one
+  // (automatic check or refinement); a slice that moves, goes away or meets a new scan drops it.
+  std::map<std::uint32_t, double> slice_residuals;
   // Commands refused by the pipeline, by machine-readable reason (codec refusals are the
   // server's requests_rejected counter).
   std::map<std::string, std::uint64_t> requests_refused;

@@ -45,6 +45,21 @@ void MetricsRegistry::add_refinement_time(double duration_us) {
   refinement_.add(duration_us);
 }
 
+void MetricsRegistry::add_residual_check_time(double duration_us) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  residual_check_.add(duration_us);
+}
+
+void MetricsRegistry::set_slice_residual(std::uint32_t slice_id, double residual) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  slice_residuals_[slice_id] = residual;
+}
+
+void MetricsRegistry::forget_slice_residual(std::uint32_t slice_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  slice_residuals_.erase(slice_id);
+}
+
 void MetricsRegistry::add_request_refusal(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_refused_[reason];
@@ -72,11 +87,14 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.refinements_run = c.refinements_run.load();
   s.refinement_matrix_builds = c.refinement_matrix_builds.load();
   s.refined_slices_published = c.refined_slices_published.load();
+  s.residual_checks_run = c.residual_checks_run.load();
   std::lock_guard<std::mutex> lock(mutex_);
   s.discards = discards_;
   s.requests_refused = requests_refused_;
   s.frame_to_slice_us = frame_to_slice_.summary();
   s.refinement_us = refinement_.summary();
+  s.residual_check_us = residual_check_.summary();
+  s.slice_residuals = slice_residuals_;
   return s;
 }
 

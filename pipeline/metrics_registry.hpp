@@ -36,6 +36,7 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> refinements_run{0};
   std::atomic<std::uint64_t> refinement_matrix_builds{0};
   std::atomic<std::uint64_t> refined_slices_published{0};
+  std::atomic<std::uint64_t> residual_checks_run{0};
 };
 
 class MetricsRegistry {
@@ -51,6 +52,10 @@ class MetricsRegistry {
   std::uint64_t discards(const std::string& reason) const;
   void add_frame_to_slice_latency(double latency_us);
   void add_refinement_time(double duration_us);
+  void add_residual_check_time(double duration_us);
+  // The newest data-consistency residual of a slice (a gauge); forget_ drops it.
+  void set_slice_residual(std::uint32_t slice_id, double residual);
+  void forget_slice_residual(std::uint32_t slice_id);
   void add_request_refusal(const std::string& reason);
 
   // Everything except the queue depths (the pipeline owns the queues).
@@ -60,11 +65,13 @@ class MetricsRegistry {
   const Clock::time_point started_;
   std::array<StageStats, kStageCount> stages_;
   PipelineCounters counters_;
-  mutable std::mutex mutex_;  // discards, refusals and latencies
+  mutable std::mutex mutex_;  // discards, refusals, latencies and residuals
   std::map<std::string, std::uint64_t> discards_;
   std::map<std::string, std::uint64_t> requests_refused_;
   LatencyHistogram frame_to_slice_;
   LatencyHistogram refinement_;
+  LatencyHistogram residual_check_;
+  std::map<std::uint32_t, double> slice_residuals_;
 };
 
 }  // namespace slicestream

@@ -12,8 +12,12 @@ struct RefinementLimits {
   int max_iterations = 200;  // CGLS iterations per refinement
   int max_slices = 4;        // slices refined at once
   // Estimated fp32 system matrix of one slice (refinement_setup.hpp): a 512 x 512 slice with
-  // 720 projections of 1-pixel bins needs about 1.6 GiB.
+  // 360 projections of 1-pixel bins needs about 1.6 GiB (720 projections: 3.2 GiB).
   std::size_t max_matrix_bytes = std::size_t{2} << 30;
+  // Every live slice that can be checked has its data-consistency residual measured at most this
+  // often (seconds; only when new projections arrived), without a SetRefinement; 0: off. The
+  // matrices of these automatic checks together stay within max_matrix_bytes (estimated).
+  double residual_interval_s = 3;
 };
 
 struct PipelineConfig {

@@ -192,6 +192,7 @@ CommandReply Reconstructor::get_status() {
   for (const auto& [id, slice] : slices_)
     report.slices.push_back(slice.spec);
   report.refinements = refinements_.status();
+  report.residuals = refinements_.residuals(Clock::now());
   report.parameters = params_;
   if (metrics_source_) report.metrics = metrics_source_();
   CommandReply r = reply(StatusCode::kOk, "status of scan " + std::to_string(scan_.scan_id));

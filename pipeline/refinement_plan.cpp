@@ -14,6 +14,9 @@ namespace {
 constexpr double kAxisTolerance = 1e-4;
 // Detector rows of the slice height that differ by less than this between slots are one row.
 constexpr double kRowTolerance = 1e-3;
+// A cone-beam slice is in the source plane when their heights differ by less than this fraction
+// of a detector row (orientations travel as float32).
+constexpr double kPlaneTolerance = 1e-3;
 
 RefinementProblem problem(StatusCode code, const char* reason, std::string message) {
   return {code, reason, std::move(message)};
@@ -25,8 +28,9 @@ std::string number(double value) {
   return out.str();
 }
 
-// Continuous detector row through which the horizontal ray of height z passes (parallel beam,
-// horizontal u): z = d.z + (row - rows/2 + 1/2) v.z.
+// Continuous detector row of height z (horizontal u): z = d.z + (row - rows/2 + 1/2) v.z. For
+// parallel beam the horizontal rays of height z meet it; for a cone beam with its source at
+// height z, the fan in the source plane.
 double row_at_height(const ProjectionVector& v, int rows, double z_mm) {
   return (z_mm - v.detector_center.z) / v.v.z + rows / 2.0 - 0.5;
 }
@@ -72,15 +76,13 @@ std::optional<RefinementProblem> plan_refinement(const SetSliceCommand& slice,
                                                  const ScanGeometry& geometry,
                                                  RefinementPlan* plan) {
   if (auto p = axial_slice_frame(slice, &plan->frame)) return p;
-  if (geometry.beam != BeamKind::kParallel) {
-    return problem(StatusCode::kFailedPrecondition, "not_parallel_beam",
-                   "the scan is cone-beam: refinement needs a parallel-beam scan, whose detector "
-                   "rows are independent 2D problems");
-  }
-  try {
-    (void)tensorcore::slice_geometry_2d(geometry, 0);  // horizontal rows, rays in z planes
-  } catch (const std::invalid_argument& e) {
-    return problem(StatusCode::kFailedPrecondition, "rays_not_in_slice_plane", e.what());
+  const bool fan = geometry.beam == BeamKind::kCone;
+  if (!fan) {
+    try {
+      (void)tensorcore::slice_geometry_2d(geometry, 0);  // horizontal rows, rays in z planes
+    } catch (const std::invalid_argument& e) {
+      return problem(StatusCode::kFailedPrecondition, "rays_not_in_slice_plane", e.what());
+    }
   }
   const int rows = geometry.detector.rows;
   const double z = plan->frame.z_mm;
@@ -91,7 +93,26 @@ std::optional<RefinementProblem> plan_refinement(const SetSliceCommand& slice,
       return problem(StatusCode::kFailedPrecondition, "rays_not_in_slice_plane",
                      "projection " + std::to_string(i) + ": the detector columns are horizontal");
     }
-    const double slot_row = row_at_height(v, rows, z);
+    if (fan) {
+      if (std::abs(v.u.z) > 1e-9 * norm(v.u)) {
+        return problem(StatusCode::kFailedPrecondition, "rays_not_in_slice_plane",
+                       "projection " + std::to_string(i) +
+                           ": the detector rows are not horizontal, so no row is a fan beam");
+      }
+      // The fan of the source plane: only a slice in that plane sees the rays of one row.
+      if (!(std::abs(v.source_or_ray.z - z) <= kPlaneTolerance * std::abs(v.v.z))) {
+        return problem(StatusCode::kFailedPrecondition, "not_central_slice",
+                       "the slice at z = " + number(z) +
+                           " mm is not in the plane of the cone "
+                           "beam's source (z = " +
+                           number(v.source_or_ray.z) + " mm in projection " + std::to_string(i) +
+                           "): only the central slice of a circular cone-beam "
+                           "scan is a 2D (fan-beam) problem");
+      }
+    }
+    // Parallel beam: the row of the slice height; fan beam: the row at the source's height (the
+    // slice lies in that plane), which keeps the 2D problem exactly in the source plane.
+    const double slot_row = row_at_height(v, rows, fan ? v.source_or_ray.z : z);
     if (i == 0) row = slot_row;
     if (!std::isfinite(slot_row) || std::abs(slot_row - row) > kRowTolerance) {
       return problem(StatusCode::kFailedPrecondition, "slice_height_varies",
@@ -107,6 +128,13 @@ std::optional<RefinementProblem> plan_refinement(const SetSliceCommand& slice,
                        number(row) + ", outside rows 0.." + std::to_string(rows - 1));
   }
   row = std::min(std::max(row, 0.0), static_cast<double>(rows - 1));
+  if (fan) {
+    try {
+      (void)tensorcore::slice_geometry_2d(geometry, row);  // what is left of a fan beam
+    } catch (const std::invalid_argument& e) {
+      return problem(StatusCode::kFailedPrecondition, "rays_not_in_slice_plane", e.what());
+    }
+  }
   plan->detector_row = row;
   plan->row_low = std::min(static_cast<int>(std::floor(row)), rows - 1);
   plan->weight_high = static_cast<float>(row - plan->row_low);
@@ -115,23 +143,18 @@ std::optional<RefinementProblem> plan_refinement(const SetSliceCommand& slice,
 }
 
 RefinementSetup refinement_setup(const RefinementPlan& plan, const ScanGeometry& window) {
-  if (window.beam != BeamKind::kParallel) {
-    throw std::invalid_argument("refinement needs a parallel-beam geometry");
-  }
-  // Validates horizontal rows and rays in z = const planes, and gives row_low's 2D vectors.
-  tensorcore::Geometry2d g = tensorcore::slice_geometry_2d(window, plan.row_low);
+  // Validates the rows (horizontal, rays in their plane or through the source) and gives the 2D
+  // vectors of the continuous row: between two rows, where their interpolation measures.
+  tensorcore::Geometry2d g = tensorcore::slice_geometry_2d(window, plan.detector_row);
   const AxialSliceFrame& f = plan.frame;
   auto to_frame_direction = [&](tensorcore::Vec2 a) {
     return tensorcore::Vec2{tensorcore::dot(a, f.x_axis), tensorcore::dot(a, f.y_axis)};
   };
-  for (std::size_t i = 0; i < g.vectors.size(); ++i) {
-    tensorcore::ProjectionVector2d& v = g.vectors[i];
-    const Vec3 step = window.vectors[i].v;
-    // The interpolated row lies weight_high of a row step beyond row_low.
-    const tensorcore::Vec2 center = v.detector_center + static_cast<double>(plan.weight_high) *
-                                                            tensorcore::Vec2{step.x, step.y};
-    v.source_or_ray = to_frame_direction(v.source_or_ray);
-    v.detector_center = to_frame_direction(center - f.center);
+  auto to_frame_point = [&](tensorcore::Vec2 p) { return to_frame_direction(p - f.center); };
+  const bool fan = g.beam == BeamKind::kCone;
+  for (tensorcore::ProjectionVector2d& v : g.vectors) {
+    v.source_or_ray = fan ? to_frame_point(v.source_or_ray) : to_frame_direction(v.source_or_ray);
+    v.detector_center = to_frame_point(v.detector_center);
     v.u = to_frame_direction(v.u);
   }
   return {std::move(g), f.grid};

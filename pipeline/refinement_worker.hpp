@@ -2,10 +2,10 @@
 // system-matrix build (seconds for a large slice) or for CGLS: the stage hands over a snapshot
 // (the FBP image and the sinogram window) and collects the outcome later. One job at a time.
 //
-// Each refined slice owns a RefinerCache that travels with its jobs: the worker keeps the
-// slice's SliceRefiner (its system matrix) there and rebuilds it only when the job's setup
-// differs from the cached one. The reconstruct thread never touches a cache while a job of its
-// slice is in flight.
+// Each slice holds a RefinerCache (slices with equal 2D problems share one, refiner_sharing.hpp)
+// that travels with its jobs: the worker keeps the SliceRefiner (the system matrix) there and
+// rebuilds it only when the job's setup differs from the cached one. The reconstruct thread
+// never reads a cache while a job that uses it is in flight (it may replace its own pointer).
 #pragma once
 
 #include <atomic>
@@ -33,6 +33,7 @@ struct RefinementJob {
   std::uint32_t slice_id = 0;
   std::uint64_t generation = 0;  // of the slice's refinement when submitted
   int iterations = 0;            // 0: residual of the FBP image only
+  bool automatic = false;        // an automatic residual check (no SetRefinement)
   RefinementSetup setup;
   std::vector<float> sinogram;  // angles x bins
   SliceImage fbp;               // the FBP image (values: the start value) and its metadata

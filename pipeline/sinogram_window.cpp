@@ -23,7 +23,8 @@ void SinogramWindow::reset(int slots, int bins) {
   ++version_;
 }
 
-bool SinogramWindow::store(int slot, const RefinementPlan& plan, const CapturedRows& captured) {
+bool SinogramWindow::store(int slot, const RefinementPlan& plan, const CapturedRows& captured,
+                           const CosineWeight& preweight) {
   if (slot < 0 || slot >= slots()) return false;
   const std::size_t cols = static_cast<std::size_t>(bins_);
   const int low = find_row(captured, plan.row_low);
@@ -36,8 +37,16 @@ bool SinogramWindow::store(int slot, const RefinementPlan& plan, const CapturedR
   const float* b = captured.values.data() + static_cast<std::size_t>(high) * cols;
   const float w = plan.weight_high;
   float* out = values_.data() + static_cast<std::size_t>(slot) * cols;
-  for (std::size_t i = 0; i < cols; ++i)
-    out[i] = (1.0f - w) * a[i] + w * b[i];
+  if (preweight.enabled) {
+    for (std::size_t i = 0; i < cols; ++i) {
+      const int col = static_cast<int>(i);
+      out[i] = (1.0f - w) * a[i] / preweight.at(plan.row_low, col) +
+               w * b[i] / preweight.at(plan.row_high, col);
+    }
+  } else {
+    for (std::size_t i = 0; i < cols; ++i)
+      out[i] = (1.0f - w) * a[i] + w * b[i];
+  }
   if (!filled_[static_cast<std::size_t>(slot)]) {
     filled_[static_cast<std::size_t>(slot)] = true;
     ++filled_count_;

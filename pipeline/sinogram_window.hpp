@@ -1,13 +1,15 @@
 // The measured sinogram b of one refined slice: for every window slot, the slice's detector row
 // (interpolated between two rows) of the projection the store holds in that slot, taken before
-// the ramp filter. It follows the projection store: a slot is replaced with every new projection
-// and emptied when that projection arrived without the rows (captured before the slice asked for
-// them), so a complete window always matches the store, and the FBP slice, exactly.
+// the ramp filter (and, for cone beam, with the FDK cosine pre-weight divided out). It follows the
+// projection store: a slot is replaced with every new projection and emptied when that projection
+// arrived without the rows (captured before the slice asked for them), so a complete window always
+// matches the store, and the FBP slice, exactly.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels/projection_map.hpp"
 #include "pipeline/refinement_plan.hpp"
 #include "pipeline/stage_items.hpp"
 
@@ -18,8 +20,11 @@ class SinogramWindow {
   // Every slot empty.
   void reset(int slots, int bins);
   // Slot `slot` takes the plan's row from `captured`; without it the slot becomes empty.
-  // Returns whether the row was there.
-  bool store(int slot, const RefinementPlan& plan, const CapturedRows& captured);
+  // `preweight`: the FDK cosine weight preprocessing applied to the projection (cone beam; see
+  // make_cosine_weight), divided out so that the window holds line integrals; disabled for
+  // parallel beam. Returns whether the row was there.
+  bool store(int slot, const RefinementPlan& plan, const CapturedRows& captured,
+             const CosineWeight& preweight);
   void clear_slot(int slot);
 
   int slots() const { return static_cast<int>(filled_.size()); }

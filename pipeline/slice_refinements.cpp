@@ -1,10 +1,14 @@
-// SliceRefinements: commands, scan lifecycle and the data path (slice_refinements.hpp).
+// SliceRefinements: commands, scan lifecycle, planning and the data path
+// (slice_refinements.hpp).
 #include "pipeline/slice_refinements.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "pipeline/refiner_sharing.hpp"
 
 namespace slicestream {
 namespace {
@@ -45,15 +49,20 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
                                    const SetSliceCommand* slice) {
   const std::uint32_t id = command.slice_id;
   const auto existing = entries_.find(id);
+  const bool refined = existing != entries_.end() && existing->second.refinement;
   if (!command.enabled) {
     if (slice == nullptr && existing == entries_.end()) {
       return refusal(StatusCode::kNotFound, "unknown_slice",
                      "no slice with id " + std::to_string(id));
     }
-    if (existing == entries_.end())
+    if (!refined)
       return Status{StatusCode::kOk, "slice " + std::to_string(id) + " was not refined", {}};
-    entries_.erase(existing);
-    update_row_selection();
+    Entry& entry = existing->second;
+    entry.refinement.reset();
+    entry.generation = next_generation_++;  // a refinement in flight no longer applies
+    entry.last = RefinementStatus{};
+    entry.failure.clear();
+    replan_all();  // its window and matrix now serve the automatic check, if those are on
     return Status{
         StatusCode::kOk, "refinement of slice " + std::to_string(id) + " switched off", {}};
   }
@@ -76,6 +85,9 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   }
   AxialSliceFrame frame;
   if (auto problem = axial_slice_frame(*slice, &frame)) return refusal(*problem);
+  // An automatic check of the same slice already holds (or is about to hold) the matrix.
+  const bool planned = existing != entries_.end() && existing->second.plan &&
+                       same_place(existing->second.slice, *slice);
   if (scan_) {
     RefinementPlan plan;
     if (auto problem =
@@ -83,23 +95,32 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
       return refusal(*problem);
     }
     if (auto problem = check_matrix(plan)) return refusal(*problem);
+    if (!planned) {
+      if (auto problem = check_memory(plan)) return refusal(*problem);
+    }
   }
-  if (existing == entries_.end() && static_cast<int>(entries_.size()) >= limits_.max_slices) {
+  const auto refined_slices = std::count_if(entries_.begin(), entries_.end(),
+                                            [](const auto& e) { return e.second.refinement; });
+  if (!refined && refined_slices >= limits_.max_slices) {
     return refusal(StatusCode::kResourceExhausted, "too_many_refinements",
                    "at most " + std::to_string(limits_.max_slices) +
                        " slices are refined at once; switch one off first");
   }
   Entry& entry = entries_[id];
+  // An automatic check of the same slice hands its window and matrix to the refinement.
   const bool same_slice = existing != entries_.end() && same_place(existing->second.slice, *slice);
-  entry.settings = command;
+  entry.refinement = command;
   entry.slice = *slice;
   entry.generation = next_generation_++;
   entry.submitted_any = false;  // refine at once with the new settings
   entry.last_start = Clock::time_point{};
   entry.retry_after = Clock::time_point{};
-  if (!same_slice) entry.plan.reset();  // a new slice needs a new window
-  replan(entry);
-  update_row_selection();
+  entry.failure.clear();
+  if (!same_slice) {
+    entry.plan.reset();  // a new slice needs a new window
+    drop_matrix(entry);
+  }
+  replan_all();
   std::ostringstream message;
   message << "slice " << id << ": ";
   if (command.iterations > 0) {
@@ -118,54 +139,26 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
 }
 
 void SliceRefinements::slice_changed(const SetSliceCommand& slice) {
-  const auto it = entries_.find(slice.slice_id);
-  if (it == entries_.end()) return;
+  const auto [it, added] = entries_.try_emplace(slice.slice_id);
   Entry& entry = it->second;
-  if (same_place(entry.slice, slice)) return;  // set again where it was: nothing to redo
+  if (!added && same_place(entry.slice, slice)) return;  // set again where it was
   entry.slice = slice;
-  entry.generation = next_generation_++;
-  entry.submitted_any = false;
+  forget_results(slice.slice_id, entry);
   entry.plan.reset();
-  if (!replan(entry) && !entry.unavailable.empty()) {
-    events_.warning("refinement_unavailable",
-                    "slice " + std::to_string(slice.slice_id) + " moved: " + entry.unavailable,
-                    scan_id_);
+  drop_matrix(entry);
+  replan_all();
+  if (!added && entry.refinement && entry.unavailable) {
+    events_.warning(
+        "refinement_unavailable",
+        "slice " + std::to_string(slice.slice_id) + " moved: " + entry.unavailable->message,
+        scan_id_);
   }
-  update_row_selection();
 }
 
 void SliceRefinements::slice_removed(std::uint32_t slice_id) {
-  if (entries_.erase(slice_id) > 0) update_row_selection();
-}
-
-std::vector<RefinementStatus> SliceRefinements::status() const {
-  std::vector<RefinementStatus> out;
-  for (const auto& [id, entry] : entries_) {
-    RefinementStatus s = entry.last;
-    s.slice_id = id;
-    s.iterations = entry.settings.iterations;
-    s.interval_s = entry.settings.interval_s;
-    s.window_filled = entry.window.filled();
-    s.window_size = entry.window.slots();
-    s.detector_row = entry.plan ? entry.plan->detector_row : 0;
-    if (!entry.unavailable.empty()) {
-      s.state = "unavailable";
-      s.detail = entry.unavailable;
-    } else if (!scan_) {
-      s.state = "waiting_for_scan";
-    } else if (!entry.plan) {
-      s.state = "unavailable";
-    } else if (entry.in_flight) {
-      s.state = worker_.phase() == RefinementWorker::Phase::kBuildingMatrix ? "building_matrix"
-                                                                            : "running";
-    } else if (!entry.window.complete()) {
-      s.state = "collecting";
-    } else {
-      s.state = "ready";
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+  if (entries_.erase(slice_id) == 0) return;
+  metrics_.forget_slice_residual(slice_id);
+  replan_all();  // its share of the check budget is free again
 }
 
 // ------------------------------------------------------------------------------ scan
@@ -176,59 +169,56 @@ void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geo
   scan_id_ = scan_id;
   geometry_ = geometry;
   offset_px_ = offset_px;
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    const SetSliceCommand* spec = nullptr;
-    for (const SetSliceCommand& s : slices) {
-      if (s.slice_id == it->first) spec = &s;
-    }
-    if (spec == nullptr) {
-      it = entries_.erase(it);
-      continue;
-    }
-    Entry& entry = it->second;
-    entry.slice = *spec;
-    entry.generation = next_generation_++;
-    entry.submitted_any = false;
-    entry.last = RefinementStatus{};
+  std::map<std::uint32_t, Entry> live;
+  for (const SetSliceCommand& spec : slices) {
+    Entry& entry = live[spec.slice_id];
+    const auto old = entries_.find(spec.slice_id);
+    if (old != entries_.end()) entry = std::move(old->second);
+    entry.slice = spec;
+    forget_results(spec.slice_id, entry);
     entry.plan.reset();  // the store starts empty
-    if (!replan(entry)) {
+  }
+  for (const auto& [id, entry] : entries_) {
+    if (live.count(id) == 0) metrics_.forget_slice_residual(id);
+  }
+  entries_ = std::move(live);
+  replan_all();
+  for (const auto& [id, entry] : entries_) {
+    if (entry.refinement && entry.unavailable) {
       events_.warning("refinement_unavailable",
-                      "slice " + std::to_string(it->first) +
-                          " is not refined in this scan: " + entry.unavailable,
+                      "slice " + std::to_string(id) +
+                          " is not refined in this scan: " + entry.unavailable->message,
                       scan_id);
     }
-    ++it;
   }
-  update_row_selection();
 }
 
 void SliceRefinements::release_scan() {
   scan_ = false;
   for (auto& [id, entry] : entries_) {
-    replan(entry);  // no plan without a scan; the orientation is still checked
     entry.window.reset(0, 0);
     entry.generation = next_generation_++;
   }
-  update_row_selection();
+  replan_all();  // no plans without a scan; the orientations are still checked
 }
 
 void SliceRefinements::set_rotation_axis_offset(double offset_px) {
   offset_px_ = offset_px;
   // The offset moves the detector along its rows: the sinogram rows stay, the matrix changes
-  // (the setup differs, so the worker rebuilds it with the next refinement).
-  for (auto& [id, entry] : entries_) {
+  // (the setup differs, so the worker rebuilds it with the next job).
+  for (auto& [id, entry] : entries_)
     entry.submitted_any = false;
-    replan(entry);
-  }
-  update_row_selection();
+  replan_all();
 }
 
 void SliceRefinements::on_projection(int slot, const ProjectionVector& vector,
                                      const CapturedRows& captured) {
   if (!scan_ || slot < 0 || static_cast<std::size_t>(slot) >= geometry_.vectors.size()) return;
   geometry_.vectors[static_cast<std::size_t>(slot)] = vector;
+  // What preprocessing weighted the projection with (it used `vector` too).
+  const CosineWeight preweight = make_cosine_weight(geometry_.beam, vector, geometry_.detector);
   for (auto& [id, entry] : entries_) {
-    if (entry.plan) entry.window.store(slot, *entry.plan, captured);
+    if (entry.plan) entry.window.store(slot, *entry.plan, captured, preweight);
   }
 }
 
@@ -243,41 +233,102 @@ ScanGeometry SliceRefinements::window_geometry() const {
   return offset_px_ != 0 ? with_rotation_axis_offset(geometry_, offset_px_) : geometry_;
 }
 
-std::optional<RefinementProblem> SliceRefinements::check_matrix(const RefinementPlan& plan) const {
+std::optional<RefinementProblem> SliceRefinements::check_matrix(const RefinementPlan& plan,
+                                                                RefinementSetup* setup_out,
+                                                                std::size_t* bytes) const {
   RefinementSetup setup;
   try {
     setup = refinement_setup(plan, window_geometry());
   } catch (const std::invalid_argument& e) {
     return RefinementProblem{StatusCode::kFailedPrecondition, "rays_not_in_slice_plane", e.what()};
   }
-  const std::size_t bytes = estimated_matrix_bytes(setup);
-  if (bytes <= limits_.max_matrix_bytes) return std::nullopt;
+  const std::size_t estimate = estimated_matrix_bytes(setup);
+  if (bytes != nullptr) *bytes = estimate;
+  if (setup_out != nullptr) *setup_out = std::move(setup);
+  if (estimate <= limits_.max_matrix_bytes) return std::nullopt;
   return RefinementProblem{StatusCode::kResourceExhausted, "matrix_too_large",
                            "the system matrix of this " + std::to_string(plan.frame.grid.width) +
                                " x " + std::to_string(plan.frame.grid.height) + " slice and " +
                                std::to_string(setup.geometry.angles()) +
-                               " projections needs about " + mib(bytes) + ", over the limit of " +
-                               mib(limits_.max_matrix_bytes) +
+                               " projections needs about " + mib(estimate) +
+                               ", over the limit of " + mib(limits_.max_matrix_bytes) +
                                " (--max-refine-matrix); refine a smaller slice"};
 }
 
-bool SliceRefinements::replan(Entry& entry) {
+std::optional<RefinementProblem> SliceRefinements::check_memory(const RefinementPlan& plan) const {
+  const std::string problem =
+      backend_.refiner_memory_problem(refinement_setup(plan, window_geometry()));
+  if (problem.empty()) return std::nullopt;
+  return RefinementProblem{StatusCode::kResourceExhausted, "out_of_memory",
+                           "the backend has no room for this slice's refiner: " + problem};
+}
+
+int SliceRefinements::iterations(const Entry& entry) const {
+  return entry.refinement ? entry.refinement->iterations : 0;
+}
+
+double SliceRefinements::interval_s(const Entry& entry) const {
+  return entry.refinement ? entry.refinement->interval_s : limits_.residual_interval_s;
+}
+
+bool SliceRefinements::wanted(const Entry& entry) const {
+  return entry.refinement || limits_.residual_interval_s > 0;
+}
+
+void SliceRefinements::replan_all() {
+  MatrixBudget budget;
+  std::vector<RefinerCacheUser> planned;
+  // Refinements first: their matrices are built anyway, so checks of the same problem are free.
+  for (const bool refined : {true, false}) {
+    for (auto& [id, entry] : entries_) {
+      if (static_cast<bool>(entry.refinement) != refined) continue;
+      RefinementSetup setup;
+      if (replan(entry, budget, &setup)) planned.push_back({std::move(setup), &entry.cache});
+    }
+  }
+  share_refiner_caches(planned, busy_cache_.get());
+  update_row_selection();
+}
+
+bool SliceRefinements::replan(Entry& entry, MatrixBudget& budget, RefinementSetup* setup) {
   const std::optional<RefinementPlan> old = entry.plan;
   entry.plan.reset();
-  entry.unavailable.clear();
+  entry.unavailable.reset();
+  if (!wanted(entry)) {
+    entry.window.reset(0, 0);
+    drop_matrix(entry);
+    return false;
+  }
   if (!scan_) {
     // Without a scan only the orientation can be checked (the slice may have moved).
     AxialSliceFrame frame;
-    if (auto problem = axial_slice_frame(entry.slice, &frame)) entry.unavailable = problem->message;
+    entry.unavailable = axial_slice_frame(entry.slice, &frame);
     return false;
   }
   RefinementPlan plan;
+  std::size_t bytes = 0;
   std::optional<RefinementProblem> problem =
       plan_refinement(entry.slice, with_rotation_axis_offset(geometry_, offset_px_), &plan);
-  if (!problem) problem = check_matrix(plan);
+  if (!problem) problem = check_matrix(plan, setup, &bytes);
+  // A problem planned before (a refinement's or another slice's) adds no matrix.
+  const bool counted = !problem && std::find(budget.setups.begin(), budget.setups.end(), *setup) !=
+                                       budget.setups.end();
+  if (!problem && !counted && !entry.refinement) {
+    if (budget.check_bytes + bytes > limits_.max_matrix_bytes) {
+      problem = RefinementProblem{
+          StatusCode::kResourceExhausted, "matrix_budget_full",
+          "the automatic residual checks of slices with lower ids already take " +
+              mib(budget.check_bytes) + " of the " + mib(limits_.max_matrix_bytes) +
+              " their matrices may use; this one needs about " + mib(bytes)};
+    } else {
+      budget.check_bytes += bytes;
+    }
+  }
+  if (!problem && !counted) budget.setups.push_back(*setup);
   if (problem) {
-    entry.unavailable = problem->message;
+    entry.unavailable = std::move(problem);
     entry.window.reset(0, 0);
+    drop_matrix(entry);
     return false;
   }
   entry.plan = plan;
@@ -287,6 +338,20 @@ bool SliceRefinements::replan(Entry& entry) {
     reset_window(entry);
   }
   return true;
+}
+
+void SliceRefinements::forget_results(std::uint32_t id, Entry& entry) {
+  entry.generation = next_generation_++;
+  entry.submitted_any = false;
+  entry.failure.clear();
+  entry.last = RefinementStatus{};
+  entry.residual = SliceResidual{};
+  metrics_.forget_slice_residual(id);
+}
+
+void SliceRefinements::drop_matrix(Entry& entry) {
+  // A new cache rather than a reset one: a running job may still use the old one.
+  entry.cache = std::make_shared<RefinerCache>();
 }
 
 void SliceRefinements::reset_window(Entry& entry) {

@@ -1,9 +1,10 @@
-// SliceRefinements: when refinements start, and what happens with their outcome
-// (slice_refinements.hpp).
+// SliceRefinements: when refinements and automatic checks start, and what happens with their
+// outcome (slice_refinements.hpp).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "pipeline/slice_refinements.hpp"
 
@@ -16,6 +17,8 @@ constexpr double kShareUnderLoad = 0.25;
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 // A failed refinement is retried no sooner than this (or its interval, if longer).
 constexpr auto kRetryDelay = std::chrono::seconds(5);
+// A failed automatic check: nobody asked for it, so it retries rarely.
+constexpr auto kCheckRetryDelay = std::chrono::seconds(60);
 
 std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
@@ -28,7 +31,7 @@ bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input
   const std::uint64_t version = entry.window.version();
   if (entry.submitted_any && version == entry.submitted_version) return false;  // nothing new
   if (entry.blocked && version == entry.blocked_version) return false;          // FBP not current
-  if (now < entry.last_start + seconds(entry.settings.interval_s) || now < entry.retry_after) {
+  if (now < entry.last_start + seconds(interval_s(entry)) || now < entry.retry_after) {
     return false;
   }
   return !input_waiting || now >= cooldown_until_;
@@ -38,13 +41,15 @@ void SliceRefinements::on_tick(Clock::time_point now, bool input_waiting, const 
                                const Publish& publish) {
   collect(now, publish);
   if (!scan_ || worker_.busy()) return;
-  // The due slice that waited longest goes first.
-  std::vector<std::pair<Clock::time_point, std::uint32_t>> candidates;
+  // Refinements before automatic checks; among them, the due slice that waited longest.
+  std::vector<std::tuple<bool, Clock::time_point, std::uint32_t>> candidates;
   for (const auto& [id, entry] : entries_) {
-    if (due(entry, now, input_waiting)) candidates.emplace_back(entry.last_start, id);
+    if (due(entry, now, input_waiting)) {
+      candidates.emplace_back(!entry.refinement, entry.last_start, id);
+    }
   }
   std::sort(candidates.begin(), candidates.end());
-  for (const auto& [last_start, id] : candidates) {
+  for (const auto& [automatic, last_start, id] : candidates) {
     Entry& entry = entries_.at(id);
     SliceImage fbp;
     bool current = false;
@@ -74,18 +79,23 @@ void SliceRefinements::start(std::uint32_t id, Entry& entry, SliceImage&& fbp,
     job.setup = refinement_setup(*entry.plan, window_geometry());
   } catch (const std::invalid_argument& e) {
     entry.plan.reset();
-    entry.unavailable = e.what();
+    entry.unavailable =
+        RefinementProblem{StatusCode::kFailedPrecondition, "invalid_geometry", e.what()};
     update_row_selection();
-    events_.warning("refinement_unavailable", "slice " + std::to_string(id) + ": " + e.what(),
-                    scan_id_);
+    if (entry.refinement) {
+      events_.warning("refinement_unavailable", "slice " + std::to_string(id) + ": " + e.what(),
+                      scan_id_);
+    }
     return;
   }
   job.slice_id = id;
   job.generation = entry.generation;
-  job.iterations = entry.settings.iterations;
+  job.iterations = iterations(entry);
+  job.automatic = !entry.refinement;
   job.sinogram = entry.window.values();
   job.fbp = std::move(fbp);
   job.cache = entry.cache;
+  busy_cache_ = entry.cache;
   entry.in_flight = true;
   entry.submitted_any = true;
   entry.submitted_version = entry.window.version();
@@ -98,49 +108,69 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   if (!taken) return;
   RefinementOutcome& outcome = *taken;
   RefinementJob& job = outcome.job;
+  busy_cache_.reset();
   const auto spent = seconds(outcome.duration_ms / 1000.0);
   cooldown_until_ = now + std::chrono::duration_cast<std::chrono::nanoseconds>(
                               spent * ((1 - kShareUnderLoad) / kShareUnderLoad));
-  metrics_.add_refinement_time(outcome.duration_ms * 1000.0);
+  if (job.automatic) {
+    metrics_.add_residual_check_time(outcome.duration_ms * 1000.0);
+  } else {
+    metrics_.add_refinement_time(outcome.duration_ms * 1000.0);
+  }
   if (outcome.matrix_built) {
     ++metrics_.counters().refinement_matrix_builds;
-    spdlog::info("slice {}: refinement system matrix built for {} x {} pixels, {} projections ({})",
+    spdlog::info("slice {}: system matrix built for {} x {} pixels, {} projections ({}, {})",
                  job.slice_id, job.setup.grid.width, job.setup.grid.height,
-                 job.setup.geometry.angles(), outcome.solver);
+                 job.setup.geometry.angles(), outcome.solver,
+                 job.automatic ? "residual check" : "refinement");
   }
   const auto it = entries_.find(job.slice_id);
   if (it != entries_.end()) it->second.in_flight = false;
+  const char* what = job.automatic ? "residual check" : "refinement";
   if (!outcome.ok) {
     if (it != entries_.end()) {
       Entry& entry = it->second;
-      entry.retry_after =
-          now + std::max<Clock::duration>(kRetryDelay, seconds(entry.settings.interval_s));
-      entry.last.detail = outcome.error;
+      const auto delay = job.automatic ? kCheckRetryDelay : kRetryDelay;
+      entry.retry_after = now + std::max<Clock::duration>(delay, seconds(interval_s(entry)));
+      entry.failure = std::string(what) + " failed: " + outcome.error;
     }
-    events_.error("refinement_failed",
-                  "slice " + std::to_string(job.slice_id) + ": " + outcome.error, scan_id_);
+    const std::string message = "slice " + std::to_string(job.slice_id) + ": " + outcome.error;
+    if (job.automatic) {
+      events_.warning("residual_check_failed", message, scan_id_);  // nothing asked was lost
+    } else {
+      events_.error("refinement_failed", message, scan_id_);
+    }
     return;
   }
-  ++metrics_.counters().refinements_run;
+  ++(job.automatic ? metrics_.counters().residual_checks_run : metrics_.counters().refinements_run);
   if (it == entries_.end() || it->second.generation != job.generation) {
-    spdlog::debug("slice {}: refinement result dropped (the slice or its settings changed)",
-                  job.slice_id);
+    spdlog::debug("slice {}: {} result dropped (the slice or its settings changed)", job.slice_id,
+                  what);
     return;
   }
   Entry& entry = it->second;
+  entry.failure.clear();
+  SliceResidual& residual = entry.residual;
+  residual.has_residual = true;
+  residual.residual = outcome.result.residual_before;
+  residual.scan_id = job.fbp.scan_id;
+  residual.projections_integrated = job.fbp.projections_integrated;
+  residual.window_size = job.setup.geometry.angles();
+  entry.residual_at = now;
+  metrics_.set_slice_residual(job.slice_id, outcome.result.residual_before);
+  spdlog::debug("slice {}: residual {:.4g} -> {:.4g} after {} iterations in {:.1f} ms ({}, {})",
+                job.slice_id, outcome.result.residual_before, outcome.result.residual_after,
+                outcome.result.iterations, outcome.duration_ms, outcome.solver, what);
+  if (job.automatic) return;
   RefinementStatus& last = entry.last;
   ++last.refinements;
   last.has_result = true;
-  last.detail.clear();
   last.projections_integrated = job.fbp.projections_integrated;
   last.fbp_residual = outcome.result.residual_before;
   last.refined_residual = outcome.result.residual_after;
   last.iterations_run = outcome.result.iterations;
   last.duration_ms = outcome.duration_ms;
   last.solver = outcome.solver;
-  spdlog::debug("slice {}: residual {:.4g} -> {:.4g} after {} iterations in {:.1f} ms ({})",
-                job.slice_id, outcome.result.residual_before, outcome.result.residual_after,
-                outcome.result.iterations, outcome.duration_ms, outcome.solver);
   if (job.iterations == 0) return;  // residual only: nothing to publish
   RefinedSliceImage refined;
   refined.slice = std::move(job.fbp);
@@ -162,8 +192,8 @@ SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_
     const std::uint64_t version = entry.window.version();
     if (entry.submitted_any && version == entry.submitted_version) continue;
     if (entry.blocked && version == entry.blocked_version) continue;
-    deadline = std::min(deadline, std::max(entry.last_start + seconds(entry.settings.interval_s),
-                                           entry.retry_after));
+    deadline = std::min(deadline,
+                        std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after));
   }
   return std::max(deadline, now);
 }

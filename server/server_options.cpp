@@ -146,8 +146,14 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
       ->check(kPositive)
       ->group(group);
   app.add_option("--max-refine-matrix", r.max_matrix_bytes,
-                 "largest estimated system matrix of a refined slice (e.g. 2GiB)")
+                 "largest estimated system matrix of a refined slice (e.g. 2GiB); the automatic "
+                 "residual checks' matrices together stay within it too")
       ->transform(CLI::AsSizeValue(false))
+      ->group(group);
+  app.add_option("--residual-interval", r.residual_interval_s,
+                 "seconds between automatic data-consistency checks of each live axial slice "
+                 "(only when new projections arrived; 0: off)")
+      ->check(CLI::Range(0.0, 86400.0))
       ->group(group);
 }
 

@@ -25,8 +25,9 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
   if (previous && now.frames_received == previous->frames_received &&
       now.slices_published == previous->slices_published &&
       now.previews_published == previous->previews_published &&
-      now.refinements_run == previous->refinements_run && now.discards == previous->discards &&
-      now.errors == previous->errors) {
+      now.refinements_run == previous->refinements_run &&
+      now.residual_checks_run == previous->residual_checks_run &&
+      now.discards == previous->discards && now.errors == previous->errors) {
     lines.push_back(
         fmt::format("idle: {} frames, {} projections integrated, {} slices published "
                     "so far; nothing new since the last report",
@@ -68,6 +69,13 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
         now.refinements_run,
         delta(now.refinements_run, previous, &MetricsSnapshot::refinements_run),
         now.refined_slices_published, now.refinement_matrix_builds, latency_ms(now.refinement_us)));
+  }
+  if (!now.slice_residuals.empty()) {
+    std::string text = fmt::format("data consistency ||A x_fbp - b|| / ||b|| ({} checks, time {}):",
+                                   now.residual_checks_run, latency_ms(now.residual_check_us));
+    for (const auto& [slice_id, residual] : now.slice_residuals)
+      text += fmt::format(" slice {} {:.4g}", slice_id, residual);
+    lines.push_back(text);
   }
   if (now.pixels_clamped > 0 || now.pixels_non_finite > 0) {
     lines.push_back(fmt::format("preprocessing guards: {} pixels clamped, {} non-finite",

@@ -22,7 +22,8 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
   auto options = std::make_shared<RefineOptions>();
   CLI::App* command = app.add_subcommand(
       "refine",
-      "refine a live axial slice of a parallel-beam scan by CGLS from its FBP image "
+      "refine a live axial slice of a parallel-beam scan (or the central slice of a cone-beam "
+      "scan) by CGLS from its FBP image "
       "(SetRefinement); refined images arrive on topic 'refined' (watch saves them)");
   command->add_option("--slice", options->slice_id, "live slice id (set-slice)")->required();
   command

@@ -42,6 +42,24 @@ void print_refinements(std::ostream& out, const v1::StatusReport& s) {
   out << "refinement time  " << latency(s.refinement()) << "\n";
 }
 
+void print_residuals(std::ostream& out, const v1::StatusReport& s) {
+  if (s.residuals().empty()) return;
+  out << "data consistency of the live slices (||A x_fbp - b|| / ||b||)\n";
+  for (const v1::SliceResidual& r : s.residuals()) {
+    out << fmt::format("  {:>3}: ", r.slice_id());
+    if (r.has_residual()) {
+      out << fmt::format("{:.4g} ({} projections, {} per window, {:.1f} s ago), ", r.residual(),
+                         r.projections_integrated(), r.window_size(), r.age_s());
+    }
+    out << r.state();
+    if (!r.reason().empty()) out << " (" << r.reason() << ")";
+    out << fmt::format(", by {} every {:g} s", r.source(), r.interval_s());
+    if (!r.detail().empty()) out << ": " << r.detail();
+    out << "\n";
+  }
+  out << "check time       " << latency(s.residual_check()) << "\n";
+}
+
 }  // namespace
 
 void print_parameters(std::ostream& out, const v1::Parameters& p) {
@@ -71,6 +89,7 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
                        triple(slice.orientation(), 3), triple(slice.orientation(), 6));
   }
   print_refinements(out, s);
+  print_residuals(out, s);
   out << "stages         rate/s   busy  service                                      queue\n";
   for (const v1::StageStatus& stage : s.stages()) {
     out << fmt::format("  {:<11} {:>8.1f} {:>5.1f}%  {:<44} {}/{}\n", stage.name(),

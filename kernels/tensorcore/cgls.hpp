@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/tensorcore/cgls_workspace.hpp"
 #include "kernels/tensorcore/projection_operator.hpp"
 
 namespace slicestream::tensorcore {
@@ -29,7 +30,10 @@ struct CglsReport {
 double relative_residual(const float* ax, const float* b, std::size_t count);
 
 // b: rays x columns; x: pixels x columns, the start value on entry (e.g. zeros or an FBP), the
-// solution on return.
+// solution on return. The vectors come from `workspace` (grown when the problem needs it); the
+// overload without one allocates them for this solve.
+CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
+                    const CglsOptions& options, CglsWorkspace& workspace);
 CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options);
 

@@ -74,10 +74,10 @@ Geometry2d make_fan_2d(const std::vector<double>& angles_rad, int bins, double b
   return g;
 }
 
-Geometry2d slice_geometry_2d(const ScanGeometry& geometry, int row) {
+Geometry2d slice_geometry_2d(const ScanGeometry& geometry, double row) {
   const std::string problem = validate_geometry(geometry);
   if (!problem.empty()) throw std::invalid_argument("slice_geometry_2d: " + problem);
-  if (row < 0 || row >= geometry.detector.rows) {
+  if (!(row >= 0 && row <= geometry.detector.rows - 1)) {
     throw std::invalid_argument("slice_geometry_2d: detector row out of range");
   }
   Geometry2d g{geometry.beam, geometry.detector.cols, {}};

@@ -73,8 +73,10 @@ Geometry2d make_fan_2d(const std::vector<double>& angles_rad, int bins, double b
 
 // Detector row `row` of a 3D scan as a 2D problem in the plane z = that row's height: every row
 // of a parallel-beam scan whose rays lie in planes z = const; the row through the source plane
-// of a cone-beam scan (a fan beam). Throws std::invalid_argument naming the problem otherwise.
-Geometry2d slice_geometry_2d(const ScanGeometry& geometry, int row);
+// of a cone-beam scan (a fan beam). `row` is continuous (pixel centres at integers, 0 .. rows - 1):
+// between two rows the 2D detector lies between them, which is what linear interpolation of their
+// values measures. Throws std::invalid_argument naming the problem otherwise.
+Geometry2d slice_geometry_2d(const ScanGeometry& geometry, double row);
 
 // Empty when valid, else the first problem: bins, finite numbers, zero u or ray, a ray parallel
 // to the detector, a source on the detector line.

@@ -42,6 +42,7 @@ BackendInfo CudaBackend::info() const {
   info.memory_total_bytes = impl_->summary.memory_total_bytes;
   info.memory_used_by_scan_bytes =
       (impl_->scan ? impl_->scan->budget_bytes : 0) + impl_->target_bytes->load();
+  info.memory_used_by_refiners_bytes = impl_->refiner_bytes->load();
   return info;
 }
 
@@ -76,9 +77,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::size_t usable = free_bytes > m.options.reserve_bytes
-                                   ? free_bytes - m.options.reserve_bytes
-                                   : std::size_t{0};
+    const std::size_t usable = usable_device_bytes(free_bytes, m.options.reserve_bytes);
     if (needed > usable) {
       std::ostringstream out;
       out << "cuda backend: the scan does not fit in the memory of " << m.summary.name
@@ -219,7 +218,23 @@ void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int cou
 std::unique_ptr<SliceRefiner> CudaBackend::create_refiner(const RefinementSetup& setup) {
   Impl& m = *impl_;
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
-    return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes);
+    return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes, m.refiner_bytes);
+  });
+}
+
+std::string CudaBackend::refiner_memory_problem(const RefinementSetup& setup) const {
+  const Impl& m = *impl_;
+  return guarded("refiner_memory_problem", [&]() -> std::string {
+    m.use_device();
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::string shortfall = device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
+                                                          free_bytes, m.options.reserve_bytes);
+    if (shortfall.empty()) return {};
+    return "the system matrix and CGLS vectors of this slice need up to " + shortfall + " on " +
+           m.summary.name + " (the scan, the slices and " + mib(m.refiner_bytes->load()) +
+           " of other refiners hold the rest)";
   });
 }
 
@@ -234,12 +249,12 @@ std::unique_ptr<ReconTarget> CudaBackend::create_target(const GridSpec& grid) {
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (bytes + m.options.reserve_bytes > free_bytes) {
+    const std::string shortfall =
+        device_memory_shortfall(bytes, free_bytes, m.options.reserve_bytes);
+    if (!shortfall.empty()) {
       throw BackendError("cuda backend: a " + std::to_string(grid.width) + " x " +
                          std::to_string(grid.height) + " x " + std::to_string(grid.depth) +
-                         " target (" + mib(bytes) + ") does not fit: " + mib(free_bytes) +
-                         " free on " + m.summary.name + ", " + mib(m.options.reserve_bytes) +
-                         " reserved");
+                         " target does not fit on " + m.summary.name + ": " + shortfall);
     }
     return std::make_unique<CudaTarget>(grid, m.target_bytes, m.reconstruct_stream->get());
   });

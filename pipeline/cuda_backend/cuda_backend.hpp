@@ -32,7 +32,8 @@ struct CudaBackendOptions {
   // The store's linear copy: kPlain for kLinearMemory interpolation, kQuads for kLinearQuads.
   cuda::LinearCopy linear_copy = cuda::LinearCopy::kPlain;
   int max_layers_per_array = 0;  // 0: the device's layered-texture limit
-  // GPU memory left free for the driver, cuFFT plans and other processes when budgeting a scan.
+  // GPU memory left free for the driver, cuFFT plans and other processes when admitting a scan,
+  // a target or a slice refiner (pipeline/device_memory_budget.hpp).
   std::size_t reserve_bytes = std::size_t{256} << 20;
   // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
@@ -75,6 +76,9 @@ class CudaBackend final : public Backend {
   // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
   // (pipeline/cuda_backend/cuda_slice_refiner.hpp).
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
+  // The refiner's estimate (estimated_cuda_refiner_bytes) against the device's free memory less
+  // reserve_bytes (device_memory_budget.hpp).
+  std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
   // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
   // interpolation the scan's store cannot serve throws BackendError.

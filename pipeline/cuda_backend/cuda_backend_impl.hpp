@@ -22,6 +22,8 @@
 #include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "pipeline/cuda_backend/cuda_backend.hpp"
 #include "pipeline/cuda_backend/cuda_buffers.hpp"
+#include "pipeline/device_memory_budget.hpp"
+#include "pipeline/memory_charge.hpp"
 
 namespace slicestream {
 namespace cuda_backend_detail {
@@ -112,6 +114,9 @@ struct CudaBackend::Impl {
   std::unique_ptr<cuda::Stream> reconstruct_stream;
   std::shared_ptr<std::atomic<std::size_t>> target_bytes =
       std::make_shared<std::atomic<std::size_t>>(0);
+  // Device memory the slice refiners hold (matrices, operand and CGLS workspaces), charged by
+  // them on the refinement worker while they live.
+  MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
   std::uint64_t next_scan_id = 1;
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle

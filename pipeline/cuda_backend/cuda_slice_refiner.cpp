@@ -10,6 +10,7 @@
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/cuda_backend/cuda_backend_impl.hpp"
+#include "pipeline/device_memory_budget.hpp"
 
 namespace slicestream {
 namespace {
@@ -20,20 +21,28 @@ using cuda_backend_detail::mib;
 
 class CudaSliceRefiner final : public SliceRefiner {
  public:
-  CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix)
+  CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix,
+                   MemoryAccount account)
       : device_(device),
         shape_(tensorcore::to_string(matrix->options.shape)),
         projector_(std::move(matrix)),
         b_(static_cast<std::size_t>(projector_.rays())),
         ax_(static_cast<std::size_t>(projector_.rays())),
-        x_(static_cast<std::size_t>(projector_.pixels())) {
+        x_(static_cast<std::size_t>(projector_.pixels())),
+        charge_(std::move(account), 0) {
     // hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
     // 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
     projector_.set_compensated_operands(true);
+    projector_.reserve_operands(1);
+    workspace_.reserve(cgls_size(kCudaRefinerIterations));
+    charge_.set(memory_bytes());
   }
 
   std::string solver() const override { return std::string("cuda tensor-core fp16 ") + shape_; }
   std::size_t matrix_bytes() const override { return projector_.matrix_device_bytes(); }
+  std::size_t memory_bytes() const override {
+    return projector_.device_bytes() + workspace_.bytes() + b_.bytes() + ax_.bytes() + x_.bytes();
+  }
 
   double residual(const float* slice, const float* sinogram) override {
     return guarded("refinement residual", [&] {
@@ -54,8 +63,12 @@ class CudaSliceRefiner final : public SliceRefiner {
       upload(x_, x0);
       tensorcore::CglsOptions options;
       options.max_iterations = iterations;
-      const tensorcore::CglsReport report =
-          tensorcore::cuda::cgls_gpu(projector_, b_.data(), x_.data(), 1, options, stream_.get());
+      if (!cgls_size(iterations).fits_in(workspace_.capacity())) {
+        workspace_.reserve(cgls_size(iterations));  // a longer residual history only
+        charge_.set(memory_bytes());
+      }
+      const tensorcore::CglsReport report = tensorcore::cuda::cgls_gpu(
+          projector_, b_.data(), x_.data(), 1, options, stream_.get(), workspace_);
       download(x_out, x_);
       return RefinementResult{report.relative_residual.front()[0],
                               report.relative_residual.back()[0], report.iterations};
@@ -64,6 +77,9 @@ class CudaSliceRefiner final : public SliceRefiner {
 
  private:
   void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device_)); }
+  tensorcore::CglsSize cgls_size(int iterations) const {
+    return {projector_.rays(), projector_.pixels(), 1, iterations};
+  }
   void upload(DeviceBuffer<float>& device, const float* host) {
     SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(device.data(), host, device.bytes(),
                                            cudaMemcpyHostToDevice, stream_.get()));
@@ -81,7 +97,19 @@ class CudaSliceRefiner final : public SliceRefiner {
   DeviceBuffer<float> b_;
   DeviceBuffer<float> ax_;
   DeviceBuffer<float> x_;
+  tensorcore::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
+  MemoryCharge charge_;                           // last: charged once everything is allocated
 };
+
+// Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
+// `reserve_bytes` (the free memory already excludes the scan, the targets and other refiners).
+void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const std::string& what) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::string shortfall = device_memory_shortfall(bytes, free_bytes, reserve_bytes);
+  if (!shortfall.empty()) throw BackendError("cuda backend: " + what + " " + shortfall);
+}
 
 // One slice is one product column (two with compensated operands): the 32 x 8 x 16 fragment
 // pads it to 8 columns, the other shapes to 16 or 32.
@@ -94,34 +122,28 @@ tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
 }  // namespace
 
 std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const RefinementSetup& setup,
-                                                      std::size_t reserve_bytes) {
+                                                      std::size_t reserve_bytes,
+                                                      MemoryAccount account) {
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
     std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
     if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
     if (!problem.empty()) throw BackendError("cuda backend: cannot refine this slice: " + problem);
     SLICESTREAM_CUDA_CHECK(cudaSetDevice(device));
-    // A first check before the build (seconds of CPU) from the fp32 CSR size.
-    const std::size_t estimate = estimated_matrix_bytes(setup);
-    std::size_t free_bytes = 0;
-    std::size_t total_bytes = 0;
-    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (estimate + reserve_bytes > free_bytes) {
-      throw BackendError(
-          "cuda backend: the system matrix of a " + std::to_string(setup.grid.width) + " x " +
-          std::to_string(setup.grid.height) + " slice needs up to " + mib(estimate) + ", " +
-          mib(free_bytes) + " are free and " + mib(reserve_bytes) + " stay reserved");
-    }
+    // A first check before the build (seconds of CPU), from the estimate.
+    const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
+    const std::string slice =
+        std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
+    require_device_memory(estimate, reserve_bytes,
+                          "the system matrix and CGLS vectors of a " + slice + " need up to");
     auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
         tensorcore::build_tensorcore_matrix(setup.geometry, setup.grid, refiner_matrix_options()));
-    // Sparse 32-row blocks can take more than the CSR estimate: check the real size too.
-    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (matrix->bsr.bytes() + reserve_bytes > free_bytes) {
-      throw BackendError(
-          "cuda backend: the fp16 system matrix of a " + std::to_string(setup.grid.width) + " x " +
-          std::to_string(setup.grid.height) + " slice takes " + mib(matrix->bsr.bytes()) + ", " +
-          mib(free_bytes) + " are free and " + mib(reserve_bytes) + " stay reserved");
-    }
-    return std::make_unique<CudaSliceRefiner>(device, std::move(matrix));
+    // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
+    const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
+    const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;
+    require_device_memory(matrix->bsr.bytes() + rest, reserve_bytes,
+                          "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
+                              ") and CGLS vectors of a " + slice + " need");
+    return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), std::move(account));
   });
 }
 

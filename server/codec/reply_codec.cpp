@@ -34,6 +34,7 @@ void encode_counters(const MetricsSnapshot& m,
   out["refinements_run"] = m.refinements_run;
   out["refinement_matrix_builds"] = m.refinement_matrix_builds;
   out["refined_slices_published"] = m.refined_slices_published;
+  out["residual_checks_run"] = m.residual_checks_run;
 }
 
 void encode_refinement(const RefinementStatus& r, v1::RefinementStatus* wire) {
@@ -54,6 +55,20 @@ void encode_refinement(const RefinementStatus& r, v1::RefinementStatus* wire) {
   wire->set_projections_integrated(r.projections_integrated);
   wire->set_duration_ms(r.duration_ms);
   wire->set_solver(r.solver);
+}
+
+void encode_residual(const SliceResidual& r, v1::SliceResidual* wire) {
+  wire->set_slice_id(r.slice_id);
+  wire->set_source(r.source);
+  wire->set_interval_s(r.interval_s);
+  wire->set_state(r.state);
+  wire->set_reason(r.reason);
+  wire->set_detail(r.detail);
+  if (r.has_residual) wire->set_residual(r.residual);
+  wire->set_scan_id(r.scan_id);
+  wire->set_projections_integrated(r.projections_integrated);
+  wire->set_window_size(static_cast<std::uint32_t>(r.window_size));
+  wire->set_age_s(r.age_s);
 }
 
 }  // namespace
@@ -83,6 +98,8 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   }
   for (const RefinementStatus& refinement : report.refinements)
     encode_refinement(refinement, wire->add_refinements());
+  for (const SliceResidual& residual : report.residuals)
+    encode_residual(residual, wire->add_residuals());
   encode_parameters(report.parameters, wire->mutable_parameters());
   const MetricsSnapshot& m = report.metrics;
   wire->set_uptime_s(m.uptime_s);
@@ -103,6 +120,7 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
     (*wire->mutable_counters())[name] = count;
   encode_latency(m.frame_to_slice_us, wire->mutable_frame_to_slice());
   encode_latency(m.refinement_us, wire->mutable_refinement());
+  encode_latency(m.residual_check_us, wire->mutable_residual_check());
   for (const auto& [reason, count] : m.requests_refused)
     (*wire->mutable_requests_refused())[reason] = count;
 }

@@ -374,7 +374,7 @@ SinogramWindow phantom_sinogram(const TestScan& scan, const RefinementPlan& plan
       const auto begin = projection.begin() + static_cast<std::ptrdiff_t>(row * cols);
       rows.values.insert(rows.values.end(), begin, begin + static_cast<std::ptrdiff_t>(cols));
     }
-    EXPECT_TRUE(window.store(static_cast<int>(slot), plan, rows));
+    EXPECT_TRUE(window.store(static_cast<int>(slot), plan, rows, CosineWeight{}));  // exact
   }
   return window;
 }

@@ -81,6 +81,9 @@ class ForwardingBackend : public Backend {
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override {
     return inner_.create_refiner(setup);
   }
+  std::string refiner_memory_problem(const RefinementSetup& setup) const override {
+    return inner_.refiner_memory_problem(setup);
+  }
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override {
     return inner_.create_target(grid);
   }

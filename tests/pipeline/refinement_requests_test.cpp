@@ -1,7 +1,7 @@
 // SetRefinement's refusals: every class of bad request is answered with its code and a
 // machine-readable reason, counted under MetricsSnapshot::requests_refused, and the pipeline
-// keeps reconstructing. Refined slices that move, go away or meet a cone-beam scan stop being
-// refined with a warning instead of failing.
+// keeps reconstructing. Refined slices that move or go away stop being refined with a warning
+// instead of failing; in a cone-beam scan only the slice in the source plane is refined.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -129,17 +129,18 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   expect_ok(SetRefinementCommand{7, false, 0, 0});
   ASSERT_EQ(refinements().size(), 1u);
 
-  // A cone-beam scan: the refined slice becomes unavailable, requests are refused.
+  // A cone-beam scan: the refined slice lies in the source plane (z = 0), a fan-beam problem,
+  // and stays refined; a slice above that plane is refused.
   const test::TestScan cone = test::make_cone_scan(42, {16, 64}, 40, 150, 100);
   test::begin_scan(*pipeline_, cone);
   test::feed_phantom(*pipeline_, cone, 0, 10);
   pipeline_->wait_idle();
-  EXPECT_EQ(sink_.events_with_reason("refinement_unavailable"), 3u);
+  EXPECT_EQ(sink_.events_with_reason("refinement_unavailable"), 2u);
   ASSERT_EQ(refinements().size(), 1u);
-  EXPECT_EQ(refinements()[0].state, "unavailable");
-  EXPECT_NE(refinements()[0].detail.find("cone"), std::string::npos) << refinements()[0].detail;
-  expect_refused(SetRefinementCommand{3, true, 5, 1}, StatusCode::kFailedPrecondition,
-                 "not_parallel_beam");
+  EXPECT_EQ(refinements()[0].state, "collecting");
+  expect_ok(test::axial_slice_at(11, 32, kPixelMm, 0, 0, 2.0));
+  expect_refused(SetRefinementCommand{11, true, 5, 1}, StatusCode::kFailedPrecondition,
+                 "not_central_slice");
 
   const MetricsSnapshot m = pipeline_->metrics();
   EXPECT_EQ(m.requests_refused, expected_);

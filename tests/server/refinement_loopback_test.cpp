@@ -104,6 +104,22 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
   EXPECT_EQ(r.fbp_residual(), header.residual_before());
   EXPECT_EQ(r.refined_residual(), header.residual_after());
   EXPECT_EQ(r.projections_integrated(), total);
+  // Every live slice is listed with its data-consistency residual or why it has none.
+  ASSERT_EQ(report.residuals_size(), 3);
+  for (const v1::SliceResidual& residual : report.residuals()) {
+    if (residual.slice_id() == kAxial) {
+      EXPECT_EQ(residual.source(), "refinement");
+      ASSERT_TRUE(residual.has_residual());
+      EXPECT_EQ(residual.residual(), header.residual_before());
+      EXPECT_EQ(residual.projections_integrated(), total);
+      EXPECT_EQ(residual.window_size(), 90u);
+    } else {
+      EXPECT_EQ(residual.source(), "check");
+      EXPECT_EQ(residual.state(), "unavailable");
+      EXPECT_EQ(residual.reason(), "not_axial");
+      EXPECT_FALSE(residual.has_residual());
+    }
+  }
   const std::map<std::string, std::uint64_t> refused(report.requests_refused().begin(),
                                                      report.requests_refused().end());
   const std::map<std::string, std::uint64_t> expected{

@@ -108,6 +108,27 @@ TEST(ReplyCodec, StatusReport) {
   refined.projections_integrated = 180;
   refined.solver = "cpu csr fp32";
   report.refinements = {collecting, refined};
+  SliceResidual unchecked;
+  unchecked.slice_id = 1;
+  unchecked.source = "check";
+  unchecked.interval_s = 3;
+  unchecked.state = "unavailable";
+  unchecked.reason = "not_axial";
+  unchecked.detail = "slice 1 is not axial";
+  SliceResidual checked;
+  checked.slice_id = 4;
+  checked.source = "check";
+  checked.interval_s = 3;
+  checked.state = "ready";
+  checked.has_residual = true;
+  checked.residual = 0.025;
+  checked.scan_id = 12;
+  checked.projections_integrated = 150;
+  checked.window_size = 90;
+  checked.age_s = 1.25;
+  report.residuals = {unchecked, checked};
+  report.metrics.residual_checks_run = 11;
+  report.metrics.residual_check_us = {11, 4000, 9000, 9500};
   CommandReply reply;
   reply.report = report;
 
@@ -161,6 +182,21 @@ TEST(ReplyCodec, StatusReport) {
   EXPECT_EQ(status.refinements(1).refined_residual(), 0.004);
   EXPECT_EQ(status.refinements(1).projections_integrated(), 180u);
   EXPECT_EQ(status.refinements(1).solver(), "cpu csr fp32");
+  ASSERT_EQ(status.residuals_size(), 2);
+  EXPECT_EQ(status.residuals(0).slice_id(), 1u);
+  EXPECT_EQ(status.residuals(0).state(), "unavailable");
+  EXPECT_EQ(status.residuals(0).reason(), "not_axial");
+  EXPECT_EQ(status.residuals(0).detail(), "slice 1 is not axial");
+  EXPECT_FALSE(status.residuals(0).has_residual()) << "never measured: absent, not 0";
+  EXPECT_EQ(status.residuals(1).source(), "check");
+  EXPECT_EQ(status.residuals(1).interval_s(), 3);
+  EXPECT_EQ(status.residuals(1).residual(), 0.025);
+  EXPECT_EQ(status.residuals(1).scan_id(), 12u);
+  EXPECT_EQ(status.residuals(1).projections_integrated(), 150u);
+  EXPECT_EQ(status.residuals(1).window_size(), 90u);
+  EXPECT_EQ(status.residuals(1).age_s(), 1.25);
+  EXPECT_EQ(status.counters().at("residual_checks_run"), 11u);
+  EXPECT_EQ(status.residual_check().p99_us(), 9000);
 }
 
 TEST(ReplyCodec, SliceParametersAndErrors) {

@@ -61,6 +61,8 @@ TEST(ServerOptions, FlagsFillTheConfig) {
                    "50",
                    "--max-refine-matrix",
                    "64MiB",
+                   "--residual-interval",
+                   "0",
                    "--stats-interval",
                    "0",
                    "--log-level",
@@ -87,6 +89,7 @@ TEST(ServerOptions, FlagsFillTheConfig) {
   EXPECT_EQ(config.pipeline.max_slice_side, 1000) << "one flag bounds the codec and the pipeline";
   EXPECT_EQ(config.pipeline.refinement.max_iterations, 50);
   EXPECT_EQ(config.pipeline.refinement.max_matrix_bytes, 64u << 20);
+  EXPECT_EQ(config.pipeline.refinement.residual_interval_s, 0) << "0 switches the checks off";
   EXPECT_EQ(config.stats_interval_s, 0);
   EXPECT_EQ(config.log_level, "debug");
 }
@@ -103,6 +106,7 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
                                              {"--max-frame-bytes", "lots"},
                                              {"--log-level", "loud"},
                                              {"--slice-size", "9000"},
+                                             {"--residual-interval", "-1"},
                                              {"--no-such-flag"}}) {
     ServerConfig config;
     const std::string error = parse(args, config);
@@ -157,6 +161,8 @@ TEST(ServerOptions, ExampleConfigFileHoldsTheDefaults) {
             defaults.pipeline.refinement.max_iterations);
   EXPECT_EQ(from_file.pipeline.refinement.max_matrix_bytes,
             defaults.pipeline.refinement.max_matrix_bytes);
+  EXPECT_EQ(from_file.pipeline.refinement.residual_interval_s,
+            defaults.pipeline.refinement.residual_interval_s);
 }
 
 TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
@@ -175,6 +181,8 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   stage.queue_depth = 2;
   stage.queue_capacity = 64;
   now.stages = {stage};
+  now.residual_checks_run = 7;
+  now.slice_residuals = {{0, 0.0213}, {4, 0.5}};
   const std::vector<std::string> lines = format_stats(now, &before, {{"requests", 4}});
   std::string all;
   for (const std::string& line : lines)
@@ -187,6 +195,8 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   EXPECT_NE(all.find("bad_parts=3 (+2)"), std::string::npos) << all;
   EXPECT_NE(all.find("shape_mismatch=1 (+1)"), std::string::npos) << all;
   EXPECT_NE(all.find("requests=4"), std::string::npos) << all;
+  EXPECT_NE(all.find("(7 checks"), std::string::npos) << all;
+  EXPECT_NE(all.find("slice 0 0.0213 slice 4 0.5"), std::string::npos) << all;
 
   const std::vector<std::string> idle = format_stats(now, &now, {});
   ASSERT_EQ(idle.size(), 1u);

@@ -37,10 +37,61 @@ __global__ void to_float_kernel(int columns, const double* in, float* out) {
   if (c < columns) out[c] = static_cast<float>(in[c]);
 }
 
+// The first `count` values of a device vector (the workspace may hold more), after the stream's
+// work so far.
+template <typename T>
+std::vector<T> copy_to_host(const T* device, std::size_t count, cudaStream_t stream) {
+  std::vector<T> host(count);
+  SLICESTREAM_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+// Host values into the first host.size() of a device vector, in stream order (the host vector
+// must live until the stream has read it: the solve synchronises before it returns).
+void copy_to_device(int* device, const std::vector<int>& host, cudaStream_t stream) {
+  SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(int),
+                                         cudaMemcpyHostToDevice, stream));
+}
+
 }  // namespace
+
+void CglsWorkspaceGpu::reserve(const CglsSize& size) {
+  if (size.fits_in(capacity_)) return;
+  const CglsSize grown = capacity_.covering(size);
+  const std::size_t columns = static_cast<std::size_t>(grown.columns);
+  const std::size_t rays = static_cast<std::size_t>(grown.rays) * columns;
+  const std::size_t pixels = static_cast<std::size_t>(grown.pixels) * columns;
+  const std::size_t history_values = (static_cast<std::size_t>(grown.max_iterations) + 1) * columns;
+  // resize() frees a buffer before it allocates the larger one and keeps one of the right size.
+  for (DeviceBuffer<float>* v : {&r, &q})
+    v->resize(rays);
+  for (DeviceBuffer<float>* v : {&s, &p, &t})
+    v->resize(pixels);
+  for (DeviceBuffer<float>* v : {&alpha, &beta, &p_max})
+    v->resize(columns);
+  for (DeviceBuffer<double>* v : {&b_norm2, &delta, &gamma_next, &p_max_d})
+    v->resize(columns);
+  start.resize(2 * columns);
+  history.resize(history_values);
+  active.resize(columns);
+  step_counts.resize(columns);
+  capacity_ = grown;
+}
+
+std::size_t CglsWorkspaceGpu::bytes() const {
+  return cgls_gpu_workspace_bytes(capacity_);
+}
 
 CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options, cudaStream_t stream) {
+  CglsWorkspaceGpu workspace;
+  return cgls_gpu(op, b, x, columns, options, stream, workspace);
+}
+
+CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
+                    const CglsOptions& options, cudaStream_t stream, CglsWorkspaceGpu& workspace) {
   if (columns <= 0 || columns > kMaxColumns) {
     throw std::invalid_argument("cgls_gpu: 1 to 256 columns");
   }
@@ -48,28 +99,40 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
   const std::size_t c = static_cast<std::size_t>(columns);
   const expr::Extent2D rays{static_cast<int>(op.rays()), columns};
   const expr::Extent2D pixels{static_cast<int>(op.pixels()), columns};
-  DeviceBuffer<float> r(rays.size()), q(rays.size()), s(pixels.size()), p(pixels.size()),
-      t(pixels.size()), alpha(c), beta(c), p_max(c);
-  // start: |s|^2 then max |s| (gamma is its first half).
-  DeviceBuffer<double> b_norm2(c), start(2 * c), delta(c), gamma_next(c), p_max_d(c);
   const int max_iterations = options.max_iterations;
-  DeviceBuffer<double> history((static_cast<std::size_t>(max_iterations) + 1) * c);  // |r|^2
-  DeviceBuffer<int> active(c), step_counts(c);
+  workspace.reserve({op.rays(), op.pixels(), columns, max_iterations});
+  CglsWorkspaceGpu& w = workspace;
+  float* r = w.r.data();
+  float* q = w.q.data();
+  float* s = w.s.data();
+  float* p = w.p.data();
+  float* t = w.t.data();
+  float* alpha = w.alpha.data();
+  float* beta = w.beta.data();
+  float* p_max = w.p_max.data();
+  double* b_norm2 = w.b_norm2.data();
+  double* start = w.start.data();  // |s|^2 (gamma), then max |s|
+  double* delta = w.delta.data();
+  double* gamma_next = w.gamma_next.data();
+  double* p_max_d = w.p_max_d.data();
+  double* history = w.history.data();  // |r|^2 after every iteration
+  int* active = w.active.data();
+  int* step_counts = w.step_counts.data();
   std::vector<int> active_host(c, 1);
-  active.upload(active_host);
-  step_counts.zero(stream);
-  double* gamma = start.data();
+  copy_to_device(active, active_host, stream);
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(step_counts, 0, c * sizeof(int), stream));
+  double* gamma = start;
 
-  evaluate_pass(cg::data_norm(b), rays, b_norm2.data(), stream);
+  evaluate_pass(cg::data_norm(b), rays, b_norm2, stream);
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2, and max |p| for the next forward's fp16 scale.
-  op.forward(x, q.data(), columns, stream);
-  evaluate_pass(cg::initial_residual(r.data(), b, q.data()), rays, history.data(), stream);
-  op.backward(r.data(), s.data(), columns, stream);
-  evaluate_pass(cg::initial_direction(p.data(), s.data()), pixels, start.data(), stream);
-  to_float_kernel<<<1, kMaxColumns, 0, stream>>>(columns, start.data() + c, p_max.data());
+  op.forward(x, q, columns, stream);
+  evaluate_pass(cg::initial_residual(r, b, q), rays, history, stream);
+  op.backward(r, s, columns, stream);
+  evaluate_pass(cg::initial_direction(p, s), pixels, start, stream);
+  to_float_kernel<<<1, kMaxColumns, 0, stream>>>(columns, start + c, p_max);
   SLICESTREAM_CUDA_CHECK_LAUNCH("to_float_kernel");
 
-  const std::vector<double> b_host = b_norm2.download();
+  const std::vector<double> b_host = copy_to_host(b_norm2, c, stream);
   std::vector<double> residual_host(c);
   CglsReport report;
   report.column_iterations.assign(c, 0);
@@ -87,36 +150,34 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
       }
       any = any || active_host[col] != 0;
     }
-    active.upload(active_host);
+    copy_to_device(active, active_host, stream);
     return any;
   };
-  bool running = !early_stop || update_active(history.data());
+  bool running = !early_stop || update_active(history);
 
   int iterations = 0;
   for (int it = 0; running && it < max_iterations; ++it) {
-    op.forward(p.data(), q.data(), columns, stream, p_max.data());
-    evaluate_pass(cg::direction_norm(q.data()), rays, delta.data(), stream);
-    step_size_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, delta.data(), active.data(),
-                                                    alpha.data(), step_counts.data());
+    op.forward(p, q, columns, stream, p_max);
+    evaluate_pass(cg::direction_norm(q), rays, delta, stream);
+    step_size_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, delta, active, alpha,
+                                                    step_counts);
     SLICESTREAM_CUDA_CHECK_LAUNCH("step_size_kernel");
-    evaluate_pass(cg::update_solution(x, alpha.data(), p.data()), pixels, nullptr, stream);
-    double* r2 = history.data() + (static_cast<std::size_t>(it) + 1) * c;
-    evaluate_pass(cg::update_residual(r.data(), alpha.data(), q.data()), rays, r2, stream);
+    evaluate_pass(cg::update_solution(x, alpha, p), pixels, nullptr, stream);
+    double* r2 = history + (static_cast<std::size_t>(it) + 1) * c;
+    evaluate_pass(cg::update_residual(r, alpha, q), rays, r2, stream);
     ++iterations;
-    op.backward(q.data(), t.data(), columns, stream);
-    evaluate_pass(cg::update_gradient(s.data(), alpha.data(), t.data()), pixels, gamma_next.data(),
-                  stream);
-    direction_weight_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, gamma_next.data(),
-                                                           alpha.data(), beta.data());
+    op.backward(q, t, columns, stream);
+    evaluate_pass(cg::update_gradient(s, alpha, t), pixels, gamma_next, stream);
+    direction_weight_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, gamma_next, alpha, beta);
     SLICESTREAM_CUDA_CHECK_LAUNCH("direction_weight_kernel");
-    evaluate_pass(cg::update_direction(p.data(), s.data(), beta.data()), pixels, p_max_d.data(),
-                  stream);
-    to_float_kernel<<<1, kMaxColumns, 0, stream>>>(columns, p_max_d.data(), p_max.data());
+    evaluate_pass(cg::update_direction(p, s, beta), pixels, p_max_d, stream);
+    to_float_kernel<<<1, kMaxColumns, 0, stream>>>(columns, p_max_d, p_max);
     SLICESTREAM_CUDA_CHECK_LAUNCH("to_float_kernel");
     if (early_stop) running = update_active(r2);
   }
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const std::vector<double> all = history.download();
+  const std::vector<double> all =
+      copy_to_host(history, (static_cast<std::size_t>(iterations) + 1) * c, stream);
   for (int k = 0; k <= iterations; ++k) {
     std::vector<double> row(c);
     for (std::size_t col = 0; col < c; ++col) {
@@ -124,7 +185,7 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
     }
     report.relative_residual.push_back(std::move(row));
   }
-  const std::vector<int> steps_host = step_counts.download();
+  const std::vector<int> steps_host = copy_to_host(step_counts, c, stream);
   for (std::size_t col = 0; col < c; ++col)
     report.column_iterations[col] = steps_host[col];
   report.iterations = iterations;

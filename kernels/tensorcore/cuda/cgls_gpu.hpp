@@ -7,12 +7,40 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/device_buffer.hpp"
 #include "kernels/tensorcore/cgls.hpp"
+#include "kernels/tensorcore/cgls_workspace.hpp"
 #include "kernels/tensorcore/cuda/device_projection_operator.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
+// The GPU twin of CglsWorkspace (kernels/tensorcore/cgls_workspace.hpp): the device vectors of
+// cgls_gpu, kept between solves, grown (never shrunk) to the largest problem served.
+class CglsWorkspaceGpu {
+ public:
+  // Grows the device vectors to serve `size` (reallocating only what is too small; the old
+  // buffers are freed before the new ones are allocated). Synchronous allocation: call between
+  // solves.
+  void reserve(const CglsSize& size);
+  const CglsSize& capacity() const { return capacity_; }
+  // cgls_gpu_workspace_bytes(capacity()): what the device buffers hold.
+  std::size_t bytes() const;
+
+  // The vectors, sized by reserve() and written only by cgls_gpu (cgls_gpu.cu).
+  ::slicestream::cuda::DeviceBuffer<float> r, q, s, p, t, alpha, beta, p_max;
+  // start: |s|^2 then max |s| (gamma is its first half); history: |r|^2 of every iteration.
+  ::slicestream::cuda::DeviceBuffer<double> b_norm2, start, delta, gamma_next, p_max_d, history;
+  ::slicestream::cuda::DeviceBuffer<int> active, step_counts;
+
+ private:
+  CglsSize capacity_{0, 0, 0, 0};
+};
+
 // b: rays x columns and x: pixels x columns in device memory; x holds the start value on entry.
+// The device vectors come from `workspace` (grown when the problem needs it); the overload
+// without one allocates them for this solve.
+CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
+                    const CglsOptions& options, cudaStream_t stream, CglsWorkspaceGpu& workspace);
 CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options, cudaStream_t stream);
 

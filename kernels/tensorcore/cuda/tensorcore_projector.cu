@@ -40,7 +40,9 @@ struct TensorCoreProjector::Impl {
   GatheredSpmmArgs gathered_forward_args, gathered_backward_args;
   bool last_forward_gathered = false;
   bool last_backward_gathered = false;
-  // Work space, sized per call.
+  // Work space: grown to the largest call so far, never shrunk (forward and backward need
+  // different sizes, and reallocating, whose cudaFree synchronises the device, every call would
+  // serialise every CGLS iteration).
   DeviceBuffer<std::uint16_t> x_half, y_half;
   DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
   DeviceBuffer<double> reduce;
@@ -51,6 +53,10 @@ struct TensorCoreProjector::Impl {
 
   void upload_matrix();
   void upload_gathered();
+  template <typename T>
+  static void ensure(DeviceBuffer<T>& buffer, std::size_t count) {
+    if (buffer.size() < count) buffer.resize(count);
+  }
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
                       int columns, int per_slice_columns, int lo, cudaStream_t stream);
   bool gathered(int slices) const {
@@ -179,11 +185,11 @@ void TensorCoreProjector::Impl::prepare_scales(const float* input, long long row
                                                const float* max_abs, int columns,
                                                int per_slice_columns, int lo,
                                                cudaStream_t stream) {
-  operand_scale.resize(static_cast<std::size_t>(columns));
-  column_scale.resize(static_cast<std::size_t>(columns));
+  ensure(operand_scale, static_cast<std::size_t>(columns));
+  ensure(column_scale, static_cast<std::size_t>(columns));
   const double* max_d = nullptr;
   if (max_abs == nullptr) {
-    reduce.resize(static_cast<std::size_t>(slices));
+    ensure(reduce, static_cast<std::size_t>(slices));
     ::slicestream::cuda::evaluate_pass(expr::fused(expr::reduce_max_abs(expr::array(input))),
                                        expr::Extent2D{static_cast<int>(rows), slices},
                                        reduce.data(), stream);
@@ -231,6 +237,42 @@ void TensorCoreProjector::set_gathered_symmetry(bool on) {
 
 bool TensorCoreProjector::uses_gathered_products(int slices) const {
   return impl_->gathered(slices);
+}
+
+std::size_t TensorCoreProjector::device_bytes() const {
+  const Impl& d = *impl_;
+  const std::size_t maps = d.col_source.bytes() + d.row_source.bytes() + d.ray_slot.bytes() +
+                           d.pixel_slots.bytes() + d.octant_image.bytes() + d.ray_image.bytes() +
+                           d.transform_mask.bytes();
+  const std::size_t work = d.x_half.bytes() + d.y_half.bytes() + d.y_out.bytes() + d.x_out.bytes() +
+                           d.operand_scale.bytes() + d.column_scale.bytes() + d.reduce.bytes();
+  return matrix_device_bytes() + maps + work;
+}
+
+void TensorCoreProjector::reserve_operands(int slices) {
+  Impl& d = *impl_;
+  if (d.gathered(slices)) {  // as forward_gathered() and backward_gathered() size them
+    const std::size_t columns = static_cast<std::size_t>(d.gathered_columns(slices));
+    Impl::ensure(d.x_half, columns * static_cast<std::size_t>(pixels()));
+    Impl::ensure(d.y_half, columns * static_cast<std::size_t>(rays()));
+    Impl::ensure(d.operand_scale, columns);
+    Impl::ensure(d.column_scale, columns);
+    Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
+    return;
+  }
+  const BsrMatrixHalf& bsr = d.m->bsr;
+  const std::size_t forward = static_cast<std::size_t>(forward_columns(slices));
+  const std::size_t transposed = static_cast<std::size_t>(transposed_columns(slices));
+  const std::size_t cols = static_cast<std::size_t>(bsr.cols);
+  const std::size_t rows = static_cast<std::size_t>(bsr.rows);
+  // As forward() and backward() size them (the 8-row kernel reads 8 rows past the last block row).
+  Impl::ensure(d.x_half, forward * cols);
+  Impl::ensure(d.y_out, forward * rows);
+  Impl::ensure(d.y_half, transposed * (rows + 16));
+  Impl::ensure(d.x_out, static_cast<std::size_t>(d.product_values(slices)) * cols);
+  Impl::ensure(d.operand_scale, std::max(forward, transposed));
+  Impl::ensure(d.column_scale, std::max(forward, transposed));
+  Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
 }
 
 void TensorCoreProjector::set_compensated_operands(bool on) {
@@ -281,9 +323,11 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   const int nf = dims(d.m->options.shape).n;
   d.prepare_scales(image, pixels(), slices, max_abs, columns, d.per_slice, d.lo_offset(slices),
                    stream);
-  d.x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols));
-  d.y_out.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
-  forward_operand_kernel<<<blocks_for(d.x_half.size()), kThreads, 0, stream>>>(
+  const std::size_t x_values =
+      static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols);
+  Impl::ensure(d.x_half, x_values);
+  Impl::ensure(d.y_out, static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
+  forward_operand_kernel<<<blocks_for(x_values), kThreads, 0, stream>>>(
       image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
       nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.x_half.data()));
@@ -323,9 +367,11 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
   d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice,
                    d.lo_offset(slices), stream);
-  d.y_half.resize(static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows));
-  d.x_out.resize(static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
-  backward_operand_kernel<<<blocks_for(d.y_half.size()), kThreads, 0, stream>>>(
+  const std::size_t y_values =
+      static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
+  Impl::ensure(d.y_half, y_values);
+  Impl::ensure(d.x_out, static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
+  backward_operand_kernel<<<blocks_for(y_values), kThreads, 0, stream>>>(
       sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
       y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
       reinterpret_cast<__half*>(d.y_half.data()));
@@ -377,8 +423,10 @@ void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sino
   const long long pixel_count = m->grid.pixels();
   const long long ray_count = m->geometry.rays();
   prepare_scales(image, pixel_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
-  x_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(pixel_count));
-  rows_operand_kernel<<<blocks_for(x_half.size()), kThreads, 0, stream>>>(
+  const std::size_t x_values =
+      static_cast<std::size_t>(columns) * static_cast<std::size_t>(pixel_count);
+  ensure(x_half, x_values);
+  rows_operand_kernel<<<blocks_for(x_values), kThreads, 0, stream>>>(
       image, pixel_count, slices, columns, gathered_lo(slices), operand_scale.data(),
       reinterpret_cast<__half*>(x_half.data()));
   SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
@@ -410,8 +458,10 @@ void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* 
   const long long pixel_count = m->grid.pixels();
   const long long ray_count = m->geometry.rays();
   prepare_scales(sinogram, ray_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
-  y_half.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(ray_count));
-  rows_operand_kernel<<<blocks_for(y_half.size()), kThreads, 0, stream>>>(
+  const std::size_t y_values =
+      static_cast<std::size_t>(columns) * static_cast<std::size_t>(ray_count);
+  ensure(y_half, y_values);
+  rows_operand_kernel<<<blocks_for(y_values), kThreads, 0, stream>>>(
       sinogram, ray_count, slices, columns, gathered_lo(slices), operand_scale.data(),
       reinterpret_cast<__half*>(y_half.data()));
   SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");

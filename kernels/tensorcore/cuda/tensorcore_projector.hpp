@@ -60,6 +60,12 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   int transposed_columns(int slices) const;
   // Blocks and indices held on the device.
   std::size_t matrix_device_bytes() const;
+  // Everything held on the device: the matrix, the index maps and the operand work space (which
+  // grows to the largest call so far and is never shrunk).
+  std::size_t device_bytes() const;
+  // Allocates the work space of forward and backward for up to `slices` slices now (with the
+  // operand settings in force), so that later calls of that size allocate nothing.
+  void reserve_operands(int slices);
   const TensorCoreMatrix& matrix() const;
 
   // Benchmark hooks: the SpMM kernel alone, on the operands of the last forward / backward.

@@ -1,6 +1,6 @@
 // Fused expression passes (kernels/expr, as CGLS uses them) and CGLS: convergence on the analytic
 // phantom, fp16 (Tensor Core twin) within 1% of fp32 after 20 iterations, independent columns,
-// early stopping, refusals.
+// early stopping, refusals; the workspace kept across solves and its size arithmetic.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -132,6 +132,63 @@ TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
     EXPECT_EQ(x[static_cast<std::size_t>(i * 3 + 2)], 0.0f);
   }
   EXPECT_THROW(cgls_cpu(op, b.data(), x.data(), 0, options), std::invalid_argument);
+}
+
+// A workspace kept across solves: solves give exactly what fresh vectors give, a workspace that
+// served three columns serves one without growing, and it grows (only) for a larger problem.
+TEST(CglsWorkspace, ReusedAcrossSolvesGrowsOnlyWhenNeeded) {
+  const PhantomProblem p;
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  const long long rays = p.geometry.rays();
+  const long long pixels = p.grid.pixels();
+  CglsOptions options;
+  options.max_iterations = 8;
+  std::vector<float> b3(static_cast<std::size_t>(rays * 3));
+  for (std::size_t i = 0; i < b3.size(); ++i)
+    b3[i] = p.data[i / 3] * static_cast<float>(1 + i % 3);
+
+  CglsWorkspace workspace;
+  EXPECT_EQ(workspace.bytes(), 0u);
+  std::vector<float> x3(static_cast<std::size_t>(pixels * 3), 0.0f);
+  cgls_cpu(op, b3.data(), x3.data(), 3, options, workspace);
+  const CglsSize three{rays, pixels, 3, 8};
+  EXPECT_TRUE(three.fits_in(workspace.capacity()));
+  EXPECT_EQ(workspace.bytes(), cgls_workspace_bytes(workspace.capacity()));
+  EXPECT_EQ(workspace.bytes(),
+            (2 * rays * 3 + 3 * pixels * 3 + 2 * 3) * sizeof(float) + 7 * 3 * sizeof(double));
+  const float* r_before = workspace.r.data();
+  const std::size_t bytes_before = workspace.bytes();
+
+  for (int solve = 0; solve < 2; ++solve) {  // the second solve finds the first one's values
+    std::vector<float> reused(static_cast<std::size_t>(pixels), 0.0f);
+    std::vector<float> fresh(static_cast<std::size_t>(pixels), 0.0f);
+    const CglsReport a = cgls_cpu(op, p.data.data(), reused.data(), 1, options, workspace);
+    const CglsReport b = cgls_cpu(op, p.data.data(), fresh.data(), 1, options);
+    EXPECT_EQ(reused, fresh);
+    EXPECT_EQ(a.relative_residual, b.relative_residual);
+  }
+  EXPECT_EQ(workspace.bytes(), bytes_before) << "one column fits in a three-column workspace";
+  EXPECT_EQ(workspace.r.data(), r_before) << "nothing was reallocated";
+
+  workspace.reserve({rays, pixels, 4, 8});
+  EXPECT_EQ(workspace.capacity().columns, 4);
+  EXPECT_GT(workspace.bytes(), bytes_before);
+  workspace.reserve({rays / 2, pixels, 1, 0});
+  EXPECT_EQ(workspace.capacity().columns, 4) << "never shrinks";
+}
+
+// The GPU twin's size, as budgets count it before allocating (kernels/tensorcore/cuda).
+TEST(CglsWorkspace, GpuWorkspaceBytes) {
+  const CglsSize size{10, 4, 2, 3};
+  // floats: r, q (2 x 20), s, p, t (3 x 8), alpha, beta, p_max (3 x 2); doubles: b_norm2, start
+  // (x2), delta, gamma_next, p_max_d (6 x 2) and the history (4 x 2); ints: active, step counts.
+  EXPECT_EQ(cgls_gpu_workspace_bytes(size),
+            70 * sizeof(float) + 20 * sizeof(double) + 4 * sizeof(int));
+  EXPECT_EQ(cgls_gpu_workspace_bytes({10, 4, 2, 203}) - cgls_gpu_workspace_bytes(size),
+            200 * 2 * sizeof(double))
+      << "longer solves only lengthen the residual history";
+  EXPECT_TRUE(size.fits_in(size.covering({20, 1, 1, 0})));
+  EXPECT_FALSE(CglsSize({20, 1, 1, 0}).fits_in(size));
 }
 
 }  // namespace

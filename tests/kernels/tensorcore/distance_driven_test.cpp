@@ -267,6 +267,13 @@ TEST(DistanceDriven, SliceGeometryFromScanGeometry) {
   cone.origin_detector_mm = 50;
   const ScanGeometry cone_scan = make_cone_geometry({4, 16}, cone);
   EXPECT_THROW(slice_geometry_2d(cone_scan, 0), std::invalid_argument);  // off the source plane
+  // With an even row count the source plane lies between the two central rows (continuous 1.5).
+  const Geometry2d between = slice_geometry_2d(cone_scan, 1.5);
+  EXPECT_EQ(between.beam, BeamKind::kCone);
+  EXPECT_NEAR(between.vectors[1].detector_center.x, cone_scan.vectors[1].detector_center.x, 1e-12);
+  EXPECT_NEAR(between.vectors[1].detector_center.y, cone_scan.vectors[1].detector_center.y, 1e-12);
+  EXPECT_THROW(slice_geometry_2d(cone_scan, 1.25), std::invalid_argument);
+  EXPECT_THROW(slice_geometry_2d(cone_scan, 3.5), std::invalid_argument);  // beyond the last row
   const ScanGeometry odd = make_cone_geometry({5, 16}, cone);
   const Geometry2d fan = slice_geometry_2d(odd, 2);  // the central row is a fan beam
   EXPECT_EQ(fan.beam, BeamKind::kCone);

@@ -337,6 +337,49 @@ TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
   EXPECT_LE(stopped.relative_residual.back()[1], 0.05);
 }
 
+// The GPU CGLS workspace kept across solves (as the CUDA slice refiner keeps it): solves give
+// exactly what a fresh workspace gives, a two-column workspace serves one column without growing,
+// its size is the host arithmetic budgets use; the projector's operand work space, reserved up
+// front, does not grow during solves either.
+TEST(TensorCoreGpu, CglsWorkspaceIsReusedAcrossSolves) {
+  REQUIRE_GPU();
+  const ImageGrid2d grid{64, 64, 1.0};
+  const Geometry2d geometry = testing::small_parallel(180, 128, 64.0);
+  const std::vector<float> data = project_phantom(shepp_logan_2d(32.0), geometry, 8);
+  TensorCoreMatrixOptions tc;
+  tc.shape = WmmaShape::kM32N8K16;
+  cuda::TensorCoreProjector gpu(
+      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(geometry, grid, tc)));
+  gpu.set_compensated_operands(true);
+  gpu.reserve_operands(2);
+  const std::size_t projector_bytes = gpu.device_bytes();
+  CglsOptions options;
+  options.max_iterations = 10;
+
+  cuda::CglsWorkspaceGpu workspace;
+  std::vector<float> b2(data.size() * 2);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    b2[2 * i] = b2[2 * i + 1] = data[i];
+  DeviceBuffer<float> d_b2(b2);
+  DeviceBuffer<float> d_x2(std::vector<float>(static_cast<std::size_t>(grid.pixels()) * 2, 0.0f));
+  cuda::cgls_gpu(gpu, d_b2.data(), d_x2.data(), 2, options, nullptr, workspace);
+  const std::size_t bytes = workspace.bytes();
+  EXPECT_EQ(bytes, cgls_gpu_workspace_bytes({geometry.rays(), grid.pixels(), 2, 10}));
+
+  DeviceBuffer<float> d_b(data);
+  for (int solve = 0; solve < 2; ++solve) {
+    DeviceBuffer<float> reused(std::vector<float>(static_cast<std::size_t>(grid.pixels()), 0.0f));
+    DeviceBuffer<float> fresh(std::vector<float>(static_cast<std::size_t>(grid.pixels()), 0.0f));
+    const CglsReport a =
+        cuda::cgls_gpu(gpu, d_b.data(), reused.data(), 1, options, nullptr, workspace);
+    const CglsReport b = cuda::cgls_gpu(gpu, d_b.data(), fresh.data(), 1, options, nullptr);
+    EXPECT_EQ(reused.download(), fresh.download());
+    EXPECT_EQ(a.relative_residual, b.relative_residual);
+  }
+  EXPECT_EQ(workspace.bytes(), bytes) << "one column fits in the two-column workspace";
+  EXPECT_EQ(gpu.device_bytes(), projector_bytes) << "the operand work space did not grow";
+}
+
 // The twin's model of tensor core accumulation (mma_accumulation.hpp) against the kernels: with
 // one accumulation chain per output (split off) the model must explain the GPU better than exact
 // sums do; with split chains (the default) the GPU matches the model and exact sums alike.
