@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <thread>
 
 #include "kernels/tensorcore/cgls_workspace.hpp"
 
@@ -76,6 +77,11 @@ std::size_t estimated_cuda_refiner_bytes(const RefinementSetup& setup) {
   const std::size_t vectors = static_cast<std::size_t>(2 * rays + pixels) * sizeof(float);
   return estimated_matrix_bytes(setup) + operands +
          tensorcore::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) + vectors;
+}
+
+int refiner_build_threads() {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  return hardware > 1 ? hardware / 2 : 1;
 }
 
 }  // namespace slicestream

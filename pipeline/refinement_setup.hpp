@@ -45,4 +45,9 @@ constexpr std::size_t kCudaOperandBytesPerPixel = 64;
 constexpr int kCudaRefinerIterations = 200;  // the residual history grows beyond (8 B each)
 std::size_t estimated_cuda_refiner_bytes(const RefinementSetup& setup);
 
+// Threads a refiner's system-matrix build may use: half the machine (at least one), because
+// builds run beside a live scan (automatic residual checks are on by default) and the
+// reconstruction's workers must keep up with the detector meanwhile.
+int refiner_build_threads();
+
 }  // namespace slicestream

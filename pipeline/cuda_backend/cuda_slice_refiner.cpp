@@ -11,6 +11,7 @@
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/cuda_backend/cuda_backend_impl.hpp"
 #include "pipeline/device_memory_budget.hpp"
+#include "pipeline/refinement_setup.hpp"
 
 namespace slicestream {
 namespace {
@@ -116,6 +117,7 @@ void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const s
 tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
   tensorcore::TensorCoreMatrixOptions options;
   options.shape = tensorcore::WmmaShape::kM32N8K16;
+  options.threads = refiner_build_threads();
   return options;
 }
 
