@@ -51,7 +51,8 @@ std::optional<RefinementProblem> axial_slice_frame(const SetSliceCommand& slice,
     return problem(StatusCode::kInvalidArgument, "not_axial",
                    "slice " + std::to_string(slice.slice_id) +
                        " is not axial: refinement needs orthogonal x- and y-axes in the xy-plane "
-                       "(a slice at one height of a parallel-beam scan)");
+                       "(a slice at one height of a parallel-beam scan, or the central slice of a "
+                       "cone-beam one)");
   }
   const double pixel_x = x_len / slice.width;
   const double pixel_y = y_len / slice.height;
