@@ -338,7 +338,7 @@ TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
 }
 
 // The GPU CGLS workspace kept across solves (as the CUDA slice refiner keeps it): solves give
-// exactly what a fresh workspace gives, a two-column workspace serves one column without growing,
+// what a fresh workspace gives (to the reductions' rounding), a two-column workspace serves one column without growing,
 // its size is the host arithmetic budgets use; the projector's operand work space, reserved up
 // front, does not grow during solves either.
 TEST(TensorCoreGpu, CglsWorkspaceIsReusedAcrossSolves) {
@@ -373,8 +373,14 @@ TEST(TensorCoreGpu, CglsWorkspaceIsReusedAcrossSolves) {
     const CglsReport a =
         cuda::cgls_gpu(gpu, d_b.data(), reused.data(), 1, options, nullptr, workspace);
     const CglsReport b = cuda::cgls_gpu(gpu, d_b.data(), fresh.data(), 1, options, nullptr);
-    EXPECT_EQ(reused.download(), fresh.download());
-    EXPECT_EQ(a.relative_residual, b.relative_residual);
+    // Same solve up to the order of the fused reductions' atomic adds (not deterministic).
+    EXPECT_LT(testing::relative_error(reused.download(), fresh.download()), 1e-5);
+    ASSERT_EQ(a.relative_residual.size(), b.relative_residual.size());
+    for (std::size_t k = 0; k < a.relative_residual.size(); ++k) {
+      ASSERT_EQ(a.relative_residual[k].size(), 1u);
+      EXPECT_NEAR(a.relative_residual[k][0], b.relative_residual[k][0],
+                  1e-5 * b.relative_residual[k][0]);
+    }
   }
   EXPECT_EQ(workspace.bytes(), bytes) << "one column fits in the two-column workspace";
   EXPECT_EQ(gpu.device_bytes(), projector_bytes) << "the operand work space did not grow";
