@@ -1,10 +1,27 @@
 #include "pipeline/refinement_worker.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <exception>
 
 namespace slicestream {
+namespace {
+
+// The worker's nice value. Matrix builds and CPU solves (and the threads they start, which
+// inherit it) then take only the cycles the live scan leaves: automatic checks are on by default
+// and a build takes seconds on every core it gets, while the reconstruction must keep up with
+// the detector.
+constexpr int kWorkerNice = 10;
+
+void lower_priority() {
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  setpriority(PRIO_PROCESS, tid, kWorkerNice);  // best effort: an error leaves it as it was
+}
+
+}  // namespace
 
 RefinementWorker::RefinementWorker(Backend& backend)
     : backend_(backend), thread_([this] { run(); }) {}
@@ -45,6 +62,7 @@ void RefinementWorker::wait_finished() {
 
 void RefinementWorker::run() {
   pthread_setname_np(pthread_self(), "ss-refine");
+  lower_priority();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || pending_.has_value(); });

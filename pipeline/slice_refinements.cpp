@@ -287,6 +287,7 @@ void SliceRefinements::replan_all() {
     }
   }
   share_refiner_caches(planned, busy_cache_.get());
+  if (scan_) arm_checks(Clock::now());  // due ones capture from the scan's first projections
   update_row_selection();
 }
 
@@ -359,10 +360,14 @@ void SliceRefinements::reset_window(Entry& entry) {
   entry.blocked = false;
 }
 
+bool SliceRefinements::captures(const Entry& entry) {
+  return entry.plan && (entry.refinement || entry.capturing);
+}
+
 void SliceRefinements::update_row_selection() {
   std::set<int> rows;
   for (const auto& [id, entry] : entries_) {
-    if (!entry.plan) continue;
+    if (!captures(entry)) continue;
     rows.insert(entry.plan->row_low);
     rows.insert(entry.plan->row_high);
   }

@@ -95,6 +95,11 @@ class SliceRefinements {
     std::optional<RefinementProblem> unavailable;  // why there is no plan
     SinogramWindow window;
     std::shared_ptr<RefinerCache> cache = std::make_shared<RefinerCache>();
+    // Automatic checks capture the slice's detector rows only from arming (the check is due)
+    // until the check starts: one window of row reads per interval instead of one per frame of
+    // the whole scan. On the CUDA backend each read waits for the device on the preprocess
+    // thread, which cost up to half the ingest rate at high frame rates when every frame did it.
+    bool capturing = false;
     bool in_flight = false;
     bool submitted_any = false;
     std::uint64_t submitted_version = 0;  // window version of the last job
@@ -139,6 +144,10 @@ class SliceRefinements {
   void forget_results(std::uint32_t id, Entry& entry);
   ScanGeometry window_geometry() const;  // slot vectors, rotation-axis offset applied
   void update_row_selection();
+  // Whether the preprocess stage captures the slice's rows now (refinements: always).
+  static bool captures(const Entry& entry);
+  // Arms the automatic checks whose interval has passed; true when any was armed.
+  bool arm_checks(Clock::time_point now);
   void reset_window(Entry& entry);
   // Frees the slice's system matrix (a running job keeps its own reference until it ends).
   static void drop_matrix(Entry& entry);

@@ -37,10 +37,24 @@ bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input
   return !input_waiting || now >= cooldown_until_;
 }
 
+bool SliceRefinements::arm_checks(Clock::time_point now) {
+  bool armed = false;
+  for (auto& [id, entry] : entries_) {
+    if (entry.refinement || !entry.plan || entry.capturing || entry.in_flight) continue;
+    if (now < entry.last_start + seconds(interval_s(entry)) || now < entry.retry_after) continue;
+    entry.capturing = true;
+    reset_window(entry);  // filled by the projections preprocessed from now on
+    armed = true;
+  }
+  return armed;
+}
+
 void SliceRefinements::on_tick(Clock::time_point now, bool input_waiting, const ReadFbp& read_fbp,
                                const Publish& publish) {
   collect(now, publish);
-  if (!scan_ || worker_.busy()) return;
+  if (!scan_) return;
+  if (arm_checks(now)) update_row_selection();
+  if (worker_.busy()) return;
   // Refinements before automatic checks; among them, the due slice that waited longest.
   std::vector<std::tuple<bool, Clock::time_point, std::uint32_t>> candidates;
   for (const auto& [id, entry] : entries_) {
@@ -100,6 +114,10 @@ void SliceRefinements::start(std::uint32_t id, Entry& entry, SliceImage&& fbp,
   entry.submitted_any = true;
   entry.submitted_version = entry.window.version();
   entry.last_start = now;
+  if (job.automatic) {
+    entry.capturing = false;  // until the next check is due
+    update_row_selection();
+  }
   worker_.submit(std::move(job));
 }
 
@@ -188,6 +206,12 @@ SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_
   Clock::time_point deadline = Clock::time_point::max();
   if (!scan_) return deadline;
   for (const auto& [id, entry] : entries_) {
+    if (entry.plan && !entry.refinement && !entry.capturing && !entry.in_flight) {
+      // An automatic check to arm.
+      deadline = std::min(
+          deadline, std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after));
+      continue;
+    }
     if (!entry.plan || !entry.window.complete()) continue;
     const std::uint64_t version = entry.window.version();
     if (entry.submitted_any && version == entry.submitted_version) continue;

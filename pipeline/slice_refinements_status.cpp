@@ -11,6 +11,7 @@ std::string SliceRefinements::state_of(const Entry& entry) const {
     return worker_.phase() == RefinementWorker::Phase::kBuildingMatrix ? "building_matrix"
                                                                        : "running";
   }
+  if (!entry.refinement && !entry.capturing) return "waiting";  // for the next check
   return entry.window.complete() ? "ready" : "collecting";
 }
 
