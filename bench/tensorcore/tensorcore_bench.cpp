@@ -50,7 +50,7 @@ struct Options {
   int repetitions = 20;
   int cg_iterations = 10;
   int accuracy_iterations = 20;
-  std::vector<int> table_sizes;  // sizes with the timing tables (empty: all)
+  std::vector<int> table_sizes;        // sizes with the timing tables (empty: all)
   std::vector<std::string> shapes;     // fragment shapes timed (empty: all)
   std::vector<std::string> orderings;  // multi-slice orderings timed (empty: all)
   bool accuracy = true;                // the CG accuracy table
@@ -436,9 +436,9 @@ int main(int argc, char** argv) {
         // Gathered products (one column per slice, symmetric_gather.hpp).
         tc.set_gathered_symmetry(true);
         if (tc.uses_gathered_products(o.slices)) {
-          const ShapeResult g = measure_projector(tc, d_image.data(), d_sino.data(),
-                                                  d_sino_in.data(), d_image_out.data(),
-                                                  d_cg_b.data(), o, stream, o.cg);
+          const ShapeResult g =
+              measure_projector(tc, d_image.data(), d_sino.data(), d_sino_in.data(),
+                                d_image_out.data(), d_cg_b.data(), o, stream, o.cg);
           const double g_fpbp = (g.fwd_ms + g.bwd_ms) / o.slices;
           Json gj = to_json(g);
           gj.num("fp_bp_per_image_ms", g_fpbp)

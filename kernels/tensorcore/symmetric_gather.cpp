@@ -82,7 +82,8 @@ void gathered_product_cpu(const BsrMatrixHalf& bsr, const std::int32_t* source,
       std::vector<double> acc(static_cast<std::size_t>(m) * slices);
       for (int i = bsr.row_ptr[static_cast<std::size_t>(br)];
            i < bsr.row_ptr[static_cast<std::size_t>(br) + 1]; ++i) {
-        const long long col0 = static_cast<long long>(bsr.col_index[static_cast<std::size_t>(i)]) * k;
+        const long long col0 =
+            static_cast<long long>(bsr.col_index[static_cast<std::size_t>(i)]) * k;
         const std::uint16_t* block = bsr.blocks.data() + static_cast<std::size_t>(i) * m * k;
         for (int c = 0; c < k; ++c) {
           const std::int32_t row_in = src[col0 + c];
@@ -101,7 +102,8 @@ void gathered_product_cpu(const BsrMatrixHalf& bsr, const std::int32_t* source,
         if (row_out < 0) continue;
         float* y = out + static_cast<std::size_t>(row_out) * slices;
         for (int s = 0; s < slices; ++s)
-          y[s] += static_cast<float>(bsr.value_scale * acc[static_cast<std::size_t>(r) * slices + s]);
+          y[s] +=
+              static_cast<float>(bsr.value_scale * acc[static_cast<std::size_t>(r) * slices + s]);
       }
     });
   }

@@ -43,7 +43,8 @@ BsrMatrixHalf build_transposed_blocks(const CsrMatrix& a_oct, const TensorCoreMa
                                       int threads = 0);
 
 // CPU twin of the gathered kernel, exact (double) sums: for every g and block row i of `bsr`,
-//   out[target[g * bsr.rows + i], s] += value_scale * sum_k bsr[i, k] in[source[g * bsr.cols + k], s]
+//   out[target[g * bsr.rows + i], s] += value_scale * sum_k bsr[i, k] in[source[g * bsr.cols + k],
+//   s]
 // (entries -1 skipped). in and out are row-major with `slices` columns; out is accumulated into.
 void gathered_product_cpu(const BsrMatrixHalf& bsr, const std::int32_t* source,
                           const std::int32_t* target, const float* in, float* out, int slices);

@@ -27,7 +27,9 @@ __device__ __forceinline__ void copy_async_16(void* shared, const void* global, 
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
                "r"(valid ? 16 : 0));
 }
-__device__ __forceinline__ void commit_async() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void commit_async() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int kPending>
 __device__ __forceinline__ void wait_async() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
@@ -40,7 +42,7 @@ template <int kFrags, int kBlocks, int kStages>
 struct Pipeline {
   static constexpr int C = 16 * kFrags;
   static constexpr int kRowsPerLane = kBlocks / 2;
-  static constexpr int kBlockLd = 24;      // padded rows: fragment loads hit 8 bank groups
+  static constexpr int kBlockLd = 24;  // padded rows: fragment loads hit 8 bank groups
   static constexpr int kOperandLd = C + 8;
   static constexpr int kResultLd = C + 8;  // fp32
   static constexpr int kBlockHalves = kBlocks * 16 * kBlockLd;
@@ -86,9 +88,10 @@ __global__ void __launch_bounds__(kThreads) gathered_spmm_kernel(GatheredSpmmArg
   const int* columns = a.col_index + begin + (lane >> 4);
 
   // Per-thread constants of the copies. Blocks: threads 0 .. 32 kBlocks - 1, one 16-byte vector
-  // each (block row v / 2, half v % 2). Operand rows: copy t moves rows t kRowsPerCopy + row_in_copy,
-  // vector `part`; within each 8-lane phase (one shared-memory wavefront) the rows fall into 8
-  // different bank groups with the padded stride (C = 32: rows j and j + 4; C = 64: one row).
+  // each (block row v / 2, half v % 2). Operand rows: copy t moves rows t kRowsPerCopy +
+  // row_in_copy, vector `part`; within each 8-lane phase (one shared-memory wavefront) the rows
+  // fall into 8 different bank groups with the padded stride (C = 32: rows j and j + 4; C = 64: one
+  // row).
   const bool copies_block = thread < kBlocks * 32;
   const int block_u = thread >> 5;
   const int block_dst = (block_u * 16 + ((thread & 31) >> 1)) * P::kBlockLd + (thread & 1) * 8;
@@ -99,19 +102,19 @@ __global__ void __launch_bounds__(kThreads) gathered_spmm_kernel(GatheredSpmmArg
   const int part = lane % kVecPerRow;
 
   // The operand rows of group q for this lane's staged rows lane + 32 h.
-  auto look_up = [&](const int (&col)[P::kRowsPerLane], int (&src)[P::kRowsPerLane]) {
+  auto look_up = [&](const int(&col)[P::kRowsPerLane], int(&src)[P::kRowsPerLane]) {
 #pragma unroll
     for (int h = 0; h < P::kRowsPerLane; ++h)
       src[h] = col[h] >= 0 ? __ldg(source + col[h] * 16) : -1;
   };
-  auto load_columns = [&](int q, int (&col)[P::kRowsPerLane]) {
+  auto load_columns = [&](int q, int(&col)[P::kRowsPerLane]) {
 #pragma unroll
     for (int h = 0; h < P::kRowsPerLane; ++h) {
       const int i = q * kBlocks + 2 * h;  // + lane / 16 in `columns`
       col[h] = i + (lane >> 4) < count ? __ldg(columns + i) : -1;
     }
   };
-  auto stage = [&](int q, const int (&src)[P::kRowsPerLane]) {
+  auto stage = [&](int q, const int(&src)[P::kRowsPerLane]) {
     const int s = q % kStages;
     if (copies_block) {
       const bool valid = q * kBlocks + block_u < count;  // zeros past the row's end
@@ -148,10 +151,10 @@ __global__ void __launch_bounds__(kThreads) gathered_spmm_kernel(GatheredSpmmArg
     wmma::fill_fragment(sum[f], 0.0f);
   for (int q = 0; q < groups; ++q) {
     wait_async<kAhead - 1>();  // this thread's copies of group q have landed ...
-    __syncthreads();  // ... and everybody's; everybody is done with group q - 1's stage
+    __syncthreads();           // ... and everybody's; everybody is done with group q - 1's stage
     if (q + kAhead < groups) stage(q + kAhead, src);
-    commit_async();  // possibly empty: one group per iteration keeps the wait count exact
-    look_up(col, src);                  // group q + kAhead + 1
+    commit_async();     // possibly empty: one group per iteration keeps the wait count exact
+    look_up(col, src);  // group q + kAhead + 1
     load_columns(q + kAhead + 2, col);  // group q + kAhead + 2
     const __half* block_stage = P::blocks(smem, q % kStages);
     const __half* operand_stage = P::operands(smem, warp, q % kStages);
@@ -163,8 +166,7 @@ __global__ void __launch_bounds__(kThreads) gathered_spmm_kernel(GatheredSpmmArg
 #pragma unroll
       for (int f = 0; f < kFrags; ++f) {
         wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
-        wmma::load_matrix_sync(fb, operand_stage + u * 16 * P::kOperandLd + f * 16,
-                               P::kOperandLd);
+        wmma::load_matrix_sync(fb, operand_stage + u * 16 * P::kOperandLd + f * 16, P::kOperandLd);
         if (u == 0) {
           wmma::fill_fragment(part_sum[f], 0.0f);
         }
@@ -231,8 +233,7 @@ void launch_gathered_spmm(const GatheredSpmmArgs& args, cudaStream_t stream) {
   if (args.slices <= 0 || real > args.columns ||
       (args.lo_offset > 0 && args.lo_offset + args.slices > args.columns)) {
     throw std::invalid_argument("gathered SpMM: " + std::to_string(args.slices) +
-                                " slices do not fit " + std::to_string(args.columns) +
-                                " columns");
+                                " slices do not fit " + std::to_string(args.columns) + " columns");
   }
   switch (args.columns) {
     case 32:

@@ -23,10 +23,10 @@ struct GatheredSpmmArgs {
   const int* row_ptr = nullptr;
   const int* col_index = nullptr;
   int block_row_count = 0;
-  const int* source = nullptr;  // [8][source_stride]: operand row of each k, -1: zero
-  long long source_stride = 0;  // mapped k extent (block columns x 16)
-  const int* target = nullptr;  // [8][target_stride]: output row of each row, -1: none
-  long long target_stride = 0;  // mapped rows (block rows x 16)
+  const int* source = nullptr;        // [8][source_stride]: operand row of each k, -1: zero
+  long long source_stride = 0;        // mapped k extent (block columns x 16)
+  const int* target = nullptr;        // [8][target_stride]: output row of each row, -1: none
+  long long target_stride = 0;        // mapped rows (block rows x 16)
   const std::uint16_t* in = nullptr;  // fp16 operand rows of `columns` values
   int columns = 0;                    // 32 or 64
   int slices = 0;                     // output columns: column s (+ column lo_offset + s)

@@ -69,6 +69,9 @@ struct TensorCoreProjector::Impl {
     return real <= 32 ? 32 : 64;  // the kernel's column counts
   }
   int gathered_lo(int slices) const { return compensated ? slices : 0; }
+  void run_gathered(const float* in, long long in_rows, float* out, long long out_rows, int slices,
+                    const float* max_abs, DeviceBuffer<std::uint16_t>& operand, GatheredSpmmArgs& a,
+                    cudaStream_t stream);
   void forward_gathered(const float* image, float* sinogram, int slices, cudaStream_t stream,
                         const float* max_abs);
   void backward_gathered(const float* sinogram, float* image, int slices, cudaStream_t stream,
@@ -183,8 +186,7 @@ void TensorCoreProjector::Impl::upload_gathered() {
 
 void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
                                                const float* max_abs, int columns,
-                                               int per_slice_columns, int lo,
-                                               cudaStream_t stream) {
+                                               int per_slice_columns, int lo, cudaStream_t stream) {
   ensure(operand_scale, static_cast<std::size_t>(columns));
   ensure(column_scale, static_cast<std::size_t>(columns));
   const double* max_d = nullptr;
@@ -365,8 +367,8 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   const int columns16 = transposed_columns(slices);
   const int x_columns = d.product_values(slices);
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
-  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice,
-                   d.lo_offset(slices), stream);
+  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice, d.lo_offset(slices),
+                   stream);
   const std::size_t y_values =
       static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
   Impl::ensure(d.y_half, y_values);
@@ -416,22 +418,37 @@ void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
   launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
 }
 
-// Gathered forward: y[g r] += A_oct[r, :] x[g :] for every g (symmetric_gather.hpp).
+// One gathered product (symmetric_gather.hpp) over the blocks and tables the caller put in `a`:
+// `in` (in_rows x slices) becomes fp16 operand rows in `operand`, `out` (out_rows x slices) is
+// zeroed and receives the kernel's atomic adds.
+void TensorCoreProjector::Impl::run_gathered(const float* in, long long in_rows, float* out,
+                                             long long out_rows, int slices, const float* max_abs,
+                                             DeviceBuffer<std::uint16_t>& operand,
+                                             GatheredSpmmArgs& a, cudaStream_t stream) {
+  const int columns = gathered_columns(slices);
+  const int lo = gathered_lo(slices);
+  prepare_scales(in, in_rows, slices, max_abs, columns, 1, lo, stream);
+  const std::size_t values = static_cast<std::size_t>(columns) * static_cast<std::size_t>(in_rows);
+  ensure(operand, values);
+  rows_operand_kernel<<<blocks_for(values), kThreads, 0, stream>>>(
+      in, in_rows, slices, columns, lo, operand_scale.data(),
+      reinterpret_cast<__half*>(operand.data()));
+  SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
+  SLICESTREAM_CUDA_CHECK(
+      cudaMemsetAsync(out, 0, static_cast<std::size_t>(out_rows) * slices * sizeof(float), stream));
+  a.in = operand.data();
+  a.columns = columns;
+  a.slices = slices;
+  a.lo_offset = lo;
+  a.column_scale = column_scale.data();
+  a.out = out;
+  a.split_accumulation = split;
+  launch_gathered_spmm(a, stream);
+}
+
+// Gathered forward: y[g r] += A_oct[r, :] x[g :] for every g.
 void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sinogram, int slices,
                                                  cudaStream_t stream, const float* max_abs) {
-  const int columns = gathered_columns(slices);
-  const long long pixel_count = m->grid.pixels();
-  const long long ray_count = m->geometry.rays();
-  prepare_scales(image, pixel_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
-  const std::size_t x_values =
-      static_cast<std::size_t>(columns) * static_cast<std::size_t>(pixel_count);
-  ensure(x_half, x_values);
-  rows_operand_kernel<<<blocks_for(x_values), kThreads, 0, stream>>>(
-      image, pixel_count, slices, columns, gathered_lo(slices), operand_scale.data(),
-      reinterpret_cast<__half*>(x_half.data()));
-  SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
-  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(
-      sinogram, 0, static_cast<std::size_t>(ray_count) * slices * sizeof(float), stream));
   GatheredSpmmArgs& a = gathered_forward_args;
   a.blocks = blocks.data();
   a.row_ptr = row_ptr.data();
@@ -441,50 +458,24 @@ void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sino
   a.source_stride = m->bsr.cols;
   a.target = ray_of_row.data();
   a.target_stride = m->bsr.rows;
-  a.in = x_half.data();
-  a.columns = columns;
-  a.slices = slices;
-  a.lo_offset = gathered_lo(slices);
-  a.column_scale = column_scale.data();
-  a.out = sinogram;
-  a.split_accumulation = split;
-  launch_gathered_spmm(a, stream);
+  run_gathered(image, m->grid.pixels(), sinogram, m->geometry.rays(), slices, max_abs, x_half, a,
+               stream);
 }
 
 // Gathered backward: x[g q] += A_oct^T[q, :] y[g :] for every g, over A_oct^T's own blocks.
 void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* image, int slices,
                                                   cudaStream_t stream, const float* max_abs) {
-  const int columns = gathered_columns(slices);
-  const long long pixel_count = m->grid.pixels();
-  const long long ray_count = m->geometry.rays();
-  prepare_scales(sinogram, ray_count, slices, max_abs, columns, 1, gathered_lo(slices), stream);
-  const std::size_t y_values =
-      static_cast<std::size_t>(columns) * static_cast<std::size_t>(ray_count);
-  ensure(y_half, y_values);
-  rows_operand_kernel<<<blocks_for(y_values), kThreads, 0, stream>>>(
-      sinogram, ray_count, slices, columns, gathered_lo(slices), operand_scale.data(),
-      reinterpret_cast<__half*>(y_half.data()));
-  SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
-  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(
-      image, 0, static_cast<std::size_t>(pixel_count) * slices * sizeof(float), stream));
-  const BsrMatrixHalf& t = m->bsr_transposed;
   GatheredSpmmArgs& a = gathered_backward_args;
   a.blocks = t_blocks.data();
   a.row_ptr = t_row_ptr.data();
   a.col_index = t_col_index.data();
-  a.block_row_count = static_cast<int>(t.block_row_count());
+  a.block_row_count = static_cast<int>(m->bsr_transposed.block_row_count());
   a.source = ray_of_row.data();
   a.source_stride = m->bsr.rows;
   a.target = pixel_of_col.data();
   a.target_stride = m->bsr.cols;
-  a.in = y_half.data();
-  a.columns = columns;
-  a.slices = slices;
-  a.lo_offset = gathered_lo(slices);
-  a.column_scale = column_scale.data();
-  a.out = image;
-  a.split_accumulation = split;
-  launch_gathered_spmm(a, stream);
+  run_gathered(sinogram, m->geometry.rays(), image, m->grid.pixels(), slices, max_abs, y_half, a,
+               stream);
 }
 
 }  // namespace slicestream::tensorcore::cuda

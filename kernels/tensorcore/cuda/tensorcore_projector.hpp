@@ -47,8 +47,8 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
 
   // Gathered symmetric products (kernels/tensorcore/symmetric_gather.hpp; on by default): a
   // symmetric 16.16.16 matrix with one column layout projects 16 to 64 product columns
-  // (slices, doubled when compensated) with one column per slice (padded to 32 or 64), reading operands
-  // through the symmetry and adding results where it sends them, instead of 8 columns per
+  // (slices, doubled when compensated) with one column per slice (padded to 32 or 64), reading
+  // operands through the symmetry and adding results where it sends them, instead of 8 columns per
   // slice. Off, or with split accumulation off (the gathered kernels always split): the column
   // form.
   void set_gathered_symmetry(bool on);

@@ -132,10 +132,10 @@ TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
       const SymmetricGatherTables t = make_symmetric_gather_tables(m);
       const CsrMatrix a = build_dd_matrix(g, grid);
       const int slices = 3;
-      const std::vector<float> x = testing::random_vector(
-          static_cast<std::size_t>(grid.pixels() * slices), 11, -1, 1);
-      const std::vector<float> y = testing::random_vector(
-          static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
+      const std::vector<float> x =
+          testing::random_vector(static_cast<std::size_t>(grid.pixels() * slices), 11, -1, 1);
+      const std::vector<float> y =
+          testing::random_vector(static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
       std::vector<float> ax(y.size(), 0.0f), aty(x.size(), 0.0f);
       gathered_product_cpu(m.bsr, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(), ax.data(),
                            slices);

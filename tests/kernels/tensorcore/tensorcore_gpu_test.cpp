@@ -338,9 +338,9 @@ TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
 }
 
 // The GPU CGLS workspace kept across solves (as the CUDA slice refiner keeps it): solves give
-// what a fresh workspace gives (to the reductions' rounding), a two-column workspace serves one column without growing,
-// its size is the host arithmetic budgets use; the projector's operand work space, reserved up
-// front, does not grow during solves either.
+// what a fresh workspace gives (to the reductions' rounding), a two-column workspace serves one
+// column without growing, its size is the host arithmetic budgets use; the projector's operand work
+// space, reserved up front, does not grow during solves either.
 TEST(TensorCoreGpu, CglsWorkspaceIsReusedAcrossSolves) {
   REQUIRE_GPU();
   const ImageGrid2d grid{64, 64, 1.0};
