@@ -33,7 +33,6 @@ struct GatheredSpmmArgs {
   int lo_offset = 0;                  // compensating columns, 0 when none
   const float* column_scale = nullptr;
   float* out = nullptr;  // [rows][slices], accumulated into (zero it first)
-  bool split_accumulation = true;
 };
 
 // Throws std::invalid_argument for unsupported column counts.

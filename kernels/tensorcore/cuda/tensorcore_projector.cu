@@ -442,7 +442,6 @@ void TensorCoreProjector::Impl::run_gathered(const float* in, long long in_rows,
   a.lo_offset = lo;
   a.column_scale = column_scale.data();
   a.out = out;
-  a.split_accumulation = split;
   launch_gathered_spmm(a, stream);
 }
 

@@ -24,8 +24,9 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
 
   long long rays() const override;
   long long pixels() const override;
-  // Any slice count up to 256 product columns (8 per slice with the symmetry) works: columns are
-  // padded to the fragment width with zeros. Throws std::invalid_argument beyond.
+  // Any slice count up to 256 product columns (8 per slice with the symmetry's column form; the
+  // gathered products take up to 64) works: columns are padded to the fragment width with zeros.
+  // Throws std::invalid_argument beyond.
   void forward(const float* image, float* sinogram, int slices, cudaStream_t stream,
                const float* max_abs = nullptr) override;
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
@@ -55,7 +56,8 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   // Whether forward/backward of `slices` slices take the gathered products.
   bool uses_gathered_products(int slices) const;
 
-  // Product columns of the SpMM for `slices` slices (symmetry, compensation, padding included).
+  // Product columns of the column-form SpMM for `slices` slices (symmetry, compensation, padding
+  // included); the gathered products use one per slice (uses_gathered_products).
   int forward_columns(int slices) const;
   int transposed_columns(int slices) const;
   // Blocks and indices held on the device.
