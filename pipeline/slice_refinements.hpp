@@ -151,6 +151,9 @@ class SliceRefinements {
   void reset_window(Entry& entry);
   // Frees the slice's system matrix (a running job keeps its own reference until it ends).
   static void drop_matrix(Entry& entry);
+  // The earliest start of the slice's next job (or arming of its next check): its interval after
+  // the last start, and not before a failure's retry time.
+  Clock::time_point next_start(const Entry& entry) const;
   bool due(const Entry& entry, Clock::time_point now, bool input_waiting) const;
   void start(std::uint32_t id, Entry& entry, SliceImage&& fbp, Clock::time_point now);
   void collect(Clock::time_point now, const Publish& publish);

@@ -26,14 +26,16 @@ std::chrono::nanoseconds seconds(double s) {
 
 }  // namespace
 
+SliceRefinements::Clock::time_point SliceRefinements::next_start(const Entry& entry) const {
+  return std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after);
+}
+
 bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input_waiting) const {
   if (!entry.plan || entry.in_flight || !entry.window.complete()) return false;
   const std::uint64_t version = entry.window.version();
   if (entry.submitted_any && version == entry.submitted_version) return false;  // nothing new
   if (entry.blocked && version == entry.blocked_version) return false;          // FBP not current
-  if (now < entry.last_start + seconds(interval_s(entry)) || now < entry.retry_after) {
-    return false;
-  }
+  if (now < next_start(entry)) return false;
   return !input_waiting || now >= cooldown_until_;
 }
 
@@ -41,7 +43,7 @@ bool SliceRefinements::arm_checks(Clock::time_point now) {
   bool armed = false;
   for (auto& [id, entry] : entries_) {
     if (entry.refinement || !entry.plan || entry.capturing || entry.in_flight) continue;
-    if (now < entry.last_start + seconds(interval_s(entry)) || now < entry.retry_after) continue;
+    if (now < next_start(entry)) continue;
     entry.capturing = true;
     reset_window(entry);  // filled by the projections preprocessed from now on
     armed = true;
@@ -208,16 +210,14 @@ SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_
   for (const auto& [id, entry] : entries_) {
     if (entry.plan && !entry.refinement && !entry.capturing && !entry.in_flight) {
       // An automatic check to arm.
-      deadline = std::min(
-          deadline, std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after));
+      deadline = std::min(deadline, next_start(entry));
       continue;
     }
     if (!entry.plan || !entry.window.complete()) continue;
     const std::uint64_t version = entry.window.version();
     if (entry.submitted_any && version == entry.submitted_version) continue;
     if (entry.blocked && version == entry.blocked_version) continue;
-    deadline = std::min(deadline,
-                        std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after));
+    deadline = std::min(deadline, next_start(entry));
   }
   return std::max(deadline, now);
 }

@@ -152,7 +152,7 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
   app.add_option("--residual-interval", r.residual_interval_s,
                  "seconds between automatic data-consistency checks of each live axial slice "
-                 "(only when new projections arrived; 0: off)")
+                 "(each measures the first full window of projections after it is due; 0: off)")
       ->check(CLI::Range(0.0, 86400.0))
       ->group(group);
 }
