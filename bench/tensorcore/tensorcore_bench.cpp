@@ -55,6 +55,7 @@ struct Options {
   std::vector<std::string> orderings;  // multi-slice orderings timed (empty: all)
   bool accuracy = true;                // the CG accuracy table
   bool cg = true;                      // CG iteration timings
+  std::vector<int> gathered_ctas;      // gathered kernel CTAs per SM swept (empty: default only)
   std::string json = "tensorcore_bench.json";
 };
 
@@ -161,6 +162,8 @@ int main(int argc, char** argv) {
                  "multi-slice orderings timed: pseudo-morton, ray-sheared (default: both)");
   app.add_flag("!--no-accuracy", o.accuracy, "skip the CG accuracy table");
   app.add_flag("!--no-cg", o.cg, "skip the CG iteration timings (e.g. under a profiler)");
+  app.add_option("--gathered-ctas", o.gathered_ctas,
+                 "also time the gathered SpMMs with these persistent CTAs per SM (tuning)");
   bool quick = false;
   app.add_flag("--quick", quick, "accuracy table at every size, timing tables at 512^2 only");
   CLI11_PARSE(app, argc, argv);
@@ -170,9 +173,11 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   Json root;
   double copy_gbs = 0;
+  int multiprocessors = 0;
   if (gpu) {
     cudaDeviceProp prop{};
     SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    multiprocessors = prop.multiProcessorCount;
     SLICESTREAM_CUDA_CHECK(cudaStreamCreate(&stream));
     copy_gbs = copy_bandwidth_gbs(std::size_t{1} << 30, 20, stream);
     root.str("device", prop.name).num("copy_bandwidth_gbs", copy_gbs);
@@ -444,6 +449,22 @@ int main(int argc, char** argv) {
           gj.num("fp_bp_per_image_ms", g_fpbp)
               .num("speedup_vs_cusparse_fp_bp", (cs_fwd + cs_bwd) / o.slices / g_fpbp);
           if (o.cg) gj.num("speedup_vs_cusparse_cg", cs_cg / g.cg_ms);
+          // Tuning sweep: the SpMMs alone per CTA count, on the benchmark's own operands (the
+          // last products were CG's, whose buffers are gone).
+          if (!o.gathered_ctas.empty()) {
+            tc.forward(d_image.data(), d_sino.data(), o.slices, stream);
+            tc.backward(d_sino_in.data(), d_image_out.data(), o.slices, stream);
+          }
+          for (int per_sm : o.gathered_ctas) {
+            tc.set_gathered_ctas(per_sm * multiprocessors);
+            const double f = median_ms([&] { tc.run_forward_spmm(stream); }, o.repetitions, stream);
+            const double b =
+                median_ms([&] { tc.run_transposed_spmm(stream); }, o.repetitions, stream);
+            gj.num("spmm_fwd_ms_ctas_per_sm_" + std::to_string(per_sm), f)
+                .num("spmm_bwd_ms_ctas_per_sm_" + std::to_string(per_sm), b);
+            std::printf("    gathered SpMMs with %2d CTAs per SM: FP %.3f BP %.3f ms\n", per_sm, f, b);
+          }
+          tc.set_gathered_ctas(0);
           j.obj("gathered", gj);
           std::printf(
               "  8-sym gathered %-8s: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM %.3f) ms -> "

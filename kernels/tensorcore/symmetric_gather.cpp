@@ -68,42 +68,52 @@ BsrMatrixHalf build_transposed_blocks(const CsrMatrix& a_oct, const TensorCoreMa
                    WmmaShape::kM16N16K16, m.bsr.value_scale, threads);
 }
 
-void gathered_product_cpu(const BsrMatrixHalf& bsr, const std::int32_t* source,
+void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* source,
                           const std::int32_t* target, const float* in, float* out, int slices) {
-  const int m = bsr.block_rows;
-  const int k = bsr.block_cols;
-  const long long block_rows = bsr.block_row_count();
+  const long long block_rows = blocks.block_row_count();
   for (int g = 0; g < kSymmetryCount; ++g) {
-    const std::int32_t* src = source + g * bsr.cols;
-    const std::int32_t* dst = target + g * bsr.rows;
-    // Block rows in parallel: within one g every output row has one source row (g is a
-    // bijection), so no two block rows write the same output.
-    parallel_for(block_rows, [&](long long br, int) {
-      std::vector<double> acc(static_cast<std::size_t>(m) * slices);
-      for (int i = bsr.row_ptr[static_cast<std::size_t>(br)];
-           i < bsr.row_ptr[static_cast<std::size_t>(br) + 1]; ++i) {
-        const long long col0 =
-            static_cast<long long>(bsr.col_index[static_cast<std::size_t>(i)]) * k;
-        const std::uint16_t* block = bsr.blocks.data() + static_cast<std::size_t>(i) * m * k;
-        for (int c = 0; c < k; ++c) {
-          const std::int32_t row_in = src[col0 + c];
-          if (row_in < 0) continue;
-          const float* x = in + static_cast<std::size_t>(row_in) * slices;
-          for (int r = 0; r < m; ++r) {
-            const double a = half_bits_to_float(block[r * k + c]);
-            if (a == 0) continue;
-            for (int s = 0; s < slices; ++s)
-              acc[static_cast<std::size_t>(r) * slices + s] += a * x[s];
+    const std::int32_t* src = source + g * blocks.cols;
+    const std::int32_t* dst = target + g * blocks.rows;
+    // Groups in parallel: within one g every output row has one source row (g is a bijection),
+    // so no two groups write the same output.
+    parallel_for(blocks.group_count(), [&](long long group, int) {
+      std::vector<double> acc(static_cast<std::size_t>(kGroupRows) * 16 * slices, 0.0);
+      for (std::int32_t c = blocks.group_chunk[static_cast<std::size_t>(group)];
+           c < blocks.group_chunk[static_cast<std::size_t>(group) + 1]; ++c) {
+        const std::uint32_t mask = blocks.chunk_mask[static_cast<std::size_t>(c)];
+        std::int32_t id = blocks.chunk_block[static_cast<std::size_t>(c)];
+        for (int bit = 0; bit < 32; ++bit) {  // blocks in bit order: (tile, row)
+          if (((mask >> bit) & 1u) == 0) continue;
+          const int row = bit % kGroupRows;
+          const long long col0 =
+              16LL * blocks.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles +
+                                       static_cast<std::size_t>(bit / kGroupRows)];
+          const std::uint16_t* block = blocks.blocks.data() + static_cast<std::size_t>(id++) * 256;
+          for (int k = 0; k < 16; ++k) {
+            const std::int32_t row_in = src[col0 + k];
+            if (row_in < 0) continue;
+            const float* x = in + static_cast<std::size_t>(row_in) * slices;
+            for (int i = 0; i < 16; ++i) {
+              const double a = half_bits_to_float(block[i * 16 + k]);
+              if (a == 0) continue;
+              double* y = acc.data() + static_cast<std::size_t>(row * 16 + i) * slices;
+              for (int s = 0; s < slices; ++s)
+                y[s] += a * x[s];
+            }
           }
         }
       }
-      for (int r = 0; r < m; ++r) {
-        const std::int32_t row_out = dst[br * m + r];
-        if (row_out < 0) continue;
-        float* y = out + static_cast<std::size_t>(row_out) * slices;
-        for (int s = 0; s < slices; ++s)
-          y[s] +=
-              static_cast<float>(bsr.value_scale * acc[static_cast<std::size_t>(r) * slices + s]);
+      for (int row = 0; row < kGroupRows; ++row) {
+        const long long block_row = group * kGroupRows + row;
+        if (block_row >= block_rows) break;
+        for (int i = 0; i < 16; ++i) {
+          const std::int32_t row_out = dst[block_row * 16 + i];
+          if (row_out < 0) continue;
+          float* y = out + static_cast<std::size_t>(row_out) * slices;
+          const double* sum = acc.data() + static_cast<std::size_t>(row * 16 + i) * slices;
+          for (int s = 0; s < slices; ++s)
+            y[s] += static_cast<float>(blocks.value_scale * sum[s]);
+        }
       }
     });
   }

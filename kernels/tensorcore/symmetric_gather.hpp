@@ -6,9 +6,11 @@
 //   backward:  x[g q, s]  += sum_r A_oct[r, q] y[g r, s]      (A_oct^T, stored as its own blocks)
 // so the products keep one column per slice (32 slices: 32 columns, not 256), no 8-column
 // intermediates exist, and each stored block serves all 8 transforms of itself while it is
-// loaded. Both directions are the same kernel over different blocks with the two tables swapped.
+// loaded. Both directions are the same kernel over different blocks with the two tables swapped;
+// both read their blocks regrouped (grouped_blocks.hpp) so that neighbouring block rows stage
+// their shared operand tiles once.
 //
-// Valid for symmetric matrices with one column layout; the GPU kernels need 16 x 16 blocks.
+// Valid for symmetric matrices with one column layout and 16 x 16 blocks.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "kernels/tensorcore/bsr_matrix.hpp"
+#include "kernels/tensorcore/grouped_blocks.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -42,11 +45,11 @@ SymmetricGatherTables make_symmetric_gather_tables(const TensorCoreMatrix& m);
 BsrMatrixHalf build_transposed_blocks(const CsrMatrix& a_oct, const TensorCoreMatrix& m,
                                       int threads = 0);
 
-// CPU twin of the gathered kernel, exact (double) sums: for every g and block row i of `bsr`,
-//   out[target[g * bsr.rows + i], s] += value_scale * sum_k bsr[i, k] in[source[g * bsr.cols + k],
-//   s]
+// CPU twin of the gathered kernel, exact (double) sums over the grouped blocks
+// (grouped_blocks.hpp): for every g and block row i of `blocks`,
+//   out[target[g * rows + i], s] += value_scale * sum_k block[i, k] in[source[g * cols + k], s]
 // (entries -1 skipped). in and out are row-major with `slices` columns; out is accumulated into.
-void gathered_product_cpu(const BsrMatrixHalf& bsr, const std::int32_t* source,
+void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* source,
                           const std::int32_t* target, const float* in, float* out, int slices);
 
 }  // namespace slicestream::tensorcore

@@ -80,7 +80,9 @@ TensorCoreMatrix build_tensorcore_matrix(const CsrMatrix& a, const Geometry2d& g
                     static_cast<float>(grid.pixel_mm), options.threads);
   m.symmetry = options.symmetric ? std::move(plan) : nullptr;
   if (m.symmetry != nullptr && gathered_symmetry_problem(m).empty()) {
-    m.bsr_transposed = build_transposed_blocks(a, m, options.threads);
+    m.gathered_forward = group_blocks(m.bsr, options.threads);
+    m.gathered_backward =
+        group_blocks(build_transposed_blocks(a, m, options.threads), options.threads);
   }
   return m;
 }

@@ -8,6 +8,7 @@
 #include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/tensorcore/column_layouts.hpp"
 #include "kernels/tensorcore/geometry_2d.hpp"
+#include "kernels/tensorcore/grouped_blocks.hpp"
 #include "kernels/tensorcore/index_mapping.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 #include "kernels/tensorcore/square_symmetry.hpp"
@@ -37,9 +38,11 @@ struct TensorCoreMatrix {
   IndexMapping row_mapping;   // rays -> mapped rows
   ColumnLayouts col_layouts;  // pixels -> mapped columns (one layout per sector for kRaySheared)
   BsrMatrixHalf bsr;
-  // A_oct^T's blocks for the gathered backward product (symmetric_gather.hpp); built for symmetric
-  // matrices that allow the gathered products, empty otherwise.
-  BsrMatrixHalf bsr_transposed;
+  // The gathered products' blocks (symmetric_gather.hpp): A_oct's (forward) and A_oct^T's
+  // (backward), regrouped (grouped_blocks.hpp); built for symmetric matrices that allow the
+  // gathered products, empty otherwise.
+  GroupedBlocks gathered_forward;
+  GroupedBlocks gathered_backward;
   std::shared_ptr<const SymmetryPlan> symmetry;  // set when options.symmetric
 };
 

@@ -5,11 +5,14 @@
 // of A_oct^T with the tables swapped. One product column per slice (plus the compensating lo
 // columns), so 32 slices are 32 columns where the column form of the symmetry needs 256.
 //
-// Work split: one CTA per block row, one warp per transform. The CTA copies the row's blocks
-// once into shared memory for its 8 warps; each warp gathers its operand rows through its table
-// (16 per block) next to them, both with cp.async, 4 blocks per stage in a two-stage pipeline,
-// and loads WMMA fragments from there. Accumulation is split every 4 blocks (kMmaChainBlocks,
-// as in bsr_spmm.hpp); the kernels always split.
+// Work split: the blocks are grouped (kernels/tensorcore/grouped_blocks.hpp) by 8 block rows;
+// persistent CTAs of 16 warps each take a run of groups with an equal share of the chunks; warp
+// w applies transform w % 8 to rows 4 (w / 8) .. 4 (w / 8) + 3 of the group. Per chunk (4
+// operand tiles) the CTA stages the 8 transforms' operand rows (32 columns) and the chunk's
+// blocks once with cp.async, three chunks in flight, and every warp multiplies its rows' blocks
+// of the chunk with its transform's tiles (ldmatrix, mma.sync m16n8k16). So an operand tile is
+// read from L2 once per group instead of once per block. Each row's blocks of a chunk form one
+// accumulation chain (split accumulation as in bsr_spmm). 64 columns run as two passes of 32.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,10 +22,13 @@
 namespace slicestream::tensorcore::cuda {
 
 struct GatheredSpmmArgs {
-  const std::uint16_t* blocks = nullptr;  // fp16 bits, 16 x 16 per block, row-major
-  const int* row_ptr = nullptr;
-  const int* col_index = nullptr;
-  int block_row_count = 0;
+  // The grouped blocks (GroupedBlocks, uploaded).
+  const std::uint16_t* blocks = nullptr;  // fp16 bits, 16 x 16 per block, in chunk order
+  const int* group_chunk = nullptr;       // groups + 1
+  const int* chunk_tile = nullptr;        // chunks x 4
+  const unsigned* chunk_mask = nullptr;   // chunks
+  const int* chunk_block = nullptr;       // chunks + 1
+  int group_count = 0;
   const int* source = nullptr;        // [8][source_stride]: operand row of each k, -1: zero
   long long source_stride = 0;        // mapped k extent (block columns x 16)
   const int* target = nullptr;        // [8][target_stride]: output row of each row, -1: none
@@ -33,6 +39,7 @@ struct GatheredSpmmArgs {
   int lo_offset = 0;                  // compensating columns, 0 when none
   const float* column_scale = nullptr;
   float* out = nullptr;  // [rows][slices], accumulated into (zero it first)
+  int ctas = 0;          // persistent CTAs; 0: one per multiprocessor (tests use a few)
 };
 
 // Throws std::invalid_argument for unsupported column counts.

@@ -32,11 +32,23 @@ struct TensorCoreProjector::Impl {
   DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
   DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
   DeviceBuffer<unsigned char> transform_mask;
-  // Gathered symmetric products: A_oct^T's blocks and the two tables.
+  // Gathered symmetric products: A_oct's and A_oct^T's grouped blocks and the two tables.
+  struct DeviceGroupedBlocks {
+    DeviceBuffer<std::uint16_t> blocks;
+    DeviceBuffer<int> group_chunk, chunk_tile, chunk_block;
+    DeviceBuffer<unsigned> chunk_mask;
+    int groups = 0;
+    void upload_from(const GroupedBlocks& g);
+    std::size_t bytes() const {
+      return blocks.bytes() + group_chunk.bytes() + chunk_tile.bytes() + chunk_block.bytes() +
+             chunk_mask.bytes();
+    }
+    void describe(GatheredSpmmArgs& a) const;
+  };
   bool gathered_available = false;
   bool gathered_on = true;
-  DeviceBuffer<std::uint16_t> t_blocks;
-  DeviceBuffer<int> t_row_ptr, t_col_index, ray_of_row, pixel_of_col;
+  DeviceGroupedBlocks gathered_fwd, gathered_bwd;
+  DeviceBuffer<int> ray_of_row, pixel_of_col;
   GatheredSpmmArgs gathered_forward_args, gathered_backward_args;
   bool last_forward_gathered = false;
   bool last_backward_gathered = false;
@@ -164,21 +176,36 @@ void TensorCoreProjector::Impl::upload_matrix() {
   }
 }
 
+void TensorCoreProjector::Impl::DeviceGroupedBlocks::upload_from(const GroupedBlocks& g) {
+  blocks = upload(g.blocks);
+  group_chunk = upload(g.group_chunk);
+  chunk_tile = upload(g.chunk_tile);
+  chunk_block = upload(g.chunk_block);
+  chunk_mask = upload(g.chunk_mask);
+  groups = static_cast<int>(g.group_count());
+}
+
+void TensorCoreProjector::Impl::DeviceGroupedBlocks::describe(GatheredSpmmArgs& a) const {
+  a.blocks = blocks.data();
+  a.group_chunk = group_chunk.data();
+  a.chunk_tile = chunk_tile.data();
+  a.chunk_mask = chunk_mask.data();
+  a.chunk_block = chunk_block.data();
+  a.group_count = groups;
+}
+
 void TensorCoreProjector::Impl::upload_gathered() {
   if (m->symmetry == nullptr || !gathered_symmetry_problem(*m).empty() ||
-      m->bsr_transposed.block_count() == 0) {
+      m->gathered_forward.block_count() == 0) {
     return;
   }
-  const SymmetricGatherTables tables = make_symmetric_gather_tables(*m);
-  const BsrMatrixHalf& t = m->bsr_transposed;
-  if (t.rows != m->bsr.cols || t.cols != m->bsr.rows) {
-    throw std::logic_error("TensorCoreProjector: A_oct^T blocks do not match A_oct's");
+  if (m->gathered_backward.rows != m->bsr.cols || m->gathered_backward.cols != m->bsr.rows ||
+      m->gathered_forward.rows != m->bsr.rows || m->gathered_forward.cols != m->bsr.cols) {
+    throw std::logic_error("TensorCoreProjector: the grouped blocks do not match A_oct's");
   }
-  std::vector<std::uint16_t> padded(t.blocks);
-  padded.resize(padded.size() + static_cast<std::size_t>(t.block_elements()), 0);
-  t_blocks = upload(padded);
-  t_row_ptr = upload(t.row_ptr);
-  t_col_index = upload(t.col_index);
+  const SymmetricGatherTables tables = make_symmetric_gather_tables(*m);
+  gathered_fwd.upload_from(m->gathered_forward);
+  gathered_bwd.upload_from(m->gathered_backward);
   ray_of_row = upload(tables.ray_of_row);
   pixel_of_col = upload(tables.pixel_of_col);
   gathered_available = true;
@@ -228,9 +255,8 @@ const TensorCoreMatrix& TensorCoreProjector::matrix() const {
 std::size_t TensorCoreProjector::matrix_device_bytes() const {
   const Impl& d = *impl_;
   return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
-         d.col_blocks.bytes() + d.col_block_rows.bytes() + d.t_blocks.bytes() +
-         d.t_row_ptr.bytes() + d.t_col_index.bytes() + d.ray_of_row.bytes() +
-         d.pixel_of_col.bytes();
+         d.col_blocks.bytes() + d.col_block_rows.bytes() + d.gathered_fwd.bytes() +
+         d.gathered_bwd.bytes() + d.ray_of_row.bytes() + d.pixel_of_col.bytes();
 }
 
 void TensorCoreProjector::set_gathered_symmetry(bool on) {
@@ -410,6 +436,11 @@ void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {
   launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
 }
 
+void TensorCoreProjector::set_gathered_ctas(int ctas) {
+  impl_->gathered_forward_args.ctas = ctas;
+  impl_->gathered_backward_args.ctas = ctas;
+}
+
 void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
   if (impl_->last_backward_gathered) {
     return launch_gathered_spmm(impl_->gathered_backward_args, stream);  // adds to the output
@@ -449,10 +480,7 @@ void TensorCoreProjector::Impl::run_gathered(const float* in, long long in_rows,
 void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sinogram, int slices,
                                                  cudaStream_t stream, const float* max_abs) {
   GatheredSpmmArgs& a = gathered_forward_args;
-  a.blocks = blocks.data();
-  a.row_ptr = row_ptr.data();
-  a.col_index = col_index.data();
-  a.block_row_count = static_cast<int>(m->bsr.block_row_count());
+  gathered_fwd.describe(a);
   a.source = pixel_of_col.data();
   a.source_stride = m->bsr.cols;
   a.target = ray_of_row.data();
@@ -465,10 +493,7 @@ void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sino
 void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* image, int slices,
                                                   cudaStream_t stream, const float* max_abs) {
   GatheredSpmmArgs& a = gathered_backward_args;
-  a.blocks = t_blocks.data();
-  a.row_ptr = t_row_ptr.data();
-  a.col_index = t_col_index.data();
-  a.block_row_count = static_cast<int>(m->bsr_transposed.block_row_count());
+  gathered_bwd.describe(a);
   a.source = ray_of_row.data();
   a.source_stride = m->bsr.rows;
   a.target = pixel_of_col.data();

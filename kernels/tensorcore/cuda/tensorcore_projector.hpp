@@ -70,9 +70,11 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   void reserve_operands(int slices);
   const TensorCoreMatrix& matrix() const;
 
-  // Benchmark hooks: the SpMM kernel alone, on the operands of the last forward / backward.
+  // Benchmark hooks: the SpMM kernel alone, on the operands of the last forward / backward, and
+  // the gathered kernel's persistent CTA count (0: its default, GatheredSpmmArgs::ctas).
   void run_forward_spmm(cudaStream_t stream);
   void run_transposed_spmm(cudaStream_t stream);
+  void set_gathered_ctas(int ctas);
 
  private:
   struct Impl;

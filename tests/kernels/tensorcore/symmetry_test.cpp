@@ -127,8 +127,10 @@ TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
       options.symmetric = true;
       const TensorCoreMatrix m = build_tensorcore_matrix(g, grid, options);
       ASSERT_EQ(gathered_symmetry_problem(m), "");
-      ASSERT_EQ(m.bsr_transposed.rows, m.bsr.cols);
-      ASSERT_EQ(m.bsr_transposed.cols, m.bsr.rows);
+      ASSERT_EQ(m.gathered_forward.block_count(), m.bsr.block_count());
+      ASSERT_EQ(m.gathered_backward.rows, m.bsr.cols);
+      ASSERT_EQ(m.gathered_backward.cols, m.bsr.rows);
+      ASSERT_EQ(m.gathered_backward.block_count(), m.bsr.block_count());
       const SymmetricGatherTables t = make_symmetric_gather_tables(m);
       const CsrMatrix a = build_dd_matrix(g, grid);
       const int slices = 3;
@@ -137,9 +139,9 @@ TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
       const std::vector<float> y =
           testing::random_vector(static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
       std::vector<float> ax(y.size(), 0.0f), aty(x.size(), 0.0f);
-      gathered_product_cpu(m.bsr, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(), ax.data(),
+      gathered_product_cpu(m.gathered_forward, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(), ax.data(),
                            slices);
-      gathered_product_cpu(m.bsr_transposed, t.ray_of_row.data(), t.pixel_of_col.data(), y.data(),
+      gathered_product_cpu(m.gathered_backward, t.ray_of_row.data(), t.pixel_of_col.data(), y.data(),
                            aty.data(), slices);
       std::vector<float> ref_ax(y.size()), ref_aty(x.size());
       csr_multiply(a, x.data(), ref_ax.data(), slices);
@@ -161,7 +163,8 @@ TEST(Symmetry, GatheredProductsRefuseOtherMatrices) {
   options.symmetric = true;
   const TensorCoreMatrix shape32 = build_tensorcore_matrix(g, grid, options);
   EXPECT_NE(gathered_symmetry_problem(shape32).find("16 x 16"), std::string::npos);
-  EXPECT_EQ(shape32.bsr_transposed.block_count(), 0);
+  EXPECT_EQ(shape32.gathered_forward.block_count(), 0);
+  EXPECT_EQ(shape32.gathered_backward.block_count(), 0);
   EXPECT_THROW(make_symmetric_gather_tables(shape32), std::invalid_argument);
   options.shape = WmmaShape::kM16N16K16;
   options.symmetric = false;

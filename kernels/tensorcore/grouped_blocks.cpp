@@ -1,0 +1,107 @@
+#include "kernels/tensorcore/grouped_blocks.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/tensorcore/parallel_for.hpp"
+
+namespace slicestream::tensorcore {
+
+namespace {
+
+// One group's chunks: tiles, masks and, per chunk, its blocks' ids in bit order.
+struct GroupPlan {
+  std::vector<std::int32_t> tiles;
+  std::vector<std::uint32_t> masks;
+  std::vector<std::int32_t> block_ids;  // in chunk order
+  std::vector<std::int32_t> chunk_sizes;
+};
+
+GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
+  const long long last_row = std::min(bsr.block_row_count(), first_row + kGroupRows);
+  // (block column, row in group, block id), sorted by column then row: bit order per chunk.
+  struct Entry {
+    std::int32_t col, row, id;
+  };
+  std::vector<Entry> entries;
+  for (long long r = first_row; r < last_row; ++r) {
+    for (std::int32_t i = bsr.row_ptr[static_cast<std::size_t>(r)];
+         i < bsr.row_ptr[static_cast<std::size_t>(r) + 1]; ++i) {
+      entries.push_back({bsr.col_index[static_cast<std::size_t>(i)],
+                         static_cast<std::int32_t>(r - first_row), i});
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.col != b.col ? a.col < b.col : a.row < b.row;
+  });
+  GroupPlan plan;
+  int tile = -1;  // position of the current tile within its chunk
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    if (e == 0 || entries[e].col != entries[e - 1].col) {
+      if (++tile == kChunkTiles || e == 0) {  // open a chunk
+        tile = 0;
+        plan.tiles.insert(plan.tiles.end(), kChunkTiles, -1);
+        plan.masks.push_back(0);
+        plan.chunk_sizes.push_back(0);
+      }
+      plan.tiles[plan.tiles.size() - kChunkTiles + static_cast<std::size_t>(tile)] =
+          entries[e].col;
+    }
+    plan.masks.back() |= 1u << (tile * kGroupRows + entries[e].row);
+    ++plan.chunk_sizes.back();
+    plan.block_ids.push_back(entries[e].id);
+  }
+  return plan;
+}
+
+}  // namespace
+
+GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads) {
+  if (bsr.block_rows != 16 || bsr.block_cols != 16) {
+    throw std::invalid_argument("group_blocks: needs 16 x 16 blocks");
+  }
+  const long long groups = (bsr.block_row_count() + kGroupRows - 1) / kGroupRows;
+  std::vector<GroupPlan> plans(static_cast<std::size_t>(groups));
+  parallel_for(
+      groups,
+      [&](long long g, int) {
+        plans[static_cast<std::size_t>(g)] = plan_group(bsr, g * kGroupRows);
+      },
+      threads);
+
+  GroupedBlocks out;
+  out.rows = bsr.rows;
+  out.cols = bsr.cols;
+  out.value_scale = bsr.value_scale;
+  out.group_chunk.reserve(static_cast<std::size_t>(groups) + 1);
+  out.group_chunk.push_back(0);
+  out.chunk_block.push_back(0);
+  for (GroupPlan& p : plans) {
+    out.chunk_tile.insert(out.chunk_tile.end(), p.tiles.begin(), p.tiles.end());
+    out.chunk_mask.insert(out.chunk_mask.end(), p.masks.begin(), p.masks.end());
+    for (std::int32_t size : p.chunk_sizes)
+      out.chunk_block.push_back(out.chunk_block.back() + size);
+    out.group_chunk.push_back(static_cast<std::int32_t>(out.chunk_mask.size()));
+  }
+  // The blocks in chunk order; the plans' block ids are in the same order as chunk_block.
+  out.blocks.resize(bsr.blocks.size());
+  std::vector<std::size_t> first(plans.size() + 1, 0);
+  for (std::size_t g = 0; g < plans.size(); ++g)
+    first[g + 1] = first[g] + plans[g].block_ids.size();
+  parallel_for(
+      groups,
+      [&](long long g, int) {
+        const GroupPlan& p = plans[static_cast<std::size_t>(g)];
+        for (std::size_t i = 0; i < p.block_ids.size(); ++i) {
+          std::memcpy(out.blocks.data() + (first[static_cast<std::size_t>(g)] + i) * 256,
+                      bsr.blocks.data() + static_cast<std::size_t>(p.block_ids[i]) * 256,
+                      256 * sizeof(std::uint16_t));
+        }
+      },
+      threads);
+  return out;
+}
+
+}  // namespace slicestream::tensorcore

@@ -1,0 +1,61 @@
+// 16 x 16 fp16 blocks regrouped so that neighbouring ray blocks share their operand tiles.
+//
+// The gathered symmetric products (symmetric_gather.hpp) read, for every stored block and every
+// one of the 8 transforms, a 16-row tile of the operand (16 pixels x 32 slices). Stored block
+// row by block row, each (block, transform) pair reads its own tile: at 512^2 that is 7.4 GB of
+// L2 traffic per product, which bounds the kernel. Neighbouring block rows cross nearly the
+// same pixels, though: 8 consecutive block rows in pseudo-Morton order touch only 0.30 (A_oct)
+// and 0.25 (A_oct^T) as many distinct block columns as they hold blocks. So the blocks are
+// grouped by kGroupRows consecutive block rows; within a group, the distinct block columns
+// ("tiles") are taken in ascending order, kChunkTiles at a time ("chunks"), and a chunk's blocks
+// are stored together, ordered by (tile, row in the group). A kernel stages one chunk's operand
+// tiles once and multiplies them with every block of the chunk.
+//
+// A chunk's `mask` has bit t * kGroupRows + r set when row r of the group has a block in tile t;
+// the blocks follow in bit order, so block (t, r) is at chunk_block[c] + popcount of the mask's
+// bits below t * kGroupRows + r. Every row's blocks of one chunk (at most kChunkTiles) form one
+// accumulation chain, as kMmaChainBlocks prescribes for the other kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/tensorcore/bsr_matrix.hpp"
+#include "kernels/tensorcore/mma_accumulation.hpp"
+
+namespace slicestream::tensorcore {
+
+inline constexpr int kGroupRows = 8;   // block rows per group: 0.30 / 0.25 tiles per block
+inline constexpr int kChunkTiles = 4;  // tiles per chunk: one accumulation chain per row
+static_assert(kChunkTiles * kGroupRows <= 32, "a chunk's mask is 32 bits");
+static_assert(kChunkTiles == kMmaChainBlocks, "a row's blocks of one chunk are one chain");
+
+struct GroupedBlocks {
+  long long rows = 0;  // mapped rows (block rows x 16)
+  long long cols = 0;  // mapped columns (block columns x 16)
+  float value_scale = 1;
+  std::vector<std::int32_t> group_chunk;  // groups + 1: the chunks of each group
+  std::vector<std::int32_t> chunk_tile;   // chunks x kChunkTiles: block columns, -1 past the end
+  std::vector<std::uint32_t> chunk_mask;  // chunks: bit t * kGroupRows + r
+  std::vector<std::int32_t> chunk_block;  // chunks + 1: the first block of each chunk
+  std::vector<std::uint16_t> blocks;      // fp16 bits, 16 x 16 row-major, in chunk order
+
+  long long block_row_count() const { return rows / 16; }
+  long long group_count() const {
+    return group_chunk.empty() ? 0 : static_cast<long long>(group_chunk.size()) - 1;
+  }
+  long long chunk_count() const { return static_cast<long long>(chunk_mask.size()); }
+  long long block_count() const { return static_cast<long long>(blocks.size()) / 256; }
+  std::size_t bytes() const {
+    return blocks.size() * sizeof(std::uint16_t) +
+           (group_chunk.size() + chunk_tile.size() + chunk_mask.size() + chunk_block.size()) *
+               sizeof(std::int32_t);
+  }
+};
+
+// Regroups `bsr` (16 x 16 blocks; throws std::invalid_argument otherwise). Every block is
+// copied once; the weights and value_scale are unchanged.
+GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads = 0);
+
+}  // namespace slicestream::tensorcore
