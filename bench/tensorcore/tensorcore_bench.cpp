@@ -462,7 +462,8 @@ int main(int argc, char** argv) {
                 median_ms([&] { tc.run_transposed_spmm(stream); }, o.repetitions, stream);
             gj.num("spmm_fwd_ms_ctas_per_sm_" + std::to_string(per_sm), f)
                 .num("spmm_bwd_ms_ctas_per_sm_" + std::to_string(per_sm), b);
-            std::printf("    gathered SpMMs with %2d CTAs per SM: FP %.3f BP %.3f ms\n", per_sm, f, b);
+            std::printf("    gathered SpMMs with %2d CTAs per SM: FP %.3f BP %.3f ms\n", per_sm, f,
+                        b);
           }
           tc.set_gathered_ctas(0);
           j.obj("gathered", gj);

@@ -14,7 +14,7 @@ namespace {
 // One group's chunks: tiles, masks and, per chunk, its blocks' ids in bit order.
 struct GroupPlan {
   std::vector<std::int32_t> tiles;
-  std::vector<std::uint32_t> masks;
+  std::vector<std::uint64_t> masks;
   std::vector<std::int32_t> block_ids;  // in chunk order
   std::vector<std::int32_t> chunk_sizes;
 };
@@ -46,10 +46,9 @@ GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
         plan.masks.push_back(0);
         plan.chunk_sizes.push_back(0);
       }
-      plan.tiles[plan.tiles.size() - kChunkTiles + static_cast<std::size_t>(tile)] =
-          entries[e].col;
+      plan.tiles[plan.tiles.size() - kChunkTiles + static_cast<std::size_t>(tile)] = entries[e].col;
     }
-    plan.masks.back() |= 1u << (tile * kGroupRows + entries[e].row);
+    plan.masks.back() |= std::uint64_t{1} << (tile * kGroupRows + entries[e].row);
     ++plan.chunk_sizes.back();
     plan.block_ids.push_back(entries[e].id);
   }

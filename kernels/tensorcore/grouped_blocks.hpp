@@ -13,8 +13,7 @@
 //
 // A chunk's `mask` has bit t * kGroupRows + r set when row r of the group has a block in tile t;
 // the blocks follow in bit order, so block (t, r) is at chunk_block[c] + popcount of the mask's
-// bits below t * kGroupRows + r. Every row's blocks of one chunk (at most kChunkTiles) form one
-// accumulation chain, as kMmaChainBlocks prescribes for the other kernels.
+// bits below t * kGroupRows + r.
 #pragma once
 
 #include <cstddef>
@@ -22,14 +21,12 @@
 #include <vector>
 
 #include "kernels/tensorcore/bsr_matrix.hpp"
-#include "kernels/tensorcore/mma_accumulation.hpp"
 
 namespace slicestream::tensorcore {
 
 inline constexpr int kGroupRows = 8;   // block rows per group: 0.30 / 0.25 tiles per block
-inline constexpr int kChunkTiles = 4;  // tiles per chunk: one accumulation chain per row
-static_assert(kChunkTiles * kGroupRows <= 32, "a chunk's mask is 32 bits");
-static_assert(kChunkTiles == kMmaChainBlocks, "a row's blocks of one chunk are one chain");
+inline constexpr int kChunkTiles = 8;  // tiles per chunk (staged together)
+static_assert(kChunkTiles * kGroupRows <= 64, "a chunk's mask is 64 bits");
 
 struct GroupedBlocks {
   long long rows = 0;  // mapped rows (block rows x 16)
@@ -37,7 +34,7 @@ struct GroupedBlocks {
   float value_scale = 1;
   std::vector<std::int32_t> group_chunk;  // groups + 1: the chunks of each group
   std::vector<std::int32_t> chunk_tile;   // chunks x kChunkTiles: block columns, -1 past the end
-  std::vector<std::uint32_t> chunk_mask;  // chunks: bit t * kGroupRows + r
+  std::vector<std::uint64_t> chunk_mask;  // chunks: bit t * kGroupRows + r
   std::vector<std::int32_t> chunk_block;  // chunks + 1: the first block of each chunk
   std::vector<std::uint16_t> blocks;      // fp16 bits, 16 x 16 row-major, in chunk order
 
@@ -49,8 +46,8 @@ struct GroupedBlocks {
   long long block_count() const { return static_cast<long long>(blocks.size()) / 256; }
   std::size_t bytes() const {
     return blocks.size() * sizeof(std::uint16_t) +
-           (group_chunk.size() + chunk_tile.size() + chunk_mask.size() + chunk_block.size()) *
-               sizeof(std::int32_t);
+           (group_chunk.size() + chunk_tile.size() + chunk_block.size()) * sizeof(std::int32_t) +
+           chunk_mask.size() * sizeof(std::uint64_t);
   }
 };
 

@@ -80,9 +80,9 @@ void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* sourc
       std::vector<double> acc(static_cast<std::size_t>(kGroupRows) * 16 * slices, 0.0);
       for (std::int32_t c = blocks.group_chunk[static_cast<std::size_t>(group)];
            c < blocks.group_chunk[static_cast<std::size_t>(group) + 1]; ++c) {
-        const std::uint32_t mask = blocks.chunk_mask[static_cast<std::size_t>(c)];
+        const std::uint64_t mask = blocks.chunk_mask[static_cast<std::size_t>(c)];
         std::int32_t id = blocks.chunk_block[static_cast<std::size_t>(c)];
-        for (int bit = 0; bit < 32; ++bit) {  // blocks in bit order: (tile, row)
+        for (int bit = 0; bit < kChunkTiles * kGroupRows; ++bit) {  // bit order: (tile, row)
           if (((mask >> bit) & 1u) == 0) continue;
           const int row = bit % kGroupRows;
           const long long col0 =

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/tensorcore/grouped_blocks.hpp"
+#include "kernels/tensorcore/mma_accumulation.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
@@ -17,21 +18,32 @@ constexpr int kTransforms = 8;
 constexpr int kRowsPerWarp = 4;
 constexpr int kWarps = kTransforms * kGroupRows / kRowsPerWarp;  // 16
 constexpr int kThreads = kWarps * 32;
-constexpr int kColumns = 32;            // operand columns per pass
-constexpr int kTiles8 = kColumns / 8;   // m16n8k16 products per block
-static_assert(kChunkTiles == 4 && kGroupRows == 8, "the copy layout below assumes 4 x 8 chunks");
+constexpr int kColumns = 32;           // operand columns per pass
+constexpr int kTiles8 = kColumns / 8;  // m16n8k16 products per block
+static_assert(kChunkTiles == 8 && kGroupRows == 8, "the copy layout below assumes 8 x 8 chunks");
+static_assert(kChunkTiles == 2 * kMmaChainBlocks, "a row's chains: tiles 0-3 and tiles 4-7");
 
 // cp.async (sm_80+): 16 bytes global -> shared without registers; src_size 0 fills zeros.
 __device__ __forceinline__ void copy_async_16(unsigned shared, const void* global, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
                "r"(valid ? 16 : 0));
 }
+// 4- and 8-byte cp.async (through L1), for the look-ups of a chunk's operand rows and metadata.
+__device__ __forceinline__ void copy_async_4(void* shared, const void* global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
+                   static_cast<unsigned>(__cvta_generic_to_shared(shared))),
+               "l"(global));
+}
+__device__ __forceinline__ void copy_async_8(void* shared, const void* global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(
+                   static_cast<unsigned>(__cvta_generic_to_shared(shared))),
+               "l"(global));
+}
 __device__ __forceinline__ void commit_async() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
-template <int kPending>
-__device__ __forceinline__ void wait_async() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+__device__ __forceinline__ void wait_async_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::);
 }
 // Four 8 x 8 fp16 matrices from shared memory, one row address per lane (lanes 8j .. 8j + 7:
 // matrix j); .trans delivers them transposed (the k-major operand as mma's "col" B).
@@ -66,31 +78,31 @@ __device__ __forceinline__ void mma_16816_from_zero(float (&d)[4], const unsigne
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(zero));
 }
 
-// One stage of shared memory holds one chunk: the 8 transforms' operand tiles (8 x 4 tiles of 16
-// rows x 32 columns) and up to 32 blocks. The padded rows (80 and 48 bytes) put the 8 rows of
-// every ldmatrix phase into 8 different bank groups.
+// One stage of shared memory holds one chunk: the 8 transforms' operand tiles (8 x 8 tiles of 16
+// rows x 32 columns, 64-byte rows) and up to 64 blocks (32-byte rows), unpadded. The 16-byte
+// units of each row are XOR-swizzled by the row (operand_unit, block_unit) so that the 8 rows
+// every ldmatrix phase reads fall into 8 different bank groups.
 struct Stage {
-  static constexpr int kOperandRowBytes = (kColumns + 8) * 2;  // 80
-  static constexpr int kBlockRowBytes = 24 * 2;                // 48
+  static constexpr int kOperandRowBytes = kColumns * 2;  // 64
+  static constexpr int kBlockRowBytes = 16 * 2;          // 32
   static constexpr int kTileBytes = 16 * kOperandRowBytes;
   static constexpr int kBlockBytes = 16 * kBlockRowBytes;
-  static constexpr int kOperandBytes = kTransforms * kChunkTiles * kTileBytes;    // 40 KiB
-  static constexpr int kBlocksBytes = kChunkTiles * kGroupRows * kBlockBytes;     // 24 KiB
-  static constexpr int kBytes = kOperandBytes + kBlocksBytes;                      // 64 KiB
-};
-
-// What a thread needs of one chunk to stage it: the tile its operand copies read (every thread
-// copies rows of one tile), where the chunk's blocks start, and the mask.
-struct ChunkMeta {
-  int tile = -1;
-  int first_block = 0;
-  unsigned mask = 0;  // its bits count the blocks
+  static constexpr int kOperandBytes = kTransforms * kChunkTiles * kTileBytes;  // 64 KiB
+  static constexpr int kBlocksBytes = kChunkTiles * kGroupRows * kBlockBytes;   // 32 KiB
+  static constexpr int kBytes = kOperandBytes + kBlocksBytes;                   // 96 KiB
+  // Byte offset of 16-byte unit `unit` of row `row` within a tile or block.
+  static __device__ __forceinline__ unsigned operand_unit(int row, int unit) {
+    return row * kOperandRowBytes + ((unit ^ ((row >> 1) & 3)) << 4);
+  }
+  static __device__ __forceinline__ unsigned block_unit(int row, int unit) {
+    return row * kBlockRowBytes + ((unit ^ ((row >> 2) & 1)) << 4);
+  }
 };
 
 // The work of the groups before `group`, in units of one block's products: a chunk's staging
 // (its 512 operand rows, the lookups and the barrier) costs about as much as kChunkCost blocks.
 // Monotone in `group`, so CTAs split the run of groups by binary search.
-constexpr long long kChunkCost = 12;
+constexpr long long kChunkCost = 20;
 __device__ __forceinline__ long long work_before(const GatheredSpmmArgs& a, int group) {
   const int chunk = a.group_chunk[group];
   return a.chunk_block[chunk] + kChunkCost * chunk;
@@ -112,17 +124,21 @@ __device__ int first_group_from(const GatheredSpmmArgs& a, long long work) {
 }
 
 // Persistent CTAs, each over a contiguous run of groups holding an equal share of the work
-// (work_before), so the copy pipeline runs on across group boundaries. Chunk q of the run is computed
-// while the next kStages - 1 are copied; the operand rows one chunk further are looked up and the
-// metadata of the chunk after that loaded meanwhile, so no load is used in the iteration that
-// issued it. When a chunk starts a new group, the finished group's sums are added to the output
-// first. `column0` selects the 32 operand columns of this pass.
-template <int kStages>
+// (work_before), so the copy pipeline runs on across group boundaries. Chunk q of the run is
+// computed while the next kStages - 1 are copied; the operand rows one chunk further are looked up
+// and the metadata of the chunk after that loaded meanwhile, so no load is used in the iteration
+// that issued it. When a chunk starts a new group, the finished group's sums are added to the
+// output first. `column0` selects the 32 operand columns of this pass.
 __global__ void __launch_bounds__(kThreads, 1)
     gathered_spmm_kernel(GatheredSpmmArgs a, int column0) {
-  constexpr int kAhead = kStages - 1;
+  constexpr int kStages = 2;                             // one chunk copied while one is computed
+  constexpr int kRows = kTransforms * kChunkTiles * 16;  // staged operand rows per chunk
   extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ unsigned stage_mask[kStages];
+  // Chunk q's operand rows (source indices) and blocks (first block, mask), copied two chunks
+  // ahead into slot q % 4.
+  __shared__ int source_slot[4][kRows];
+  __shared__ int first_block_slot[4];
+  __shared__ unsigned long long mask_slot[4];
   const int thread = static_cast<int>(threadIdx.x);
   const int warp = thread >> 5;
   const int lane = thread & 31;
@@ -137,69 +153,76 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int chunks = a.group_chunk[group_end] - chunk_begin;
   if (chunks == 0) return;  // uniform over the CTA
 
-  // Operand copies: 4 per thread, copy i moves 16 bytes (part) of staged row i * 128 + thread / 4
-  // = ((g_i * 4 + t) * 16 + k): g_i = 2 i + thread / 256, tile t = (thread / 64) % 4, k = (thread /
-  // 4) % 16. Four consecutive lanes move one 64-byte row.
+  // Look-ups: thread looks up staged rows thread and thread + 512, row (g * 8 + t) * 16 + k:
+  // tile t = (thread / 16) % 8, k = thread % 16, g = thread / 128 (+ 4).
+  const int* source = a.source + (thread >> 7) * a.source_stride + (thread & 15);
+  const int source_half = static_cast<int>(4 * a.source_stride);  // < 2^31 (launch checks)
+  const int lookup_tile = (thread >> 4) & 7;
+  // Operand copies: 8 per thread, copy i moves 16-byte unit `part` of staged row i * 128 +
+  // thread / 4 = (i * 8 + t) * 16 + k with t = (thread / 64) % 8, k = (thread / 4) % 16. Four
+  // consecutive lanes move one 64-byte row.
   const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int copy_tile = (thread >> 6) & 3;
   const int part = thread & 3;
   const unsigned in_row_bytes = static_cast<unsigned>(a.columns) * 2;
   const char* in = reinterpret_cast<const char*>(a.in) + column0 * 2 + part * 16;
-  const int* source = a.source + static_cast<long long>(thread >> 8) * a.source_stride +
-                      ((thread >> 2) & 15);
-  const int source_step = static_cast<int>(2 * a.source_stride);  // g_i to g_i+1 (< 2^31 rows)
-  const std::uint16_t* block_src = a.blocks + warp * 256 + (thread & 31) * 8;
-  const unsigned operand_dst = smem_base + (thread >> 2) * Stage::kOperandRowBytes + part * 16;
-  const int block_vector = thread & 31;  // blocks: 16-byte vector within a block
-  const unsigned block_dst = smem_base + Stage::kOperandBytes +
-                             (block_vector >> 1) * Stage::kBlockRowBytes + (block_vector & 1) * 16;
+  const int copy_tile = (thread >> 6) & 7;
+  const unsigned operand_dst =
+      smem_base + copy_tile * Stage::kTileBytes + Stage::operand_unit((thread >> 2) & 15, part);
+  // Block copies: 4 per thread, block i * 16 + warp, unit lane % 2 of its row lane / 2.
+  const std::uint16_t* block_src = a.blocks + warp * 256 + lane * 8;
+  const unsigned block_dst = smem_base + Stage::kOperandBytes + warp * Stage::kBlockBytes +
+                             Stage::block_unit(lane >> 1, lane & 1);
 
-  auto load_meta = [&](int q, ChunkMeta& m) {
-    if (q < chunks) {
-      const int c = chunk_begin + q;
-      m.tile = __ldg(a.chunk_tile + c * kChunkTiles + copy_tile);
-      m.first_block = __ldg(a.chunk_block + c);
-      m.mask = __ldg(a.chunk_mask + c);
-    } else {
-      m = ChunkMeta{};
+  // Chunk q's tile of this thread's look-ups (-1 past the run's end).
+  auto load_tile = [&](int q) {
+    return q < chunks ? __ldg(a.chunk_tile + (chunk_begin + q) * kChunkTiles + lookup_tile) : -1;
+  };
+  // Copies chunk q's operand row indices and metadata into slot q % 4 (cp.async, part of the
+  // caller's next commit group). Rows of tiles past the chunk's last are never staged.
+  auto look_up = [&](int q, int tile) {
+    if (tile >= 0) {
+      copy_async_4(&source_slot[q & 3][thread], source + tile * 16);
+      copy_async_4(&source_slot[q & 3][thread + kRows / 2], source + (source_half + tile * 16));
+    }
+    if (thread == 0 && q < chunks) {
+      copy_async_4(&first_block_slot[q & 3], a.chunk_block + chunk_begin + q);
+      copy_async_8(&mask_slot[q & 3], a.chunk_mask + chunk_begin + q);
     }
   };
-  auto look_up = [&](const ChunkMeta& m, int (&src)[4]) {
+  auto stage = [&](int q) {
+    const unsigned stage_base = (q % kStages) * Stage::kBytes;
+    const unsigned long long mask = mask_slot[q & 3];
+    if (((mask >> (8 * copy_tile)) & 0xffu) != 0) {  // the tile exists (it holds blocks)
+      const int* src = source_slot[q & 3] + (thread >> 2);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      src[i] = m.tile >= 0 ? __ldg(source + (i * source_step + m.tile * 16)) : -1;
+      for (int i = 0; i < kTransforms; ++i) {
+        const int row = src[i * 128];
+        copy_async_16(operand_dst + stage_base + i * kChunkTiles * Stage::kTileBytes,
+                      in + static_cast<std::size_t>(static_cast<unsigned>(max(row, 0)) *
+                                                    std::size_t{in_row_bytes}),
+                      row >= 0);
+      }
     }
-  };
-  auto stage = [&](int q, const ChunkMeta& m, const int (&src)[4]) {
-    const int s = q % kStages;
-    if (thread == 0) stage_mask[s] = m.mask;
-    const unsigned stage_base = s * Stage::kBytes;
+    const int blocks = __popcll(mask);
+    const std::uint16_t* chunk_blocks =
+        block_src + static_cast<std::size_t>(first_block_slot[q & 3]) * 256;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      copy_async_16(operand_dst + stage_base + i * 128 * Stage::kOperandRowBytes,
-                    in + static_cast<std::size_t>(static_cast<unsigned>(max(src[i], 0)) *
-                                                  std::size_t{in_row_bytes}),
-                    src[i] >= 0);
-    }
-    // Blocks: block u = i * 16 + warp, vector `block_vector` (row / 2, half % 2).
-    const int blocks = __popc(m.mask);
-    const std::uint16_t* chunk_blocks = block_src + static_cast<std::size_t>(m.first_block) * 256;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int u = i * kWarps + warp;
-      if (u < blocks) {
-        copy_async_16(block_dst + stage_base + u * Stage::kBlockBytes,
+    for (int i = 0; i < kChunkTiles * kGroupRows / kWarps; ++i) {
+      if (i * kWarps + warp < blocks) {
+        copy_async_16(block_dst + stage_base + i * kWarps * Stage::kBlockBytes,
                       chunk_blocks + i * kWarps * 256, true);
       }
     }
   };
 
-  // ldmatrix row addresses of this lane: A (a block, 16 x 16) rows lane % 16, columns 8 (lane /
-  // 16); B (an operand tile, 16 k x 32 columns, transposed) k = 8 ((lane / 8) % 2) + lane % 8,
-  // columns 8 (lane / 16) (+ 16 for the second half).
-  const unsigned a_lane = (lane & 15) * Stage::kBlockRowBytes + (lane >> 4) * 16;
-  const unsigned b_lane = (((lane >> 3) & 1) * 8 + (lane & 7)) * Stage::kOperandRowBytes +
-                          (lane >> 4) * 16 + g * kChunkTiles * Stage::kTileBytes;
+  // ldmatrix row addresses of this lane: A (a block, 16 x 16) row lane % 16, unit lane / 16; B
+  // (an operand tile, 16 k x 32 columns, transposed) k = 8 ((lane / 8) % 2) + lane % 8, units
+  // lane / 16 (columns 0-15) and 2 + lane / 16 (columns 16-31).
+  const unsigned a_lane = Stage::block_unit(lane & 15, lane >> 4);
+  const int b_k = ((lane >> 3) & 1) * 8 + (lane & 7);
+  const unsigned b_lane = g * kChunkTiles * Stage::kTileBytes + Stage::operand_unit(b_k, lane >> 4);
+  const unsigned c_lane =
+      g * kChunkTiles * Stage::kTileBytes + Stage::operand_unit(b_k, 2 + (lane >> 4));
 
   // Accumulators: sum[r][j] is row first_row + r, columns 8 j .. 8 j + 7 in mma's layout (lane / 4
   // and lane / 4 + 8, columns 2 (lane % 4) + 0/1).
@@ -247,32 +270,29 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
 
-  ChunkMeta next, after;
-  int src[4];
-#pragma unroll
-  for (int q = 0; q < kAhead; ++q) {
-    load_meta(q, next);
-    look_up(next, src);
-    if (q < chunks) stage(q, next, src);
-    commit_async();
-  }
-  load_meta(kAhead, next);
-  look_up(next, src);  // chunk kAhead
-  load_meta(kAhead + 1, after);
+  // Prologue: chunks 0 and 1 looked up, chunk 0 staged; chunk 2's tile loaded.
+  look_up(0, load_tile(0));
+  look_up(1, load_tile(1));
+  commit_async();
+  int tile_ahead = load_tile(2);
+  wait_async_all();
+  __syncthreads();
+  stage(0);
+  commit_async();
 
   int group = group_begin;
   int group_chunk_end = a.group_chunk[group + 1];
-  while (group_chunk_end <= chunk_begin) group_chunk_end = a.group_chunk[++group + 1];
+  while (group_chunk_end <= chunk_begin)
+    group_chunk_end = a.group_chunk[++group + 1];
   unsigned touched = 0;  // rows (bits 0-3) of the group that received a block
   clear();
   for (int q = 0; q < chunks; ++q) {
-    wait_async<kAhead - 1>();  // this thread's copies of chunk q have landed ...
-    __syncthreads();           // ... and everybody's; everybody is done with chunk q - 1's stage
-    if (q + kAhead < chunks) stage(q + kAhead, next, src);
-    commit_async();  // possibly empty: one group per iteration keeps the wait count exact
-    next = after;
-    look_up(next, src);                // chunk q + kAhead + 1
-    load_meta(q + kAhead + 2, after);  // chunk q + kAhead + 2
+    wait_async_all();  // this thread's copies of chunk q have landed ...
+    __syncthreads();   // ... and everybody's; everybody is done with chunk q - 1's stage
+    if (q + 1 < chunks) stage(q + 1);
+    look_up(q + 2, tile_ahead);
+    commit_async();
+    tile_ahead = load_tile(q + 3);
 
     if (chunk_begin + q >= group_chunk_end) {  // a new group starts: the last one is complete
       flush(group, touched);
@@ -284,54 +304,65 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     const int s = q % kStages;
-    const unsigned mask = stage_mask[s];
+    const unsigned long long mask = mask_slot[q & 3];
     const unsigned blocks = smem_base + s * Stage::kBytes + Stage::kOperandBytes + a_lane;
-    const unsigned operands = smem_base + s * Stage::kBytes + b_lane;
+    const unsigned operands = smem_base + s * Stage::kBytes;
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int row = first_row + r;
-      unsigned tiles = (mask >> row) & 0x01010101u;  // bit 8 t: a block in tile t
-      if (tiles == 0) continue;                      // warp-uniform
+      const unsigned long long row_tiles = (mask >> row) & 0x0101010101010101ull;  // bit 8 t
+      if (row_tiles == 0) continue;                                                // uniform
+      unsigned long long tiles = 0;  // the tiles of the current chain still to multiply
       touched |= 1u << r;
-      // This row's blocks of the chunk: one accumulation chain, started from zero by the first
-      // block's products and added to the sum afterwards.
+      // This row's blocks of the chunk in accumulation chains of at most kMmaChainBlocks (4)
+      // blocks (tiles 0-3, tiles 4-7), each started from zero by its first block's products and
+      // added to the sum afterwards.
       unsigned fa[4], fb[4], fc[4];
       auto load_next = [&] {  // the fragments of the row's next block in the chunk
-        const int bit = (__ffs(tiles) - 1) + row;
+        const int bit = (__ffsll(tiles) - 1) + row;
         tiles &= tiles - 1;
-        const int index = __popc(mask & ((1u << bit) - 1u));  // blocks are stored in bit order
+        const int index = __popcll(mask & ((1ull << bit) - 1ull));  // blocks are in bit order
         load_matrix_x4(fa, blocks + index * Stage::kBlockBytes);
         const unsigned tile = operands + (bit / kGroupRows) * Stage::kTileBytes;
-        load_matrix_x4_trans(fb, tile);
-        load_matrix_x4_trans(fc, tile + 32);
+        load_matrix_x4_trans(fb, tile + b_lane);
+        load_matrix_x4_trans(fc, tile + c_lane);
       };
       float part_sum[kTiles8][4];
-      load_next();
-      mma_16816_from_zero(part_sum[0], fa, fb[0], fb[1]);
-      mma_16816_from_zero(part_sum[1], fa, fb[2], fb[3]);
-      mma_16816_from_zero(part_sum[2], fa, fc[0], fc[1]);
-      mma_16816_from_zero(part_sum[3], fa, fc[2], fc[3]);
-      while (tiles != 0) {
+      auto start_chain = [&] {
+        mma_16816_from_zero(part_sum[0], fa, fb[0], fb[1]);
+        mma_16816_from_zero(part_sum[1], fa, fb[2], fb[3]);
+        mma_16816_from_zero(part_sum[2], fa, fc[0], fc[1]);
+        mma_16816_from_zero(part_sum[3], fa, fc[2], fc[3]);
+      };
+      auto end_chain = [&] {
+#pragma unroll
+        for (int j = 0; j < kTiles8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            sum[r][j][e] = __fadd_rn(sum[r][j][e], part_sum[j][e]);
+      };
+      // Two chains per chunk at most: tiles 0-3, then tiles 4-7.
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        tiles = row_tiles & (half == 0 ? 0x01010101ull : 0x0101010100000000ull);
+        if (tiles == 0) continue;
         load_next();
-        mma_16816(part_sum[0], fa, fb[0], fb[1]);
-        mma_16816(part_sum[1], fa, fb[2], fb[3]);
-        mma_16816(part_sum[2], fa, fc[0], fc[1]);
-        mma_16816(part_sum[3], fa, fc[2], fc[3]);
+        start_chain();
+        while (tiles != 0) {
+          load_next();
+          mma_16816(part_sum[0], fa, fb[0], fb[1]);
+          mma_16816(part_sum[1], fa, fb[2], fb[3]);
+          mma_16816(part_sum[2], fa, fc[0], fc[1]);
+          mma_16816(part_sum[3], fa, fc[2], fc[3]);
+        }
+        end_chain();
       }
-#pragma unroll
-      for (int j = 0; j < kTiles8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          sum[r][j][e] = __fadd_rn(sum[r][j][e], part_sum[j][e]);
     }
   }
   flush(group, touched);
-  wait_async<0>();  // nothing is pending (the last groups were empty); leave no copy behind
+  wait_async_all();  // nothing is pending (the last groups were empty); leave no copy behind
 }
 
-// Three chunks in flight (two being copied while one is computed): 192 KiB of shared memory,
-// one CTA of 16 warps per SM.
-constexpr int kPipelineStages = 3;
 // CTAs per SM over the kernel's lifetime (one resident at a time): the shares' remaining
 // imbalance becomes a tail of about an eighth of a share, against a pipeline start per share.
 constexpr int kCtasPerMultiprocessor = 8;
@@ -343,19 +374,18 @@ int multiprocessors() {
   return count;
 }
 
-template <int kStages>
 void launch_pass(const GatheredSpmmArgs& a, int column0, cudaStream_t stream) {
-  constexpr int bytes = kStages * Stage::kBytes;
+  constexpr int bytes = 2 * Stage::kBytes;
   // Above 48 KB of dynamic shared memory a kernel must opt in, once per process.
   static const bool configured = [] {
     SLICESTREAM_CUDA_CHECK(cudaFuncSetAttribute(
-        gathered_spmm_kernel<kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        gathered_spmm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return true;
   }();
   (void)configured;
   static const int per_device = kCtasPerMultiprocessor * multiprocessors();
   const int ctas = std::min(a.ctas > 0 ? a.ctas : per_device, a.group_count);
-  gathered_spmm_kernel<kStages><<<ctas, kThreads, bytes, stream>>>(a, column0);
+  gathered_spmm_kernel<<<ctas, kThreads, bytes, stream>>>(a, column0);
   SLICESTREAM_CUDA_CHECK_LAUNCH("gathered_spmm_kernel");
 }
 
@@ -372,9 +402,12 @@ void launch_gathered_spmm(const GatheredSpmmArgs& args, cudaStream_t stream) {
     throw std::invalid_argument("gathered SpMM: " + std::to_string(args.columns) +
                                 " columns unsupported (32 or 64)");
   }
+  if (4 * args.source_stride >= (1LL << 31)) {
+    throw std::invalid_argument("gathered SpMM: operand tables too large for 32-bit offsets");
+  }
   if (args.group_count == 0) return;
   for (int column0 = 0; column0 < args.columns; column0 += kColumns)
-    launch_pass<kPipelineStages>(args, column0, stream);
+    launch_pass(args, column0, stream);
 }
 
 }  // namespace slicestream::tensorcore::cuda

@@ -23,11 +23,11 @@ namespace slicestream::tensorcore::cuda {
 
 struct GatheredSpmmArgs {
   // The grouped blocks (GroupedBlocks, uploaded).
-  const std::uint16_t* blocks = nullptr;  // fp16 bits, 16 x 16 per block, in chunk order
-  const int* group_chunk = nullptr;       // groups + 1
-  const int* chunk_tile = nullptr;        // chunks x 4
-  const unsigned* chunk_mask = nullptr;   // chunks
-  const int* chunk_block = nullptr;       // chunks + 1
+  const std::uint16_t* blocks = nullptr;      // fp16 bits, 16 x 16 per block, in chunk order
+  const int* group_chunk = nullptr;           // groups + 1
+  const int* chunk_tile = nullptr;            // chunks x kChunkTiles
+  const std::uint64_t* chunk_mask = nullptr;  // chunks
+  const int* chunk_block = nullptr;           // chunks + 1
   int group_count = 0;
   const int* source = nullptr;        // [8][source_stride]: operand row of each k, -1: zero
   long long source_stride = 0;        // mapped k extent (block columns x 16)

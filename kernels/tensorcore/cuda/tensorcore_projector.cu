@@ -36,7 +36,7 @@ struct TensorCoreProjector::Impl {
   struct DeviceGroupedBlocks {
     DeviceBuffer<std::uint16_t> blocks;
     DeviceBuffer<int> group_chunk, chunk_tile, chunk_block;
-    DeviceBuffer<unsigned> chunk_mask;
+    DeviceBuffer<std::uint64_t> chunk_mask;
     int groups = 0;
     void upload_from(const GroupedBlocks& g);
     std::size_t bytes() const {

@@ -29,14 +29,14 @@ void expect_same_blocks(const GroupedBlocks& grouped, const BsrMatrixHalf& bsr) 
     int previous_tile = -1;
     for (int c = grouped.group_chunk[static_cast<std::size_t>(group)];
          c < grouped.group_chunk[static_cast<std::size_t>(group) + 1]; ++c) {
-      const std::uint32_t mask = grouped.chunk_mask[static_cast<std::size_t>(c)];
-      ASSERT_EQ(std::bitset<32>(mask).count(),
+      const std::uint64_t mask = grouped.chunk_mask[static_cast<std::size_t>(c)];
+      ASSERT_EQ(std::bitset<64>(mask).count(),
                 static_cast<std::size_t>(grouped.chunk_block[static_cast<std::size_t>(c) + 1] -
                                          grouped.chunk_block[static_cast<std::size_t>(c)]));
       int id = grouped.chunk_block[static_cast<std::size_t>(c)];
       for (int t = 0; t < kChunkTiles; ++t) {
         const int tile = grouped.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles + t];
-        const std::uint32_t rows = (mask >> (t * kGroupRows)) & ((1u << kGroupRows) - 1);
+        const std::uint64_t rows = (mask >> (t * kGroupRows)) & ((1u << kGroupRows) - 1);
         if (tile < 0) {
           EXPECT_EQ(rows, 0u) << "no blocks in a padding tile";
           continue;

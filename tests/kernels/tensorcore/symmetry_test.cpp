@@ -139,10 +139,10 @@ TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
       const std::vector<float> y =
           testing::random_vector(static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
       std::vector<float> ax(y.size(), 0.0f), aty(x.size(), 0.0f);
-      gathered_product_cpu(m.gathered_forward, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(), ax.data(),
-                           slices);
-      gathered_product_cpu(m.gathered_backward, t.ray_of_row.data(), t.pixel_of_col.data(), y.data(),
-                           aty.data(), slices);
+      gathered_product_cpu(m.gathered_forward, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(),
+                           ax.data(), slices);
+      gathered_product_cpu(m.gathered_backward, t.ray_of_row.data(), t.pixel_of_col.data(),
+                           y.data(), aty.data(), slices);
       std::vector<float> ref_ax(y.size()), ref_aty(x.size());
       csr_multiply(a, x.data(), ref_ax.data(), slices);
       csr_multiply_transposed(a, y.data(), ref_aty.data(), slices);

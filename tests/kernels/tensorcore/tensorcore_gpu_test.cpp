@@ -245,7 +245,7 @@ TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
     DeviceBuffer<std::uint16_t> d_blocks(blocks.blocks);
     DeviceBuffer<int> group_chunk(blocks.group_chunk), chunk_tile(blocks.chunk_tile),
         chunk_block(blocks.chunk_block);
-    DeviceBuffer<unsigned> chunk_mask(blocks.chunk_mask);
+    DeviceBuffer<std::uint64_t> chunk_mask(blocks.chunk_mask);
     for (int columns : {32, 64}) {
       // fp16 operand values (exact in the twin's float input), per-column scales.
       const std::vector<float> random = testing::random_vector(
@@ -259,8 +259,8 @@ TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
       std::vector<float> want(static_cast<std::size_t>(out_rows * columns), 0.0f);
       gathered_product_cpu(blocks, source.data(), target.data(), in.data(), want.data(), columns);
       DeviceBuffer<std::uint16_t> d_in(in_half);
-      DeviceBuffer<float> scale(std::vector<float>(static_cast<std::size_t>(columns),
-                                                   blocks.value_scale));
+      DeviceBuffer<float> scale(
+          std::vector<float>(static_cast<std::size_t>(columns), blocks.value_scale));
       for (int ctas : {1, 3, 0}) {
         SCOPED_TRACE(std::string(forward ? "forward" : "backward") + ", " +
                      std::to_string(columns) + " columns, " + std::to_string(ctas) + " CTAs");
