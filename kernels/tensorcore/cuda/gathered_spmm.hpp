@@ -6,13 +6,15 @@
 // columns), so 32 slices are 32 columns where the column form of the symmetry needs 256.
 //
 // Work split: the blocks are grouped (kernels/tensorcore/grouped_blocks.hpp) by 8 block rows;
-// persistent CTAs of 16 warps each take a run of groups with an equal share of the chunks; warp
-// w applies transform w % 8 to rows 4 (w / 8) .. 4 (w / 8) + 3 of the group. Per chunk (4
-// operand tiles) the CTA stages the 8 transforms' operand rows (32 columns) and the chunk's
-// blocks once with cp.async, three chunks in flight, and every warp multiplies its rows' blocks
-// of the chunk with its transform's tiles (ldmatrix, mma.sync m16n8k16). So an operand tile is
-// read from L2 once per group instead of once per block. Each row's blocks of a chunk form one
-// accumulation chain (split accumulation as in bsr_spmm). 64 columns run as two passes of 32.
+// persistent CTAs (8 per SM over the launch) of 16 warps each take a run of groups with an equal
+// share of the work; warp w applies transform w % 8 to rows 4 (w / 8) .. 4 (w / 8) + 3 of the
+// group. Per chunk (8 operand tiles) the CTA stages the 8 transforms' operand rows (32 columns)
+// and the chunk's blocks once with cp.async into XOR-swizzled shared memory (one chunk copied
+// while one is computed; the row indices and chunk metadata are copied two chunks ahead), and
+// every warp multiplies its rows' blocks of the chunk with its transform's tiles (ldmatrix,
+// mma.sync m16n8k16). So an operand tile is read from L2 once per group instead of once per
+// block. A row's blocks of a chunk form two accumulation chains of at most 4 blocks (split
+// accumulation as in bsr_spmm). 64 columns run as two passes of 32.
 #pragma once
 
 #include <cuda_runtime.h>
