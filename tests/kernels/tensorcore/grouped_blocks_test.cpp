@@ -68,15 +68,19 @@ void expect_same_blocks(const GroupedBlocks& grouped, const BsrMatrixHalf& bsr) 
   EXPECT_EQ(static_cast<long long>(seen.size()), bsr.block_count());
 }
 
+TensorCoreMatrix plain_matrix(WmmaShape shape, const Geometry2d& g, const ImageGrid2d& grid) {
+  TensorCoreMatrixOptions options;
+  options.shape = shape;
+  return build_tensorcore_matrix(g, grid, options);
+}
+
 TEST(GroupedBlocks, HoldEveryBlockOnceWhereTheMaskSays) {
   const ImageGrid2d grid{40, 40, 0.5};
   bool ragged = false;
   for (const Geometry2d& g :
        {testing::small_parallel(60, 72, 20.0), testing::small_fan(44, 56, 20.0, 0.7)}) {
     SCOPED_TRACE(to_string(g.beam));
-    TensorCoreMatrixOptions options;
-    options.shape = WmmaShape::kM16N16K16;
-    const TensorCoreMatrix m = build_tensorcore_matrix(g, grid, options);
+    const TensorCoreMatrix m = plain_matrix(WmmaShape::kM16N16K16, g, grid);
     expect_same_blocks(group_blocks(m.bsr), m.bsr);
     ragged = ragged || m.bsr.block_row_count() % kGroupRows != 0;
     expect_same_blocks(group_blocks(m.bsr, 1), m.bsr);  // one thread
@@ -86,11 +90,8 @@ TEST(GroupedBlocks, HoldEveryBlockOnceWhereTheMaskSays) {
 
 TEST(GroupedBlocks, NeighbouringRowsShareTiles) {
   // The point of the layout: fewer operand tiles than blocks.
-  const ImageGrid2d grid{64, 64, 1.0};
-  TensorCoreMatrixOptions options;
-  options.shape = WmmaShape::kM16N16K16;
-  const TensorCoreMatrix m =
-      build_tensorcore_matrix(testing::small_parallel(120, 96, 64.0), grid, options);
+  const TensorCoreMatrix m = plain_matrix(
+      WmmaShape::kM16N16K16, testing::small_parallel(120, 96, 64.0), ImageGrid2d{64, 64, 1.0});
   const GroupedBlocks grouped = group_blocks(m.bsr);
   long long tiles = 0;
   for (std::int32_t tile : grouped.chunk_tile)
@@ -99,11 +100,8 @@ TEST(GroupedBlocks, NeighbouringRowsShareTiles) {
 }
 
 TEST(GroupedBlocks, RefuseOtherBlockShapes) {
-  const ImageGrid2d grid{32, 32, 1.0};
-  TensorCoreMatrixOptions options;
-  options.shape = WmmaShape::kM32N8K16;
-  const TensorCoreMatrix m =
-      build_tensorcore_matrix(testing::small_parallel(32, 48, 32.0), grid, options);
+  const TensorCoreMatrix m = plain_matrix(
+      WmmaShape::kM32N8K16, testing::small_parallel(32, 48, 32.0), ImageGrid2d{32, 32, 1.0});
   EXPECT_THROW(group_blocks(m.bsr), std::invalid_argument);
 }
 

@@ -60,6 +60,13 @@ struct SmallProblem {
     return std::make_shared<TensorCoreMatrix>(
         build_tensorcore_matrix(*a, geometry, grid, options, nullptr));
   }
+  // The symmetric (octant) 16.16.16 matrix, which takes the gathered products.
+  std::shared_ptr<TensorCoreMatrix> gathered_matrix() const {
+    TensorCoreMatrixOptions options;
+    options.shape = WmmaShape::kM16N16K16;
+    options.symmetric = true;
+    return std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(geometry, grid, options));
+  }
 };
 
 // Runs the GPU projector and its CPU twin on the same input; returns the relative difference.
@@ -181,11 +188,7 @@ TEST(TensorCoreGpu, SymmetricProjectorMatchesTwinAndPlain) {
 TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
   REQUIRE_GPU();
   const SmallProblem p;
-  TensorCoreMatrixOptions options;
-  options.shape = WmmaShape::kM16N16K16;
-  options.symmetric = true;
-  auto sym =
-      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(p.geometry, p.grid, options));
+  const auto sym = p.gathered_matrix();
   cuda::TensorCoreProjector gpu(sym);
   EXPECT_FALSE(gpu.uses_gathered_products(1));  // the column form: 8 columns
   EXPECT_TRUE(gpu.uses_gathered_products(32));
@@ -228,10 +231,8 @@ TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
 TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
   REQUIRE_GPU();
   const SmallProblem p;
-  TensorCoreMatrixOptions options;
-  options.shape = WmmaShape::kM16N16K16;
-  options.symmetric = true;
-  const TensorCoreMatrix m = build_tensorcore_matrix(p.geometry, p.grid, options);
+  const auto matrix = p.gathered_matrix();
+  const TensorCoreMatrix& m = *matrix;
   const SymmetricGatherTables tables = make_symmetric_gather_tables(m);
   ASSERT_GE(m.gathered_forward.group_count(), 8);  // one CTA runs through all groups
   ASSERT_GE(m.gathered_backward.group_count(), 4);
