@@ -4,6 +4,7 @@
 #include "kernels/cuda/backproject_kernel.cuh"
 #include "kernels/cuda/backprojector.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_probe.hpp"
 
 namespace slicestream::cuda {
 namespace {
@@ -233,10 +234,7 @@ std::string validate(const BackprojectTuning& tuning) {
 Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning)
     : beam_(beam), detector_(detector) {
   set_tuning(tuning);
-  int device = 0;
-  SLICESTREAM_CUDA_CHECK(cudaGetDevice(&device));
-  SLICESTREAM_CUDA_CHECK(
-      cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
+  multiprocessors_ = current_device_multiprocessors();
 }
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {

@@ -61,4 +61,11 @@ DeviceSummary describe_device(int device) {
   return s;
 }
 
+int current_device_multiprocessors() {
+  int device = 0, count = 0;
+  SLICESTREAM_CUDA_CHECK(cudaGetDevice(&device));
+  SLICESTREAM_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 }  // namespace slicestream::cuda

@@ -19,5 +19,8 @@ struct DeviceSummary {
   std::size_t memory_free_bytes = 0;
 };
 DeviceSummary describe_device(int device);  // throws CudaError
+// Multiprocessors of the calling thread's current device (sizes grids of persistent CTAs and
+// occupancy heuristics); throws CudaError.
+int current_device_multiprocessors();
 
 }  // namespace slicestream::cuda

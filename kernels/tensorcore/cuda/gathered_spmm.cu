@@ -1,12 +1,11 @@
 #include "kernels/tensorcore/cuda/gathered_spmm.hpp"
 
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_probe.hpp"
 #include "kernels/tensorcore/grouped_blocks.hpp"
 #include "kernels/tensorcore/mma_accumulation.hpp"
 
@@ -100,7 +99,7 @@ struct Stage {
 };
 
 // The work of the groups before `group`, in units of one block's products: a chunk's staging
-// (its 512 operand rows, the lookups and the barrier) costs about as much as kChunkCost blocks.
+// (its 1024 operand rows, the look-ups and the barrier) costs about as much as kChunkCost blocks.
 // Monotone in `group`, so CTAs split the run of groups by binary search.
 constexpr long long kChunkCost = 20;
 __device__ __forceinline__ long long work_before(const GatheredSpmmArgs& a, int group) {
@@ -125,8 +124,8 @@ __device__ int first_group_from(const GatheredSpmmArgs& a, long long work) {
 
 // Persistent CTAs, each over a contiguous run of groups holding an equal share of the work
 // (work_before), so the copy pipeline runs on across group boundaries. Chunk q of the run is
-// computed while the next kStages - 1 are copied; the operand rows one chunk further are looked up
-// and the metadata of the chunk after that loaded meanwhile, so no load is used in the iteration
+// computed while chunk q + 1 is copied, chunk q + 2's operand-row indices and metadata are
+// copied into their slot and chunk q + 3's tiles loaded, so no load is used in the iteration
 // that issued it. When a chunk starts a new group, the finished group's sums are added to the
 // output first. `column0` selects the 32 operand columns of this pass.
 __global__ void __launch_bounds__(kThreads, 1)
@@ -360,19 +359,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   flush(group, touched);
-  wait_async_all();  // nothing is pending (the last groups were empty); leave no copy behind
+  wait_async_all();  // the last commit groups are empty; leave no copy in flight at exit anyway
 }
 
 // CTAs per SM over the kernel's lifetime (one resident at a time): the shares' remaining
 // imbalance becomes a tail of about an eighth of a share, against a pipeline start per share.
 constexpr int kCtasPerMultiprocessor = 8;
-
-int multiprocessors() {
-  int device = 0, count = 0;
-  SLICESTREAM_CUDA_CHECK(cudaGetDevice(&device));
-  SLICESTREAM_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
 
 void launch_pass(const GatheredSpmmArgs& a, int column0, cudaStream_t stream) {
   constexpr int bytes = 2 * Stage::kBytes;
@@ -383,8 +375,10 @@ void launch_pass(const GatheredSpmmArgs& a, int column0, cudaStream_t stream) {
     return true;
   }();
   (void)configured;
-  static const int per_device = kCtasPerMultiprocessor * multiprocessors();
-  const int ctas = std::min(a.ctas > 0 ? a.ctas : per_device, a.group_count);
+  const int ctas = std::min(
+      a.ctas > 0 ? a.ctas
+                 : kCtasPerMultiprocessor * ::slicestream::cuda::current_device_multiprocessors(),
+      a.group_count);
   gathered_spmm_kernel<<<ctas, kThreads, bytes, stream>>>(a, column0);
   SLICESTREAM_CUDA_CHECK_LAUNCH("gathered_spmm_kernel");
 }
