@@ -86,15 +86,14 @@ GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads) {
   }
   // The blocks in chunk order; the plans' block ids are in the same order as chunk_block.
   out.blocks.resize(bsr.blocks.size());
-  std::vector<std::size_t> first(plans.size() + 1, 0);
-  for (std::size_t g = 0; g < plans.size(); ++g)
-    first[g + 1] = first[g] + plans[g].block_ids.size();
   parallel_for(
       groups,
       [&](long long g, int) {
         const GroupPlan& p = plans[static_cast<std::size_t>(g)];
+        const auto first = static_cast<std::size_t>(out.chunk_block[static_cast<std::size_t>(
+            out.group_chunk[static_cast<std::size_t>(g)])]);
         for (std::size_t i = 0; i < p.block_ids.size(); ++i) {
-          std::memcpy(out.blocks.data() + (first[static_cast<std::size_t>(g)] + i) * 256,
+          std::memcpy(out.blocks.data() + (first + i) * 256,
                       bsr.blocks.data() + static_cast<std::size_t>(p.block_ids[i]) * 256,
                       256 * sizeof(std::uint16_t));
         }
