@@ -21,9 +21,10 @@ struct GroupPlan {
 
 GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
   const long long last_row = std::min(bsr.block_row_count(), first_row + kGroupRows);
-  // (block column, row in group, block id), sorted by column then row: bit order per chunk.
+  // (block column, row in group, block id), sorted by column then row to number the tiles.
   struct Entry {
     std::int32_t col, row, id;
+    std::int32_t chunk = 0, bit = 0;  // where the block goes
   };
   std::vector<Entry> entries;
   for (long long r = first_row; r < last_row; ++r) {
@@ -48,10 +49,17 @@ GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
       }
       plan.tiles[plan.tiles.size() - kChunkTiles + static_cast<std::size_t>(tile)] = entries[e].col;
     }
-    plan.masks.back() |= std::uint64_t{1} << (tile * kGroupRows + entries[e].row);
+    entries[e].chunk = static_cast<std::int32_t>(plan.masks.size()) - 1;
+    entries[e].bit = chunk_bit(entries[e].row, tile);
+    plan.masks.back() |= std::uint64_t{1} << entries[e].bit;
     ++plan.chunk_sizes.back();
-    plan.block_ids.push_back(entries[e].id);
   }
+  // The blocks in bit order within each chunk.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.chunk != b.chunk ? a.chunk < b.chunk : a.bit < b.bit;
+  });
+  for (const Entry& entry : entries)
+    plan.block_ids.push_back(entry.id);
   return plan;
 }
 

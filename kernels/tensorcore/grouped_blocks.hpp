@@ -8,12 +8,14 @@
 // and 0.25 (A_oct^T) as many distinct block columns as they hold blocks. So the blocks are
 // grouped by kGroupRows consecutive block rows; within a group, the distinct block columns
 // ("tiles") are taken in ascending order, kChunkTiles at a time ("chunks"), and a chunk's blocks
-// are stored together, ordered by (tile, row in the group). A kernel stages one chunk's operand
+// are stored together, ordered by (row in the group, tile). A kernel stages one chunk's operand
 // tiles once and multiplies them with every block of the chunk.
 //
-// A chunk's `mask` has bit t * kGroupRows + r set when row r of the group has a block in tile t;
-// the blocks follow in bit order, so block (t, r) is at chunk_block[c] + popcount of the mask's
-// bits below t * kGroupRows + r.
+// A chunk's `mask` has bit chunk_bit(r, t) = r * kChunkTiles + t set when row r of the group has a
+// block in tile t; the blocks follow in bit order, so block (r, t) is at chunk_block[c] + popcount
+// of the mask's bits below chunk_bit(r, t). Row-major bits keep a row's blocks of a chunk
+// consecutive (a kernel walks them with a running index) and put rows 0-3 and 4-7 in the low and
+// high 32 bits.
 #pragma once
 
 #include <cstddef>
@@ -28,13 +30,25 @@ inline constexpr int kGroupRows = 8;   // block rows per group: 0.30 / 0.25 tile
 inline constexpr int kChunkTiles = 8;  // tiles per chunk (staged together)
 static_assert(kChunkTiles * kGroupRows <= 64, "a chunk's mask is 64 bits");
 
+// The mask bit of row `row` of the group and tile `tile` of the chunk.
+constexpr int chunk_bit(int row, int tile) {
+  return row * kChunkTiles + tile;
+}
+// The mask bits of tile `tile` (every row of the group).
+constexpr std::uint64_t tile_bits(int tile) {
+  std::uint64_t bits = 0;
+  for (int row = 0; row < kGroupRows; ++row)
+    bits |= std::uint64_t{1} << chunk_bit(row, tile);
+  return bits;
+}
+
 struct GroupedBlocks {
   long long rows = 0;  // mapped rows (block rows x 16)
   long long cols = 0;  // mapped columns (block columns x 16)
   float value_scale = 1;
   std::vector<std::int32_t> group_chunk;  // groups + 1: the chunks of each group
   std::vector<std::int32_t> chunk_tile;   // chunks x kChunkTiles: block columns, -1 past the end
-  std::vector<std::uint64_t> chunk_mask;  // chunks: bit t * kGroupRows + r
+  std::vector<std::uint64_t> chunk_mask;  // chunks: bit chunk_bit(row, tile)
   std::vector<std::int32_t> chunk_block;  // chunks + 1: the first block of each chunk
   std::vector<std::uint16_t> blocks;      // fp16 bits, 16 x 16 row-major, in chunk order
 

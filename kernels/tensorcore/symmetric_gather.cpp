@@ -82,12 +82,12 @@ void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* sourc
            c < blocks.group_chunk[static_cast<std::size_t>(group) + 1]; ++c) {
         const std::uint64_t mask = blocks.chunk_mask[static_cast<std::size_t>(c)];
         std::int32_t id = blocks.chunk_block[static_cast<std::size_t>(c)];
-        for (int bit = 0; bit < kChunkTiles * kGroupRows; ++bit) {  // bit order: (tile, row)
+        for (int bit = 0; bit < kChunkTiles * kGroupRows; ++bit) {  // bit order: (row, tile)
           if (((mask >> bit) & 1u) == 0) continue;
-          const int row = bit % kGroupRows;
+          const int row = bit / kChunkTiles;
           const long long col0 =
               16LL * blocks.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles +
-                                       static_cast<std::size_t>(bit / kGroupRows)];
+                                       static_cast<std::size_t>(bit % kChunkTiles)];
           const std::uint16_t* block = blocks.blocks.data() + static_cast<std::size_t>(id++) * 256;
           for (int k = 0; k < 16; ++k) {
             const std::int32_t row_in = src[col0 + k];

@@ -20,12 +20,27 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kColumns = 32;           // operand columns per pass
 constexpr int kTiles8 = kColumns / 8;  // m16n8k16 products per block
 static_assert(kChunkTiles == 8 && kGroupRows == 8, "the copy layout below assumes 8 x 8 chunks");
-static_assert(kChunkTiles == 2 * kMmaChainBlocks, "a row's chains: tiles 0-3 and tiles 4-7");
+static_assert(kRowsPerWarp * kChunkTiles == 32, "a warp's rows are one 32-bit half of the mask");
+static_assert(chunk_bit(1, 0) == kChunkTiles, "row-major mask bits (grouped_blocks.hpp)");
 
 // cp.async (sm_80+): 16 bytes global -> shared without registers; src_size 0 fills zeros.
 __device__ __forceinline__ void copy_async_16(unsigned shared, const void* global, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
                "r"(valid ? 16 : 0));
+}
+// 16 bytes of operand row `row` (at base + row * row_bytes) into shared memory; row < 0 fills zeros
+// (ignore-src). One mad.wide and one compare per copy: these copies dominate a chunk's staging.
+__device__ __forceinline__ void copy_row_async_16(unsigned shared, const char* base, int row,
+                                                  unsigned row_bytes) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred absent;\n"
+      "  .reg .u64 address;\n"
+      "  setp.lt.s32 absent, %2, 0;\n"
+      "  mad.wide.u32 address, %3, %4, %1;\n"
+      "  cp.async.cg.shared.global [%0], [address], 16, absent;\n"
+      "}\n" ::"r"(shared),
+      "l"(base), "r"(row), "r"(max(row, 0)), "r"(row_bytes));
 }
 // 4- and 8-byte cp.async (through L1), for the look-ups of a chunk's operand rows and metadata.
 __device__ __forceinline__ void copy_async_4(void* shared, const void* global) {
@@ -165,6 +180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const unsigned in_row_bytes = static_cast<unsigned>(a.columns) * 2;
   const char* in = reinterpret_cast<const char*>(a.in) + column0 * 2 + part * 16;
   const int copy_tile = (thread >> 6) & 7;
+  const unsigned long long copy_tile_bits = tile_bits(copy_tile);
   const unsigned operand_dst =
       smem_base + copy_tile * Stage::kTileBytes + Stage::operand_unit((thread >> 2) & 15, part);
   // Block copies: 4 per thread, block i * 16 + warp, unit lane % 2 of its row lane / 2.
@@ -191,15 +207,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto stage = [&](int q) {
     const unsigned stage_base = (q % kStages) * Stage::kBytes;
     const unsigned long long mask = mask_slot[q & 3];
-    if (((mask >> (8 * copy_tile)) & 0xffu) != 0) {  // the tile exists (it holds blocks)
+    if ((mask & copy_tile_bits) != 0) {  // the tile exists (it holds blocks)
       const int* src = source_slot[q & 3] + (thread >> 2);
 #pragma unroll
       for (int i = 0; i < kTransforms; ++i) {
-        const int row = src[i * 128];
-        copy_async_16(operand_dst + stage_base + i * kChunkTiles * Stage::kTileBytes,
-                      in + static_cast<std::size_t>(static_cast<unsigned>(max(row, 0)) *
-                                                    std::size_t{in_row_bytes}),
-                      row >= 0);
+        copy_row_async_16(operand_dst + stage_base + i * kChunkTiles * Stage::kTileBytes, in,
+                          src[i * 128], in_row_bytes);
       }
     }
     const int blocks = __popcll(mask);
@@ -302,59 +315,53 @@ __global__ void __launch_bounds__(kThreads, 1)
       } while (group_chunk_end <= chunk_begin + q);
     }
 
+    // The warp's rows are one 32-bit half of the mask (row-major bits, 8 per row); their blocks
+    // follow in bit order, after the low half's when the warp has rows 4-7.
     const int s = q % kStages;
     const unsigned long long mask = mask_slot[q & 3];
-    const unsigned blocks = smem_base + s * Stage::kBytes + Stage::kOperandBytes + a_lane;
+    const unsigned rows_bits = static_cast<unsigned>(mask >> (first_row * kChunkTiles));
+    unsigned block =
+        smem_base + s * Stage::kBytes + Stage::kOperandBytes + a_lane +
+        (first_row == 0 ? 0u : __popc(static_cast<unsigned>(mask))) * Stage::kBlockBytes;
     const unsigned operands = smem_base + s * Stage::kBytes;
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int row = first_row + r;
-      const unsigned long long row_tiles = (mask >> row) & 0x0101010101010101ull;  // bit 8 t
-      if (row_tiles == 0) continue;                                                // uniform
-      unsigned long long tiles = 0;  // the tiles of the current chain still to multiply
+      unsigned tiles = (rows_bits >> (r * kChunkTiles)) & 0xffu;  // the row's tiles still to do
+      if (tiles == 0) continue;                                   // uniform over the warp
       touched |= 1u << r;
-      // This row's blocks of the chunk in accumulation chains of at most kMmaChainBlocks (4)
-      // blocks (tiles 0-3, tiles 4-7), each started from zero by its first block's products and
-      // added to the sum afterwards.
+      // The row's blocks of the chunk in accumulation chains of at most kMmaChainBlocks (4)
+      // consecutive blocks, each started from zero by its first block's products and added to
+      // the sum afterwards.
       unsigned fa[4], fb[4], fc[4];
       auto load_next = [&] {  // the fragments of the row's next block in the chunk
-        const int bit = (__ffsll(tiles) - 1) + row;
+        const unsigned tile = operands + (__ffs(tiles) - 1) * Stage::kTileBytes;
         tiles &= tiles - 1;
-        const int index = __popcll(mask & ((1ull << bit) - 1ull));  // blocks are in bit order
-        load_matrix_x4(fa, blocks + index * Stage::kBlockBytes);
-        const unsigned tile = operands + (bit / kGroupRows) * Stage::kTileBytes;
+        load_matrix_x4(fa, block);
+        block += Stage::kBlockBytes;
         load_matrix_x4_trans(fb, tile + b_lane);
         load_matrix_x4_trans(fc, tile + c_lane);
       };
       float part_sum[kTiles8][4];
-      auto start_chain = [&] {
+      while (tiles != 0) {
+        load_next();
         mma_16816_from_zero(part_sum[0], fa, fb[0], fb[1]);
         mma_16816_from_zero(part_sum[1], fa, fb[2], fb[3]);
         mma_16816_from_zero(part_sum[2], fa, fc[0], fc[1]);
         mma_16816_from_zero(part_sum[3], fa, fc[2], fc[3]);
-      };
-      auto end_chain = [&] {
 #pragma unroll
-        for (int j = 0; j < kTiles8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            sum[r][j][e] = __fadd_rn(sum[r][j][e], part_sum[j][e]);
-      };
-      // Two chains per chunk at most: tiles 0-3, then tiles 4-7.
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        tiles = row_tiles & (half == 0 ? 0x01010101ull : 0x0101010100000000ull);
-        if (tiles == 0) continue;
-        load_next();
-        start_chain();
-        while (tiles != 0) {
+        for (int k = 1; k < kMmaChainBlocks; ++k) {
+          if (tiles == 0) break;
           load_next();
           mma_16816(part_sum[0], fa, fb[0], fb[1]);
           mma_16816(part_sum[1], fa, fb[2], fb[3]);
           mma_16816(part_sum[2], fa, fc[0], fc[1]);
           mma_16816(part_sum[3], fa, fc[2], fc[3]);
         }
-        end_chain();
+#pragma unroll
+        for (int j = 0; j < kTiles8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            sum[r][j][e] = __fadd_rn(sum[r][j][e], part_sum[j][e]);
       }
     }
   }

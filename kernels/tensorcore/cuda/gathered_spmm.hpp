@@ -13,7 +13,8 @@
 // while one is computed; the row indices and chunk metadata are copied two chunks ahead), and
 // every warp multiplies its rows' blocks of the chunk with its transform's tiles (ldmatrix,
 // mma.sync m16n8k16). So an operand tile is read from L2 once per group instead of once per
-// block. A row's blocks of a chunk form two accumulation chains of at most 4 blocks (split
+// block. A row's blocks of a chunk are consecutive (row-major mask bits), so a warp walks them with
+// a running index; they form accumulation chains of at most 4 consecutive blocks (split
 // accumulation as in bsr_spmm). 64 columns run as two passes of 32.
 #pragma once
 

@@ -33,34 +33,36 @@ void expect_same_blocks(const GroupedBlocks& grouped, const BsrMatrixHalf& bsr) 
       ASSERT_EQ(std::bitset<64>(mask).count(),
                 static_cast<std::size_t>(grouped.chunk_block[static_cast<std::size_t>(c) + 1] -
                                          grouped.chunk_block[static_cast<std::size_t>(c)]));
-      int id = grouped.chunk_block[static_cast<std::size_t>(c)];
+      const int first = grouped.chunk_block[static_cast<std::size_t>(c)];
       for (int t = 0; t < kChunkTiles; ++t) {
         const int tile = grouped.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles + t];
-        const std::uint64_t rows = (mask >> (t * kGroupRows)) & ((1u << kGroupRows) - 1);
         if (tile < 0) {
-          EXPECT_EQ(rows, 0u) << "no blocks in a padding tile";
+          EXPECT_EQ(mask & tile_bits(t), 0u) << "no blocks in a padding tile";
           continue;
         }
         EXPECT_GT(tile, previous_tile) << "tiles ascend within a group";
-        EXPECT_NE(rows, 0u) << "every tile holds a block";
+        EXPECT_NE(mask & tile_bits(t), 0u) << "every tile holds a block";
         previous_tile = tile;
         for (int r = 0; r < kGroupRows; ++r) {
-          if (((rows >> r) & 1u) == 0) continue;
+          const int bit = chunk_bit(r, t);
+          if (((mask >> bit) & 1u) == 0) continue;
           const long long block_row = group * kGroupRows + r;
           ASSERT_LT(block_row, bsr.block_row_count());
           EXPECT_TRUE(seen.insert({block_row, tile}).second) << "stored once";
-          // The BSR block (block_row, tile) must hold the same weights.
+          // The BSR block (block_row, tile) must hold the same weights; the grouped blocks are in
+          // bit order.
           int found = -1;
           for (int i = bsr.row_ptr[static_cast<std::size_t>(block_row)];
                i < bsr.row_ptr[static_cast<std::size_t>(block_row) + 1]; ++i) {
             if (bsr.col_index[static_cast<std::size_t>(i)] == tile) found = i;
           }
           ASSERT_GE(found, 0) << "block (" << block_row << ", " << tile << ") is not in the BSR";
+          const auto id = static_cast<std::size_t>(first) +
+                          std::bitset<64>(mask & ((std::uint64_t{1} << bit) - 1)).count();
           for (int e = 0; e < 256; ++e) {
-            ASSERT_EQ(grouped.blocks[static_cast<std::size_t>(id) * 256 + e],
+            ASSERT_EQ(grouped.blocks[id * 256 + e],
                       bsr.blocks[static_cast<std::size_t>(found) * 256 + e]);
           }
-          ++id;
         }
       }
     }
