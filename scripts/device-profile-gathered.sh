@@ -25,4 +25,9 @@ if [ "${1:-}" != --no-ncu ]; then
   "$ncu" -i /tmp/gathered.ncu-rep --page details > "$out/gathered_ncu.txt" 2>&1
   grep -E "Duration|Executed Instructions  |Registers Per|Issue Slots Busy|Warp Cycles Per Issued" \
     "$out/gathered_ncu.txt"
+  # The passes around the gathered SpMM (operand scales, fp16 operand rows): durations.
+  "$ncu" -k regex:'rows_operand|compute_scales|evaluate' -c 6 --section SpeedOfLight \
+    "${bench[@]}" --no-cg --repetitions 1 2>&1 | grep -E "^  [a-z_:<>]+.*\(|Duration" \
+    > "$out/operand_passes.txt"
+  cat "$out/operand_passes.txt"
 fi

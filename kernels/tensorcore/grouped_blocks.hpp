@@ -34,12 +34,16 @@ static_assert(kChunkTiles * kGroupRows <= 64, "a chunk's mask is 64 bits");
 constexpr int chunk_bit(int row, int tile) {
   return row * kChunkTiles + tile;
 }
-// The mask bits of tile `tile` (every row of the group).
-constexpr std::uint64_t tile_bits(int tile) {
+// The mask bits of tile 0 (every row of the group) ...
+constexpr std::uint64_t tile_zero_bits() {
   std::uint64_t bits = 0;
   for (int row = 0; row < kGroupRows; ++row)
-    bits |= std::uint64_t{1} << chunk_bit(row, tile);
+    bits |= std::uint64_t{1} << chunk_bit(row, 0);
   return bits;
+}
+// ... and of tile `tile` (one shift, also in kernels).
+constexpr std::uint64_t tile_bits(int tile) {
+  return tile_zero_bits() << tile;
 }
 
 struct GroupedBlocks {

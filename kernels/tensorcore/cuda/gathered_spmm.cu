@@ -115,26 +115,41 @@ struct Stage {
 
 // The work of the groups before `group`, in units of one block's products: a chunk's staging
 // (its 1024 operand rows, the look-ups and the barrier) costs about as much as kChunkCost blocks.
-// Monotone in `group`, so CTAs split the run of groups by binary search.
+// Monotone in `group`, so CTAs split the run of groups by searching it (cta_group_run).
 constexpr long long kChunkCost = 20;
 __device__ __forceinline__ long long work_before(const GatheredSpmmArgs& a, int group) {
   const int chunk = a.group_chunk[group];
   return a.chunk_block[chunk] + kChunkCost * chunk;
 }
 
-// First group in [0, group_count] whose work_before is >= work.
-__device__ int first_group_from(const GatheredSpmmArgs& a, long long work) {
-  int lo = 0, n = a.group_count + 1;
-  while (n > 0) {
-    const int half = n / 2;
-    if (work_before(a, lo + half) < work) {
-      lo += half + 1;
-      n -= half + 1;
-    } else {
-      n = half;
-    }
+// This CTA's run of groups [x, y): the first groups whose work_before reaches the CTA's share
+// bounds total * blockIdx.x / gridDim.x and total * (blockIdx.x + 1) / gridDim.x. The CTA searches
+// both at once, half its threads per bound, each round probing evenly spaced groups of the
+// remaining interval and keeping the one step where the work crosses the bound: two rounds of
+// dependent loads at 512^2 where a binary search chains about 24 per bound, which left the SM
+// idle at the start of every CTA. Every thread of the CTA must call it.
+__device__ int2 cta_group_run(const GatheredSpmmArgs& a) {
+  const long long total = work_before(a, a.group_count);
+  const int half = static_cast<int>(blockDim.x) / 2;
+  const int bound = static_cast<int>(threadIdx.x) >= half ? 1 : 0;
+  const int probe = static_cast<int>(threadIdx.x) - bound * half;
+  const long long target =
+      total * (static_cast<long long>(blockIdx.x) + bound) / static_cast<long long>(gridDim.x);
+  // Per bound the answer lies in (lo, hi]; work_before(hi) >= the bound's target throughout.
+  int2 lo = make_int2(-1, -1);
+  int2 hi = make_int2(a.group_count, a.group_count);
+  while (hi.x - lo.x > 1 || hi.y - lo.y > 1) {  // uniform over the CTA
+    const int2 step = make_int2((hi.x - lo.x + half - 1) / half, (hi.y - lo.y + half - 1) / half);
+    const int candidate = bound == 0 ? lo.x + (probe + 1) * step.x : lo.y + (probe + 1) * step.y;
+    const bool below = candidate < (bound == 0 ? hi.x : hi.y) && work_before(a, candidate) < target;
+    // The probes below the target are a prefix (work_before is monotone): count them.
+    const int below_x = __syncthreads_count(bound == 0 && below);
+    const int below_y = __syncthreads_count(bound == 1 && below);
+    hi = make_int2(min(hi.x, lo.x + (below_x + 1) * step.x),
+                   min(hi.y, lo.y + (below_y + 1) * step.y));
+    lo = make_int2(lo.x + below_x * step.x, lo.y + below_y * step.y);
   }
-  return lo;
+  return hi;
 }
 
 // Persistent CTAs, each over a contiguous run of groups holding an equal share of the work
@@ -149,8 +164,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kRows = kTransforms * kChunkTiles * 16;  // staged operand rows per chunk
   extern __shared__ __align__(128) unsigned char smem[];
   // Chunk q's operand rows (source indices) and blocks (first block, mask), copied two chunks
-  // ahead into slot q % 4.
-  __shared__ int source_slot[4][kRows];
+  // ahead into slot q % 4. Staged row R's index is at [R % 128][R / 128]: the 8 rows (one per
+  // transform) a thread copies are adjacent, two 16-byte loads.
+  __shared__ __align__(16) int source_slot[4][kRows / kTransforms][kTransforms];
   __shared__ int first_block_slot[4];
   __shared__ unsigned long long mask_slot[4];
   const int thread = static_cast<int>(threadIdx.x);
@@ -160,9 +176,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int first_row = (warp / kTransforms) * kRowsPerWarp;  // of the group
 
   // This CTA's groups and chunks.
-  const long long total_work = work_before(a, a.group_count);
-  const int group_begin = first_group_from(a, total_work * blockIdx.x / gridDim.x);
-  const int group_end = first_group_from(a, total_work * (blockIdx.x + 1) / gridDim.x);
+  const int2 run = cta_group_run(a);
+  const int group_begin = run.x;
+  const int group_end = run.y;
   const int chunk_begin = a.group_chunk[group_begin];
   const int chunks = a.group_chunk[group_end] - chunk_begin;
   if (chunks == 0) return;  // uniform over the CTA
@@ -196,8 +212,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // caller's next commit group). Rows of tiles past the chunk's last are never staged.
   auto look_up = [&](int q, int tile) {
     if (tile >= 0) {
-      copy_async_4(&source_slot[q & 3][thread], source + tile * 16);
-      copy_async_4(&source_slot[q & 3][thread + kRows / 2], source + (source_half + tile * 16));
+      int* slot = &source_slot[q & 3][thread & 127][thread >> 7];  // rows thread, thread + 512
+      copy_async_4(slot, source + tile * 16);
+      copy_async_4(slot + kTransforms / 2, source + (source_half + tile * 16));
     }
     if (thread == 0 && q < chunks) {
       copy_async_4(&first_block_slot[q & 3], a.chunk_block + chunk_begin + q);
@@ -208,11 +225,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     const unsigned stage_base = (q % kStages) * Stage::kBytes;
     const unsigned long long mask = mask_slot[q & 3];
     if ((mask & copy_tile_bits) != 0) {  // the tile exists (it holds blocks)
-      const int* src = source_slot[q & 3] + (thread >> 2);
+      const int4* slot = reinterpret_cast<const int4*>(source_slot[q & 3][thread >> 2]);
+      const int4 low = slot[0], high = slot[1];
+      const int rows[kTransforms] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
 #pragma unroll
       for (int i = 0; i < kTransforms; ++i) {
         copy_row_async_16(operand_dst + stage_base + i * kChunkTiles * Stage::kTileBytes, in,
-                          src[i * 128], in_row_bytes);
+                          rows[i], in_row_bytes);
       }
     }
     const int blocks = __popcll(mask);

@@ -185,18 +185,20 @@ __global__ void backward_output_kernel(const float* __restrict__ x, int x_column
 
 // Operand rows for the gathered products: out (fp16, [rows][columns]) from values (rows x slices):
 // column c carries slice value_column(c) (hi, then lo when compensated), padding columns zero.
+// Thread (x, y) of a block converts column x of rows y, y + blockDim.y, ...: blockDim.x must be
+// `columns`. (A flat index would cost a 64-bit division per value, which made this pass slower
+// than its memory traffic.)
 __global__ void rows_operand_kernel(const float* __restrict__ values, long long rows, int slices,
                                     int columns, int lo_offset,
                                     const float* __restrict__ operand_scale,
                                     __half* __restrict__ out) {
-  const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns);
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t row = i / static_cast<std::size_t>(columns);
-    const int c = static_cast<int>(i % static_cast<std::size_t>(columns));
-    const int vc = value_column(c, slices, lo_offset);
-    const float v = vc >= 0 ? values[row * static_cast<std::size_t>(slices) + vc] : 0.0f;
-    out[i] = operand_of(v, c, slices, operand_scale[c]);
+  const int c = static_cast<int>(threadIdx.x);
+  const int vc = value_column(c, slices, lo_offset);
+  const float scale = operand_scale[c];
+  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.y + threadIdx.y; row < rows;
+       row += static_cast<long long>(gridDim.x) * blockDim.y) {
+    const float v = vc >= 0 ? values[row * slices + vc] : 0.0f;
+    out[row * columns + c] = operand_of(v, c, slices, scale);
   }
 }
 

@@ -461,7 +461,8 @@ void TensorCoreProjector::Impl::run_gathered(const float* in, long long in_rows,
   prepare_scales(in, in_rows, slices, max_abs, columns, 1, lo, stream);
   const std::size_t values = static_cast<std::size_t>(columns) * static_cast<std::size_t>(in_rows);
   ensure(operand, values);
-  rows_operand_kernel<<<blocks_for(values), kThreads, 0, stream>>>(
+  const dim3 threads(static_cast<unsigned>(columns), static_cast<unsigned>(kThreads / columns));
+  rows_operand_kernel<<<blocks_for(values), threads, 0, stream>>>(
       in, in_rows, slices, columns, lo, operand_scale.data(),
       reinterpret_cast<__half*>(operand.data()));
   SLICESTREAM_CUDA_CHECK_LAUNCH("rows_operand_kernel");
