@@ -74,6 +74,37 @@ double cg_error(cuda::DeviceProjectionOperator& op, const std::vector<float>& da
   return relative_error(d_x.download(), truth);
 }
 
+// The worst relative error over the slices of one `iterations`-step CGLS solve of `slices`
+// slices at once (b: slice s is the data scaled by 1 + 0.01 s, so its truth is scaled alike):
+// the gathered symmetric products only run from 16 slices on.
+double cg_error_slices(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
+                       int slices, const std::vector<float>& truth, int iterations,
+                       cudaStream_t stream) {
+  std::vector<float> b(data.size() * static_cast<std::size_t>(slices));
+  for (std::size_t r = 0; r < data.size(); ++r) {
+    for (int s = 0; s < slices; ++s)
+      b[r * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)] =
+          data[r] * (1.0f + 0.01f * static_cast<float>(s));
+  }
+  DeviceBuffer<float> d_b(b);
+  DeviceBuffer<float> d_x(truth.size() * static_cast<std::size_t>(slices));
+  d_x.zero(stream);
+  CglsOptions options;
+  options.max_iterations = iterations;
+  cuda::cgls_gpu(op, d_b.data(), d_x.data(), slices, options, stream);
+  const std::vector<float> x = d_x.download();
+  double worst = 0;
+  std::vector<float> slice_x(truth.size()), slice_truth(truth.size());
+  for (int s = 0; s < slices; ++s) {
+    for (std::size_t p = 0; p < truth.size(); ++p) {
+      slice_x[p] = x[p * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)];
+      slice_truth[p] = truth[p] * (1.0f + 0.01f * static_cast<float>(s));
+    }
+    worst = std::max(worst, relative_error(slice_x, slice_truth));
+  }
+  return worst;
+}
+
 // Per image per CG iteration (ms): the difference of two solves cancels the set-up.
 double cg_iteration_ms(cuda::DeviceProjectionOperator& op, const float* b, int slices,
                        int iterations, cudaStream_t stream) {
@@ -373,10 +404,22 @@ int main(int argc, char** argv) {
           errors[compensated][split] = cg_error(tc, data, truth, o.accuracy_iterations, stream);
         }
       }
+      // The same solver over all slices at once (the multi-slice kernels).
+      double slices_errors[2];
+      for (int compensated = 0; compensated < 2; ++compensated) {
+        tc.set_compensated_operands(compensated != 0);
+        slices_errors[compensated] =
+            cg_error_slices(tc, data, o.slices, truth, o.accuracy_iterations, stream);
+      }
       tc.set_compensated_operands(true);
       tc.set_split_accumulation(true);
       const double cg_c = cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream);
       auto difference = [&](double e) { return (e - error32) / error32; };
+      std::printf(
+          "  CG %d iterations, %d slices at once, %s, worst slice: fp16 operands %.5f (%+.2f%%), "
+          "compensated %.5f (%+.3f%%)\n",
+          o.accuracy_iterations, o.slices, best_name.c_str(), slices_errors[0],
+          100 * difference(slices_errors[0]), slices_errors[1], 100 * difference(slices_errors[1]));
       rec.obj("cg_accuracy",
               Json()
                   .str("fp16_configuration", best_name)
@@ -390,6 +433,8 @@ int main(int argc, char** argv) {
                   .num("unsplit_relative_difference", difference(errors[0][0]))
                   .num("unsplit_compensated_relative_error", errors[1][0])
                   .num("unsplit_compensated_relative_difference", difference(errors[1][0]))
+                  .num("all_slices_fp16_worst_relative_error", slices_errors[0])
+                  .num("all_slices_compensated_worst_relative_error", slices_errors[1])
                   .num("compensated_cg_iteration_ms_per_image", cg_c)
                   .num("cusparse_cg_iteration_ms_per_image", cs_cg)
                   .num("compensated_speedup_vs_cusparse_cg", cs_cg / cg_c));
@@ -466,6 +511,35 @@ int main(int argc, char** argv) {
                         b);
           }
           tc.set_gathered_ctas(0);
+          // CG accuracy through the gathered products: all slices at once, fp16 and
+          // compensated operands, against the fp32 (cuSPARSE) error of the accuracy table.
+          if (o.accuracy && error32 > 0) {
+            double gathered_errors[2];
+            for (int compensated = 0; compensated < 2; ++compensated) {
+              tc.set_compensated_operands(compensated != 0);
+              gathered_errors[compensated] =
+                  cg_error_slices(tc, data, o.slices, truth, o.accuracy_iterations, stream);
+            }
+            // The compensated solver (the one within 1 %) runs 64 product columns: its time.
+            tc.set_compensated_operands(true);
+            const double cg_c =
+                o.cg ? cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream) : 0;
+            tc.set_compensated_operands(false);
+            gj.num("cg20_worst_slice_relative_error", gathered_errors[0])
+                .num("cg20_compensated_worst_slice_relative_error", gathered_errors[1])
+                .num("fp32_relative_error", error32);
+            if (o.cg) {
+              gj.num("compensated_cg_ms_per_image", cg_c)
+                  .num("compensated_speedup_vs_cusparse_cg", cs_cg / cg_c);
+            }
+            std::printf(
+                "    gathered CG %d iterations, %d slices at once, worst slice: fp16 operands %.5f "
+                "(%+.2f%% vs fp32 %.5f), compensated %.5f (%+.3f%%); compensated CG %.4f "
+                "ms/image/iter (%.2fx cuSPARSE)\n",
+                o.accuracy_iterations, o.slices, gathered_errors[0],
+                100 * (gathered_errors[0] - error32) / error32, error32, gathered_errors[1],
+                100 * (gathered_errors[1] - error32) / error32, cg_c, o.cg ? cs_cg / cg_c : 0.0);
+          }
           j.obj("gathered", gj);
           std::printf(
               "  8-sym gathered %-8s: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM %.3f) ms -> "
