@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -103,6 +104,20 @@ double cg_error_slices(cuda::DeviceProjectionOperator& op, const std::vector<flo
     worst = std::max(worst, relative_error(slice_x, slice_truth));
   }
   return worst;
+}
+
+// cg_error_slices with fp16 ([0]) and compensated ([1]) operands; leaves them compensated.
+std::array<double, 2> cg_errors_by_operands(cuda::TensorCoreProjector& tc,
+                                            const std::vector<float>& data, int slices,
+                                            const std::vector<float>& truth, int iterations,
+                                            cudaStream_t stream) {
+  std::array<double, 2> errors{};
+  for (int compensated = 0; compensated < 2; ++compensated) {
+    tc.set_compensated_operands(compensated != 0);
+    errors[static_cast<std::size_t>(compensated)] =
+        cg_error_slices(tc, data, slices, truth, iterations, stream);
+  }
+  return errors;
 }
 
 // Per image per CG iteration (ms): the difference of two solves cancels the set-up.
@@ -405,13 +420,8 @@ int main(int argc, char** argv) {
         }
       }
       // The same solver over all slices at once (the multi-slice kernels).
-      double slices_errors[2];
-      for (int compensated = 0; compensated < 2; ++compensated) {
-        tc.set_compensated_operands(compensated != 0);
-        slices_errors[compensated] =
-            cg_error_slices(tc, data, o.slices, truth, o.accuracy_iterations, stream);
-      }
-      tc.set_compensated_operands(true);
+      const std::array<double, 2> slices_errors =
+          cg_errors_by_operands(tc, data, o.slices, truth, o.accuracy_iterations, stream);
       tc.set_split_accumulation(true);
       const double cg_c = cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream);
       auto difference = [&](double e) { return (e - error32) / error32; };
@@ -514,14 +524,9 @@ int main(int argc, char** argv) {
           // CG accuracy through the gathered products: all slices at once, fp16 and
           // compensated operands, against the fp32 (cuSPARSE) error of the accuracy table.
           if (o.accuracy && error32 > 0) {
-            double gathered_errors[2];
-            for (int compensated = 0; compensated < 2; ++compensated) {
-              tc.set_compensated_operands(compensated != 0);
-              gathered_errors[compensated] =
-                  cg_error_slices(tc, data, o.slices, truth, o.accuracy_iterations, stream);
-            }
+            const std::array<double, 2> gathered_errors =
+                cg_errors_by_operands(tc, data, o.slices, truth, o.accuracy_iterations, stream);
             // The compensated solver (the one within 1 %) runs 64 product columns: its time.
-            tc.set_compensated_operands(true);
             const double cg_c =
                 o.cg ? cg_iteration_ms(tc, d_cg_b.data(), o.slices, o.cg_iterations, stream) : 0;
             tc.set_compensated_operands(false);
