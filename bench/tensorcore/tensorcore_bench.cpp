@@ -64,30 +64,30 @@ struct Options {
 constexpr WmmaShape kAccuracyShape = WmmaShape::kM16N16K16;
 constexpr BlockOrdering kAccuracyOrdering = BlockOrdering::kRaySheared;
 
-// Relative error of `iterations` CGLS iterations from zero on one slice of phantom data.
-double cg_error(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
-                const std::vector<float>& truth, int iterations, cudaStream_t stream) {
-  DeviceBuffer<float> d_data(data), d_x(truth.size());
-  d_x.zero(stream);
-  CglsOptions options;
-  options.max_iterations = iterations;
-  cuda::cgls_gpu(op, d_data.data(), d_x.data(), 1, options, stream);
-  return relative_error(d_x.download(), truth);
+// Slice s of the multi-slice problems is the phantom problem scaled by this factor (data and
+// truth alike), so that the slices differ.
+float slice_scale(int s) {
+  return 1.0f + 0.01f * static_cast<float>(s);
 }
 
-// The worst relative error over the slices of one `iterations`-step CGLS solve of `slices`
-// slices at once (b: slice s is the data scaled by 1 + 0.01 s, so its truth is scaled alike):
-// the gathered symmetric products only run from 16 slices on.
-double cg_error_slices(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
-                       int slices, const std::vector<float>& truth, int iterations,
-                       cudaStream_t stream) {
+// The sinogram rows (rays x slices) of `slices` scaled copies of `data`.
+std::vector<float> scaled_slices(const std::vector<float>& data, int slices) {
   std::vector<float> b(data.size() * static_cast<std::size_t>(slices));
   for (std::size_t r = 0; r < data.size(); ++r) {
     for (int s = 0; s < slices; ++s)
       b[r * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)] =
-          data[r] * (1.0f + 0.01f * static_cast<float>(s));
+          data[r] * slice_scale(s);
   }
-  DeviceBuffer<float> d_b(b);
+  return b;
+}
+
+// The worst relative error over the slices of one `iterations`-step CGLS solve from zero of
+// `slices` slices at once (scaled_slices of the phantom data; one slice: the problem itself). The
+// gathered symmetric products only run from 16 slices on.
+double cg_error_slices(cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
+                       int slices, const std::vector<float>& truth, int iterations,
+                       cudaStream_t stream) {
+  DeviceBuffer<float> d_b(scaled_slices(data, slices));
   DeviceBuffer<float> d_x(truth.size() * static_cast<std::size_t>(slices));
   d_x.zero(stream);
   CglsOptions options;
@@ -99,7 +99,7 @@ double cg_error_slices(cuda::DeviceProjectionOperator& op, const std::vector<flo
   for (int s = 0; s < slices; ++s) {
     for (std::size_t p = 0; p < truth.size(); ++p) {
       slice_x[p] = x[p * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)];
-      slice_truth[p] = truth[p] * (1.0f + 0.01f * static_cast<float>(s));
+      slice_truth[p] = truth[p] * slice_scale(s);
     }
     worst = std::max(worst, relative_error(slice_x, slice_truth));
   }
@@ -309,12 +309,8 @@ int main(int argc, char** argv) {
     }
     const std::vector<float>& truth = problem.truth;
     const std::vector<float>& data = problem.data;
-    std::vector<float> cg_b(sino_values);
-    for (std::size_t r = 0; r < data.size(); ++r) {
-      for (int s = 0; s < o.slices; ++s)
-        cg_b[r * o.slices + s] = data[r] * (1.0f + 0.01f * s);
-    }
-    DeviceBuffer<float> d_image(host_image), d_sino_in(host_sino), d_cg_b(cg_b);
+    DeviceBuffer<float> d_image(host_image), d_sino_in(host_sino),
+        d_cg_b(scaled_slices(data, o.slices));
     DeviceBuffer<float> d_sino(sino_values), d_image_out(image_values);
 
     // cuSPARSE baseline, same run.
@@ -334,7 +330,7 @@ int main(int argc, char** argv) {
           median_ms([&] { csr.backward(d_sino_in.data(), d_image_out.data(), 1, stream); },
                     o.repetitions, stream);
       if (o.cg) cs_cg = cg_iteration_ms(csr, d_cg_b.data(), o.slices, o.cg_iterations, stream);
-      if (o.accuracy) error32 = cg_error(csr, data, truth, o.accuracy_iterations, stream);
+      if (o.accuracy) error32 = cg_error_slices(csr, data, 1, truth, o.accuracy_iterations, stream);
       const double bytes = static_cast<double>(csr.matrix_device_bytes());
       cs.str("configuration", csr.configuration()).num("matrix_bytes", bytes);
       cs.num("spmm_forward_ms", cs_fwd)
@@ -416,7 +412,8 @@ int main(int argc, char** argv) {
         for (int split = 0; split < 2; ++split) {
           tc.set_compensated_operands(compensated != 0);
           tc.set_split_accumulation(split != 0);
-          errors[compensated][split] = cg_error(tc, data, truth, o.accuracy_iterations, stream);
+          errors[compensated][split] =
+              cg_error_slices(tc, data, 1, truth, o.accuracy_iterations, stream);
         }
       }
       // The same solver over all slices at once (the multi-slice kernels).

@@ -34,6 +34,13 @@ static_assert(kChunkTiles * kGroupRows <= 64, "a chunk's mask is 64 bits");
 constexpr int chunk_bit(int row, int tile) {
   return row * kChunkTiles + tile;
 }
+// The row and the tile of mask bit `bit` (chunk_bit's inverse).
+constexpr int chunk_bit_row(int bit) {
+  return bit / kChunkTiles;
+}
+constexpr int chunk_bit_tile(int bit) {
+  return bit % kChunkTiles;
+}
 // The mask bits of tile 0 (every row of the group) ...
 constexpr std::uint64_t tile_zero_bits() {
   std::uint64_t bits = 0;

@@ -84,10 +84,10 @@ void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* sourc
         std::int32_t id = blocks.chunk_block[static_cast<std::size_t>(c)];
         for (int bit = 0; bit < kChunkTiles * kGroupRows; ++bit) {  // bit order: (row, tile)
           if (((mask >> bit) & 1u) == 0) continue;
-          const int row = bit / kChunkTiles;
+          const int row = chunk_bit_row(bit);
           const long long col0 =
               16LL * blocks.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles +
-                                       static_cast<std::size_t>(bit % kChunkTiles)];
+                                       static_cast<std::size_t>(chunk_bit_tile(bit))];
           const std::uint16_t* block = blocks.blocks.data() + static_cast<std::size_t>(id++) * 256;
           for (int k = 0; k < 16; ++k) {
             const std::int32_t row_in = src[col0 + k];
