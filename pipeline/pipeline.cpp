@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "pipeline/overloaded.hpp"
+#include "pipeline/messages/overloaded.hpp"
 #include "pipeline/pipeline_impl.hpp"
 
 namespace slicestream {

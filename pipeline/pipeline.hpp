@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/backend.hpp"
-#include "pipeline/command.hpp"
-#include "pipeline/data_message.hpp"
-#include "pipeline/metrics.hpp"
-#include "pipeline/pipeline_config.hpp"
-#include "pipeline/publish_sink.hpp"
+#include "pipeline/backend/backend.hpp"
+#include "pipeline/messages/command.hpp"
+#include "pipeline/messages/data_message.hpp"
+#include "pipeline/messages/metrics_snapshot.hpp"
+#include "pipeline/messages/pipeline_config.hpp"
+#include "pipeline/messages/publish_sink.hpp"
 
 namespace slicestream {
 

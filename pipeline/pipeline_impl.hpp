@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "pipeline/bounded_queue.hpp"
-#include "pipeline/detector_row_selection.hpp"
-#include "pipeline/event_reporter.hpp"
-#include "pipeline/metrics_registry.hpp"
+#include "pipeline/refinement/detector_row_selection.hpp"
+#include "pipeline/metrics/event_reporter.hpp"
+#include "pipeline/metrics/metrics_registry.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/reconstructor.hpp"
-#include "pipeline/scan_ingest.hpp"
-#include "pipeline/stage_items.hpp"
+#include "pipeline/stages/reconstructor.hpp"
+#include "pipeline/stages/scan_ingest.hpp"
+#include "pipeline/messages/stage_items.hpp"
 
 namespace slicestream {
 

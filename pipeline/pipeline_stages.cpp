@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "pipeline/overloaded.hpp"
+#include "pipeline/messages/overloaded.hpp"
 #include "pipeline/pipeline_impl.hpp"
 
 namespace slicestream {

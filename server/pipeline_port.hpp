@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/command.hpp"
-#include "pipeline/data_message.hpp"
+#include "pipeline/messages/command.hpp"
+#include "pipeline/messages/data_message.hpp"
 
 namespace slicestream {
 

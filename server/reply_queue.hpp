@@ -9,7 +9,7 @@
 #include <deque>
 #include <mutex>
 
-#include "pipeline/command.hpp"
+#include "pipeline/messages/command.hpp"
 
 namespace slicestream {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "pipeline/backend.hpp"
-#include "pipeline/pipeline_config.hpp"
+#include "pipeline/backend/backend.hpp"
+#include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
 
 namespace slicestream {

@@ -11,7 +11,7 @@
 
 #include <zmq.hpp>
 
-#include "pipeline/publish_sink.hpp"
+#include "pipeline/messages/publish_sink.hpp"
 #include "server/server_counters.hpp"
 #include "slicestream.pb.h"
 

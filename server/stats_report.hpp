@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/metrics.hpp"
+#include "pipeline/messages/metrics_snapshot.hpp"
 #include "server/codec/reply_codec.hpp"
 
 namespace slicestream {

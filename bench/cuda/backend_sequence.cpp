@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/cuda_backend/cuda_backend.hpp"
+#include "pipeline/backend/cuda/cuda_backend.hpp"
 
 namespace slicestream::bench {
 namespace {

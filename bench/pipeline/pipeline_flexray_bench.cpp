@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "kernels/phantom/ellipsoid_phantom.hpp"
-#include "pipeline/cpu_backend.hpp"
-#include "pipeline/latency_histogram.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
+#include "pipeline/metrics/latency_histogram.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace slicestream {

@@ -10,7 +10,7 @@
 
 #include <zmq.hpp>
 
-#include "pipeline/data_message.hpp"
+#include "pipeline/messages/data_message.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "slicestream.pb.h"

@@ -6,9 +6,9 @@
 
 #include <optional>
 
-#include "pipeline/command.hpp"
-#include "pipeline/data_message.hpp"
-#include "pipeline/publish_sink.hpp"
+#include "pipeline/messages/command.hpp"
+#include "pipeline/messages/data_message.hpp"
+#include "pipeline/messages/publish_sink.hpp"
 #include "slicestream.pb.h"
 #include "wire/kernel_enums.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <zmq.hpp>
 
-#include "pipeline/command.hpp"
-#include "pipeline/publish_sink.hpp"
+#include "pipeline/messages/command.hpp"
+#include "pipeline/messages/publish_sink.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "pipeline/command.hpp"
+#include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
 #include "slicestream.pb.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/filter_config.hpp"
-#include "pipeline/command.hpp"
+#include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "slicestream.pb.h"

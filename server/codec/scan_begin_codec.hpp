@@ -2,7 +2,7 @@
 // (parallel, circular cone or per-projection vectors), all validated against WireLimits.
 #pragma once
 
-#include "pipeline/scan_description.hpp"
+#include "pipeline/messages/scan_description.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "slicestream.pb.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <variant>
 
-#include "pipeline/command.hpp"
+#include "pipeline/messages/command.hpp"
 
 namespace slicestream {
 

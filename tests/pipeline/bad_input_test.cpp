@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "pipeline/event_reporter.hpp"
+#include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {

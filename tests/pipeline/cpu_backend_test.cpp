@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "pipeline/cpu_backend.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {

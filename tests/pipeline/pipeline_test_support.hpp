@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "kernels/phantom/ellipsoid_phantom.hpp"
-#include "pipeline/cpu_backend.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/refinement_plan.hpp"
-#include "pipeline/sinogram_window.hpp"
+#include "pipeline/refinement/refinement_plan.hpp"
+#include "pipeline/refinement/sinogram_window.hpp"
 
 namespace slicestream::test {
 

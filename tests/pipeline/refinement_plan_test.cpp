@@ -8,9 +8,9 @@
 
 #include <cmath>
 
-#include "pipeline/cpu_backend.hpp"
-#include "pipeline/refinement_plan.hpp"
-#include "pipeline/sinogram_window.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
+#include "pipeline/refinement/refinement_plan.hpp"
+#include "pipeline/refinement/sinogram_window.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "kernels/tensorcore/cgls_workspace.hpp"
-#include "pipeline/device_memory_budget.hpp"
-#include "pipeline/memory_charge.hpp"
+#include "pipeline/backend/device_memory_budget.hpp"
+#include "pipeline/backend/memory_charge.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {

@@ -1,10 +1,10 @@
 // share_refiner_caches: slices with equal 2D problems end up with one RefinerCache, the one that
 // already holds their matrix (or is busy on the worker, hence will), and others stay untouched.
-#include "pipeline/refiner_sharing.hpp"
+#include "pipeline/refinement/refiner_sharing.hpp"
 
 #include <gtest/gtest.h>
 
-#include "pipeline/cpu_backend.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
 
 namespace slicestream {
 namespace {

@@ -15,9 +15,9 @@
 #include <cmath>
 #include <random>
 
-#include "pipeline/backend.hpp"
-#include "pipeline/cuda_backend/cuda_backend.hpp"
-#include "pipeline/refinement_plan.hpp"
+#include "pipeline/backend/backend.hpp"
+#include "pipeline/backend/cuda/cuda_backend.hpp"
+#include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {

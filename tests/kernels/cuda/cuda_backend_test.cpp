@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kernels/phantom/ellipsoid_phantom.hpp"
-#include "pipeline/cpu_backend.hpp"
-#include "pipeline/cuda_backend/cuda_backend.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
+#include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
 

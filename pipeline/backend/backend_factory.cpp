@@ -1,0 +1,48 @@
+// make_backend(): the one place that knows which backends exist.
+#include <memory>
+#include <string>
+
+#include "pipeline/backend/backend.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
+
+#if defined(SLICESTREAM_WITH_CUDA)
+#include "pipeline/backend/cuda/cuda_backend.hpp"
+#endif
+
+namespace slicestream {
+
+std::string cuda_unavailable_reason() {
+#if defined(SLICESTREAM_WITH_CUDA)
+  return cuda_unavailable_reason_impl();
+#else
+  return "built without CUDA";
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
+  if (kind == BackendKind::kCpu) {
+    return std::make_unique<CpuBackend>(
+        CpuBackendOptions{options.cpu_threads, options.memory_limit_bytes});
+  }
+  const std::string reason = cuda_unavailable_reason();
+  if (!reason.empty()) {
+    if (kind == BackendKind::kCuda) {
+      throw BackendError("the CUDA backend is not available: " + reason);
+    }
+    return std::make_unique<CpuBackend>(
+        CpuBackendOptions{options.cpu_threads, options.memory_limit_bytes});
+  }
+#if defined(SLICESTREAM_WITH_CUDA)
+  return make_cuda_backend(options.cuda_device);
+#else
+  throw BackendError("the CUDA backend is not available: built without CUDA");
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, int cpu_threads) {
+  BackendOptions options;
+  options.cpu_threads = cpu_threads;
+  return make_backend(kind, options);
+}
+
+}  // namespace slicestream

@@ -1,0 +1,97 @@
+// CpuBackend's state, shared by cpu_backend.cpp (scan set-up, preprocess, filter, targets) and
+// cpu_backend_store.cpp (the projection store and backprojection). Private to pipeline/.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/backproject_cpu.hpp"
+#include "kernels/cpu/preprocess_cpu.hpp"
+#include "kernels/cpu/ramp_filter_cpu.hpp"
+#include "pipeline/backend/cpu/cpu_backend.hpp"
+#include "pipeline/backend/cpu/cpu_buffers.hpp"
+#include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
+
+namespace slicestream {
+
+// One slot of the projection store: the filtered projection and where it was taken.
+struct StoreSlot {
+  std::unique_ptr<CpuProjection> projection;
+  ProjectionMap map{};
+  bool filled = false;
+};
+
+// One target updated from a list of projections over a plane range.
+struct BackprojectionJob {
+  CpuTarget* target;
+  const cpu::ProjectionRef* refs;
+  int count;
+  float scale;
+  int plane_begin;
+  int plane_end;
+};
+
+// Throws BackendError for a buffer of another backend.
+CpuProjection& cpu_projection(ProjectionBuffer& buffer);
+
+struct CpuBackend::Impl {
+  explicit Impl(const CpuBackendOptions& options);
+
+  WorkerPool workers;
+  const std::size_t memory_total;
+  const std::size_t memory_limit;
+  const std::string device;
+  std::shared_ptr<std::atomic<std::size_t>> target_bytes =
+      std::make_shared<std::atomic<std::size_t>>(0);
+  // What the slice refiners hold (they charge it while they live, on the refinement worker).
+  MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
+  // Memory in use under the limit: the scan, the targets and the refiners.
+  std::size_t used() const { return scan_bytes + target_bytes->load() + refiner_bytes->load(); }
+
+  // Scan state: written by begin_scan/end_scan while the stages are idle.
+  bool scan_active = false;
+  ScanSetup setup;
+  std::atomic<std::size_t> scan_bytes{0};  // also read by the refinement worker
+  std::shared_ptr<ProjectionPool> projections;
+  std::vector<StoreSlot> slots;
+
+  // Swapped by the reconstruct thread while preprocess/filter threads may read them.
+  mutable std::mutex swap_mutex;
+  std::shared_ptr<const cpu::PreprocessTables> tables;
+  std::shared_ptr<const cpu::RampFilter> ramp;
+  FilterConfig filter_config;
+
+  void require_scan(const char* operation) const {
+    if (!scan_active) {
+      throw BackendError(std::string("cpu backend: ") + operation + " without an active scan");
+    }
+  }
+
+  std::size_t row_grain(int rows) const {
+    const int parts = 4 * workers.max_participants();
+    return static_cast<std::size_t>(std::max(1, rows / parts));
+  }
+
+  std::shared_ptr<const cpu::RampFilter> make_ramp(const FilterConfig& config) const {
+    try {
+      return std::make_shared<const cpu::RampFilter>(setup.geometry.detector, config,
+                                                     workers.max_participants());
+    } catch (const BackendError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw BackendError(std::string("cpu backend: cannot set up the ramp filter: ") + e.what());
+    }
+  }
+
+  void run_backprojection(const std::vector<BackprojectionJob>& jobs);
+  // Updates [begin, begin + count) of a batch, whose slots are distinct, in one backprojection.
+  void replace_run(std::vector<ProjectionUpdate>& updates, std::size_t begin, std::size_t count,
+                   float scale);
+};
+
+}  // namespace slicestream

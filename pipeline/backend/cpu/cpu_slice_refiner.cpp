@@ -1,0 +1,97 @@
+#include "pipeline/backend/cpu/cpu_slice_refiner.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/tensorcore/csr_projector.hpp"
+#include "kernels/tensorcore/sparse_matrix.hpp"
+
+namespace slicestream {
+namespace {
+
+std::string mib(std::size_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
+// Host bytes of the matrix as this refiner holds it (64-bit row pointers).
+std::size_t host_bytes(const tensorcore::CsrMatrix& m) {
+  return m.values.size() * sizeof(float) + m.col.size() * sizeof(std::int32_t) +
+         m.row_ptr.size() * sizeof(long long);
+}
+
+class CpuSliceRefiner final : public SliceRefiner {
+ public:
+  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, MemoryAccount account)
+      : matrix_(std::move(matrix)),
+        projector_(matrix_),
+        ax_(static_cast<std::size_t>(matrix_->rows)),
+        charge_(std::move(account), 0) {
+    workspace_.reserve({matrix_->rows, matrix_->cols, 1, 0});
+    charge_.set(memory_bytes());
+  }
+
+  std::string solver() const override { return "cpu csr fp32"; }
+  std::size_t matrix_bytes() const override { return matrix_->bytes_fp32(); }
+  std::size_t memory_bytes() const override {
+    return host_bytes(*matrix_) + workspace_.bytes() + ax_.size() * sizeof(float);
+  }
+
+  double residual(const float* slice, const float* sinogram) override {
+    projector_.forward(slice, ax_.data(), 1);
+    return tensorcore::relative_residual(ax_.data(), sinogram, ax_.size());
+  }
+
+  RefinementResult refine(const float* x0, const float* sinogram, int iterations,
+                          float* x_out) override {
+    if (x_out != x0) std::copy(x0, x0 + matrix_->cols, x_out);
+    tensorcore::CglsOptions options;
+    options.max_iterations = iterations;
+    const tensorcore::CglsReport report =
+        tensorcore::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
+    return {report.relative_residual.front()[0], report.relative_residual.back()[0],
+            report.iterations};
+  }
+
+ private:
+  std::shared_ptr<const tensorcore::CsrMatrix> matrix_;
+  tensorcore::CsrProjector projector_;
+  tensorcore::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
+  std::vector<float> ax_;                // A x of residual()
+  MemoryCharge charge_;
+};
+
+}  // namespace
+
+std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup, int threads,
+                                                     std::size_t memory_limit_bytes,
+                                                     MemoryAccount account) {
+  std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
+  if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
+  if (!problem.empty()) throw BackendError("cpu backend: cannot refine this slice: " + problem);
+  const std::size_t estimate = estimated_cpu_refiner_bytes(setup);
+  if (memory_limit_bytes > 0 && estimate > memory_limit_bytes) {
+    throw BackendError("cpu backend: the system matrix and CGLS vectors of a " +
+                       std::to_string(setup.grid.width) + " x " +
+                       std::to_string(setup.grid.height) + " slice and " +
+                       std::to_string(setup.geometry.angles()) + " projections need about " +
+                       mib(estimate) + ", more than the " + mib(memory_limit_bytes) + " left");
+  }
+  try {
+    tensorcore::DdMatrixOptions options;
+    options.threads = std::max(threads, 0);
+    auto matrix = std::make_shared<const tensorcore::CsrMatrix>(
+        tensorcore::build_dd_matrix(setup.geometry, setup.grid, options));
+    return std::make_unique<CpuSliceRefiner>(std::move(matrix), std::move(account));
+  } catch (const std::bad_alloc&) {
+    throw BackendError("cpu backend: out of memory while building a slice's system matrix");
+  } catch (const std::invalid_argument& e) {
+    throw BackendError(std::string("cpu backend: cannot refine this slice: ") + e.what());
+  }
+}
+
+}  // namespace slicestream

@@ -1,0 +1,112 @@
+// The CUDA backend (issue 3): Backend on one GPU. Three streams, one per calling stage thread
+// (preprocess, filter, reconstruct); projections carry the event of their last use from stream to
+// stream, so no stage blocks the host except preprocess, which waits for its guard counters.
+//
+//   preprocess   pinned ring -> async upload -> fused expression kernel (kernels/cuda/preprocessor)
+//   filter       pad -> cuFFT R2C -> gains -> C2R -> unpad, plans per detector (ramp_filter_cuda)
+//   reconstruct  ONE set of layered textures for the scan (projection_texture_store), updated in
+//                place; one backprojection launch per call for all targets (backprojector);
+//                a batch of projections (replace_projections) is one replacement pass and one
+//                backprojection launch for all of them
+// With graphs on (the default), each stage's per-frame work is one CUDA graph launch, captured
+// once per scan and shape and replayed with the frame's pointers and coefficients
+// (kernels/cuda/launch_sequence.hpp); event waits and records stay outside the graphs.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/backprojector.hpp"
+#include "pipeline/backend/backend.hpp"
+
+namespace slicestream {
+
+struct CudaBackendOptions {
+  // Block shape, points per thread (0: automatic), interpolation. The default is the fastest
+  // exact path measured on the H100 (docs/performance.md): fp32 bilinear interpolation from the
+  // store's plain linear copy through L1. Hardware texture filtering is faster on small set-ups
+  // but its 8-bit weights miss the 1e-5 agreement with the CPU backend.
+  cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kLinearMemory, false};
+  // The store's linear copy: kPlain for kLinearMemory interpolation, kQuads for kLinearQuads.
+  cuda::LinearCopy linear_copy = cuda::LinearCopy::kPlain;
+  int max_layers_per_array = 0;  // 0: the device's layered-texture limit
+  // GPU memory left free for the driver, cuFFT plans and other processes when admitting a scan,
+  // a target or a slice refiner (pipeline/device_memory_budget.hpp).
+  std::size_t reserve_bytes = std::size_t{256} << 20;
+  // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
+  bool use_graphs = true;
+  // Projections fused into one replacement pass and one backprojection launch (scratch layers of
+  // the store); larger batches are split.
+  int max_batch = 8;
+  // Skip the texture layers of the store while the interpolation does not read them (the exact
+  // L1 paths); they are brought up to date when a texture path is chosen.
+  bool skip_unused_texture_writes = true;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int device, const CudaBackendOptions& options = {});
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  BackendInfo info() const override;
+
+  void begin_scan(const ScanSetup& setup) override;
+  void end_scan() override;
+  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override;
+  void set_filter(const FilterConfig& config) override;
+
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
+                                               PreprocessCounters* counters) override;
+  void filter(ProjectionBuffer& projection) override;
+  void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override;
+
+  std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
+  void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
+  void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
+                         bool accumulate, int plane_begin, int plane_end) override;
+  void set_slot_maps(const std::vector<ProjectionMap>& maps) override;
+  void clear_target(ReconTarget& target) override;
+  void copy_target(const ReconTarget& from, ReconTarget& to) override;
+  void read_target(const ReconTarget& target, float* host) override;
+
+  // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
+  // (pipeline/cuda_backend/cuda_slice_refiner.hpp).
+  std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
+  // The refiner's estimate (estimated_cuda_refiner_bytes) against the device's free memory less
+  // reserve_bytes (device_memory_budget.hpp).
+  std::string refiner_memory_problem(const RefinementSetup& setup) const override;
+
+  // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
+  // interpolation the scan's store cannot serve throws BackendError.
+  void set_backproject_tuning(const cuda::BackprojectTuning& tuning);
+  cuda::BackprojectTuning backproject_tuning() const;
+  bool texture_gather_supported() const;  // false before begin_scan
+  // Whether the store's texture layers are written by updates (false while skipped).
+  bool texture_layer_writes() const;
+  // Graphs captured so far per stage of the current scan (0 without graphs): a stream of frames
+  // of one shape must not capture again (tests).
+  struct GraphCounts {
+    std::size_t preprocess = 0;
+    std::size_t filter = 0;
+    std::size_t reconstruct = 0;
+    std::size_t update_failures = 0;  // in-place updates the driver refused (all stages)
+  };
+  GraphCounts graph_captures() const;
+  const CudaBackendOptions& options() const;
+  // Blocks until every stream is idle (benchmarks time whole calls with it).
+  void synchronize();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The factory's entry points (pipeline/backend_factory.cpp).
+std::unique_ptr<Backend> make_cuda_backend(int device);
+std::string cuda_unavailable_reason_impl();
+
+}  // namespace slicestream

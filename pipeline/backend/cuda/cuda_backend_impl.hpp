@@ -1,0 +1,207 @@
+// Internal to the CUDA backend: its state and the helpers its two source files share
+// (cuda_backend.cpp: lifecycle, stages, targets; cuda_backend_reconstruct.cpp: store updates and
+// backprojection).
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_stream.hpp"
+#include "kernels/cuda/device_probe.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
+#include "kernels/cuda/preprocessor.hpp"
+#include "kernels/cuda/projection_texture_store.hpp"
+#include "kernels/cuda/ramp_filter_cuda.hpp"
+#include "pipeline/backend/cuda/cuda_backend.hpp"
+#include "pipeline/backend/cuda/cuda_buffers.hpp"
+#include "pipeline/backend/device_memory_budget.hpp"
+#include "pipeline/backend/memory_charge.hpp"
+
+namespace slicestream {
+namespace cuda_backend_detail {
+
+// Projection buffers allocated up front beyond what the pipeline says it holds in flight.
+inline constexpr std::size_t kSpareProjections = 4;
+inline constexpr std::size_t kDefaultInFlight = 8;
+
+inline std::string mib(std::size_t bytes) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  out << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return out.str();
+}
+
+// Runs `body`, turning CUDA, allocation and argument failures into BackendError.
+template <class F>
+auto guarded(const char* operation, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const BackendError&) {
+    throw;
+  } catch (const cuda::CudaError& e) {
+    throw BackendError(std::string("cuda backend: ") + operation + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw BackendError(std::string("cuda backend: ") + operation + ": out of host memory");
+  } catch (const std::exception& e) {
+    throw BackendError(std::string("cuda backend: ") + operation + ": " + e.what());
+  }
+}
+
+inline bool same_map(const ProjectionMap& a, const ProjectionMap& b) {
+  return std::memcmp(&a, &b, sizeof(ProjectionMap)) == 0;
+}
+
+inline CudaTarget& cuda_target(ReconTarget& target) {
+  auto* t = dynamic_cast<CudaTarget*>(&target);
+  if (t == nullptr) throw BackendError("cuda backend: reconstruction target of another backend");
+  return *t;
+}
+
+inline const CudaTarget& cuda_target(const ReconTarget& target) {
+  const auto* t = dynamic_cast<const CudaTarget*>(&target);
+  if (t == nullptr) throw BackendError("cuda backend: reconstruction target of another backend");
+  return *t;
+}
+
+// Everything that lives for one scan.
+struct ScanState {
+  ScanSetup setup;
+  std::uint64_t id = 0;
+  std::size_t budget_bytes = 0;
+  std::vector<ProjectionMap> maps;
+  std::vector<bool> filled;
+  std::unique_ptr<cuda::ProjectionTextureStore> store;
+  std::unique_ptr<cuda::Preprocessor> preprocessor;
+  std::unique_ptr<cuda::RampFilterCuda> ramp;
+  std::shared_ptr<CudaProjectionPool> pool;
+  std::unique_ptr<cuda::Backprojector> backprojector;
+  std::unique_ptr<cuda::GraphReplayer> reconstruct_graph;  // null without graphs
+};
+
+// Whether an interpolation reads the store's texture layers.
+inline bool reads_texture_layers(cuda::BackprojectInterpolation interpolation) {
+  return interpolation == cuda::BackprojectInterpolation::kTextureLinear ||
+         interpolation == cuda::BackprojectInterpolation::kTextureGather ||
+         interpolation == cuda::BackprojectInterpolation::kTexturePoint4;
+}
+
+}  // namespace cuda_backend_detail
+
+struct CudaBackend::Impl {
+  using ScanState = cuda_backend_detail::ScanState;
+  Impl(int device_index, const CudaBackendOptions& opts) : device(device_index), options(opts) {
+    SLICESTREAM_CUDA_CHECK(cudaSetDevice(device));
+    summary = cuda::describe_device(device);
+    preprocess_stream = std::make_unique<cuda::Stream>();
+    filter_stream = std::make_unique<cuda::Stream>();
+    reconstruct_stream = std::make_unique<cuda::Stream>();
+  }
+
+  const int device;
+  CudaBackendOptions options;
+  cuda::DeviceSummary summary;
+  std::unique_ptr<cuda::Stream> preprocess_stream;
+  std::unique_ptr<cuda::Stream> filter_stream;
+  std::unique_ptr<cuda::Stream> reconstruct_stream;
+  std::shared_ptr<std::atomic<std::size_t>> target_bytes =
+      std::make_shared<std::atomic<std::size_t>>(0);
+  // Device memory the slice refiners hold (matrices, operand and CGLS workspaces), charged by
+  // them on the refinement worker while they live.
+  MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
+  std::uint64_t next_scan_id = 1;
+
+  std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
+
+  std::mutex preprocess_mutex;  // preprocess vs set_calibration
+  std::mutex filter_mutex;      // filter vs set_filter
+  FilterConfig filter_config;
+  bool filter_config_pending = false;
+
+  void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device)); }
+
+  ScanState& require_scan(const char* operation) const {
+    if (!scan) {
+      throw BackendError(std::string("cuda backend: ") + operation + " without an active scan");
+    }
+    return *scan;
+  }
+
+  void synchronize_all() const {
+    preprocess_stream->synchronize();
+    filter_stream->synchronize();
+    reconstruct_stream->synchronize();
+  }
+
+  CudaProjection& own_projection(ProjectionBuffer& buffer, const ScanState& s) const {
+    auto* projection = dynamic_cast<CudaProjection*>(&buffer);
+    if (projection == nullptr) {
+      throw BackendError("cuda backend: projection buffer of another backend");
+    }
+    if (projection->scan_id() != s.id) {
+      throw BackendError("cuda backend: projection buffer of an earlier scan");
+    }
+    return *projection;
+  }
+
+  void check_slot(const ScanState& s, int slot) const {
+    if (slot < 0 || static_cast<std::size_t>(slot) >= s.maps.size()) {
+      throw BackendError("cuda backend: slot " + std::to_string(slot) + " outside the window of " +
+                         std::to_string(s.maps.size()));
+    }
+  }
+
+  // Updates [begin, begin + count) of a batch (distinct slots, at most one per scratch layer) as
+  // one replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
+  void replace_run(ScanState& s, std::vector<ProjectionUpdate>& updates, std::size_t begin,
+                   std::size_t count, float scale);
+
+  // Texture layers written only while the interpolation reads them (when the options allow
+  // skipping); turning them back on brings them up to date on the reconstruct stream first.
+  void apply_texture_policy(ScanState& s, const cuda::BackprojectTuning& effective) const {
+    const bool needed = cuda_backend_detail::reads_texture_layers(effective.interpolation) ||
+                        !options.skip_unused_texture_writes ||
+                        s.store->linear_copy() == cuda::LinearCopy::kNone;
+    s.store->set_texture_layer_writes(needed, reconstruct_stream->get());
+  }
+
+  // The interpolation the store can serve. Gather needs driver support for gather on layered
+  // arrays; without it the exact paths are the store's linear copy, else four point fetches.
+  cuda::BackprojectTuning effective_tuning(const cuda::BackprojectTuning& wanted,
+                                           const cuda::ProjectionTextureStore& store) const {
+    using cuda::BackprojectInterpolation;
+    cuda::BackprojectTuning t = wanted;
+    if (t.interpolation == BackprojectInterpolation::kTextureGather && !store.gather_supported()) {
+      switch (store.linear_copy()) {
+        case cuda::LinearCopy::kQuads:
+          t.interpolation = BackprojectInterpolation::kLinearQuads;
+          break;
+        case cuda::LinearCopy::kPlain:
+          t.interpolation = BackprojectInterpolation::kLinearMemory;
+          break;
+        default:
+          t.interpolation = BackprojectInterpolation::kTexturePoint4;
+          break;
+      }
+    }
+    const bool needs_plain = t.interpolation == BackprojectInterpolation::kLinearMemory;
+    const bool needs_quads = t.interpolation == BackprojectInterpolation::kLinearQuads;
+    if ((needs_plain && store.linear_copy() != cuda::LinearCopy::kPlain) ||
+        (needs_quads && store.linear_copy() != cuda::LinearCopy::kQuads)) {
+      throw BackendError(std::string("cuda backend: ") + cuda::to_string(t.interpolation) +
+                         " interpolation needs the store's " + (needs_plain ? "plain" : "quad") +
+                         " linear copy (CudaBackendOptions::linear_copy)");
+    }
+    return t;
+  }
+};
+
+}  // namespace slicestream

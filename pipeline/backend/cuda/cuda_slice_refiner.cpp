@@ -1,0 +1,152 @@
+#include "pipeline/backend/cuda/cuda_slice_refiner.hpp"
+
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_stream.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
+#include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "pipeline/backend/cuda/cuda_backend_impl.hpp"
+#include "pipeline/backend/device_memory_budget.hpp"
+#include "pipeline/backend/refinement_setup.hpp"
+
+namespace slicestream {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda_backend_detail::guarded;
+using cuda_backend_detail::mib;
+
+class CudaSliceRefiner final : public SliceRefiner {
+ public:
+  CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix,
+                   MemoryAccount account)
+      : device_(device),
+        shape_(tensorcore::to_string(matrix->options.shape)),
+        projector_(std::move(matrix)),
+        b_(static_cast<std::size_t>(projector_.rays())),
+        ax_(static_cast<std::size_t>(projector_.rays())),
+        x_(static_cast<std::size_t>(projector_.pixels())),
+        charge_(std::move(account), 0) {
+    // hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
+    // 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
+    projector_.set_compensated_operands(true);
+    projector_.reserve_operands(1);
+    workspace_.reserve(cgls_size(kCudaRefinerIterations));
+    charge_.set(memory_bytes());
+  }
+
+  std::string solver() const override { return std::string("cuda tensor-core fp16 ") + shape_; }
+  std::size_t matrix_bytes() const override { return projector_.matrix_device_bytes(); }
+  std::size_t memory_bytes() const override {
+    return projector_.device_bytes() + workspace_.bytes() + b_.bytes() + ax_.bytes() + x_.bytes();
+  }
+
+  double residual(const float* slice, const float* sinogram) override {
+    return guarded("refinement residual", [&] {
+      use_device();
+      upload(x_, slice);
+      projector_.forward(x_.data(), ax_.data(), 1, stream_.get());
+      std::vector<float> ax(ax_.size());
+      download(ax.data(), ax_);
+      return tensorcore::relative_residual(ax.data(), sinogram, ax.size());
+    });
+  }
+
+  RefinementResult refine(const float* x0, const float* sinogram, int iterations,
+                          float* x_out) override {
+    return guarded("refinement", [&] {
+      use_device();
+      upload(b_, sinogram);
+      upload(x_, x0);
+      tensorcore::CglsOptions options;
+      options.max_iterations = iterations;
+      if (!cgls_size(iterations).fits_in(workspace_.capacity())) {
+        workspace_.reserve(cgls_size(iterations));  // a longer residual history only
+        charge_.set(memory_bytes());
+      }
+      const tensorcore::CglsReport report = tensorcore::cuda::cgls_gpu(
+          projector_, b_.data(), x_.data(), 1, options, stream_.get(), workspace_);
+      download(x_out, x_);
+      return RefinementResult{report.relative_residual.front()[0],
+                              report.relative_residual.back()[0], report.iterations};
+    });
+  }
+
+ private:
+  void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device_)); }
+  tensorcore::CglsSize cgls_size(int iterations) const {
+    return {projector_.rays(), projector_.pixels(), 1, iterations};
+  }
+  void upload(DeviceBuffer<float>& device, const float* host) {
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(device.data(), host, device.bytes(),
+                                           cudaMemcpyHostToDevice, stream_.get()));
+  }
+  void download(float* host, const DeviceBuffer<float>& device) {
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(host, device.data(), device.bytes(),
+                                           cudaMemcpyDeviceToHost, stream_.get()));
+    stream_.synchronize();
+  }
+
+  int device_;
+  std::string shape_;
+  cuda::Stream stream_;
+  tensorcore::cuda::TensorCoreProjector projector_;
+  DeviceBuffer<float> b_;
+  DeviceBuffer<float> ax_;
+  DeviceBuffer<float> x_;
+  tensorcore::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
+  MemoryCharge charge_;                           // last: charged once everything is allocated
+};
+
+// Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
+// `reserve_bytes` (the free memory already excludes the scan, the targets and other refiners).
+void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const std::string& what) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::string shortfall = device_memory_shortfall(bytes, free_bytes, reserve_bytes);
+  if (!shortfall.empty()) throw BackendError("cuda backend: " + what + " " + shortfall);
+}
+
+// One slice is one product column (two with compensated operands): the 32 x 8 x 16 fragment
+// pads it to 8 columns, the other shapes to 16 or 32.
+tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
+  tensorcore::TensorCoreMatrixOptions options;
+  options.shape = tensorcore::WmmaShape::kM32N8K16;
+  options.threads = refiner_build_threads();
+  return options;
+}
+
+}  // namespace
+
+std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const RefinementSetup& setup,
+                                                      std::size_t reserve_bytes,
+                                                      MemoryAccount account) {
+  return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
+    std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
+    if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
+    if (!problem.empty()) throw BackendError("cuda backend: cannot refine this slice: " + problem);
+    SLICESTREAM_CUDA_CHECK(cudaSetDevice(device));
+    // A first check before the build (seconds of CPU), from the estimate.
+    const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
+    const std::string slice =
+        std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
+    require_device_memory(estimate, reserve_bytes,
+                          "the system matrix and CGLS vectors of a " + slice + " need up to");
+    auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
+        tensorcore::build_tensorcore_matrix(setup.geometry, setup.grid, refiner_matrix_options()));
+    // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
+    const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
+    const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;
+    require_device_memory(matrix->bsr.bytes() + rest, reserve_bytes,
+                          "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
+                              ") and CGLS vectors of a " + slice + " need");
+    return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), std::move(account));
+  });
+}
+
+}  // namespace slicestream

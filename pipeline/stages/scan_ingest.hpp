@@ -1,0 +1,69 @@
+// The ingest stage's logic: the scan state machine and the semantic validation of every data
+// message. Accepted frames leave with their window placement; everything else is counted by
+// reason and reported (EventReporter). Runs on the ingest thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+
+#include "pipeline/stages/calibration_accumulator.hpp"
+#include "pipeline/metrics/event_reporter.hpp"
+#include "pipeline/metrics/metrics_registry.hpp"
+#include "pipeline/messages/stage_items.hpp"
+
+namespace slicestream {
+
+class ScanIngest {
+ public:
+  // Hands an item to the preprocess stage; false when the pipeline is stopping.
+  using Forward = std::function<bool(StageItem&&)>;
+
+  ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward);
+
+  void handle(ScanBegin&& message);
+  void handle(RawFrame&& frame);
+  void handle(ScanEnd&& message);
+
+ private:
+  enum class State { kIdle, kActive };
+
+  // Remembers the last few scan ids of a kind, to name the reason of a late frame precisely.
+  class RecentIds {
+   public:
+    void add(std::uint64_t id);
+    bool contains(std::uint64_t id) const;
+
+   private:
+    std::deque<std::uint64_t> ids_;
+  };
+
+  void start_scan(ScanDescription&& scan);
+  void end_scan(const std::string& why);
+  // Empty when `frame` belongs to the active scan and is well-formed; else sets `reason`.
+  std::string frame_problem(const RawFrame& frame, std::string& reason) const;
+  void accept_calibration_frame(RawFrame&& frame);
+  void accept_projection(RawFrame&& frame);
+  bool send_calibration();
+  // Waits for the reconstruct stage to execute `item`'s promise; false when stopping.
+  bool forward_and_wait(StageItem&& item, std::future<Status> outcome, Status& status);
+  bool forward(StageItem&& item, std::uint64_t frames);
+  void discard(const std::string& reason, const std::string& message, std::uint64_t scan_id);
+  std::string describe(const RawFrame& frame) const;
+
+  MetricsRegistry& metrics_;
+  EventReporter& events_;
+  Forward forward_;
+
+  State state_ = State::kIdle;
+  ScanDescription scan_;
+  CalibrationAccumulator calibration_;
+  bool calibration_sent_ = false;
+  std::uint64_t projections_accepted_ = 0;
+  std::uint64_t projections_seen_ = 0;  // accepted or not, for the sender's frames_sent
+  RecentIds ended_;
+  RecentIds rejected_;
+};
+
+}  // namespace slicestream
