@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/tomop/tomop_options.hpp"
+
 namespace slicestream {
 
 namespace {
@@ -192,6 +194,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   add_endpoint_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
+  tomop::add_tomop_options(app, config.tomop);
   app.add_option("--stats-interval", config.stats_interval_s,
                  "seconds between stats log lines (0: none)")
       ->check(kNonNegative)
@@ -216,7 +219,10 @@ std::string finalize_server_config(ServerConfig& config) {
     return "--slice-size must not exceed --max-slice-side";
   }
   config.pipeline.max_slice_side = config.limits.max_slice_side;
-  return {};
+  if (config.tomop.recast3d.slice_size > config.limits.max_slice_side) {
+    return "--recast3d-slice-size must not exceed --max-slice-side";
+  }
+  return tomop::finalize_tomop_config(config.tomop);
 }
 
 }  // namespace slicestream

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,19 @@ struct RefinedSliceImage {
 enum class EventKind { kScanStarted, kScanEnded, kError, kWarning };
 const char* to_string(EventKind kind);
 
+// Where a started scan lives, for sinks that place slices themselves (the RECAST3D bridge maps
+// its viewer's normalised slices to the box).
+struct StartedScan {
+  VolumeBox volume;
+  DetectorShape detector;
+};
+
 struct ServerEvent {
   EventKind kind = EventKind::kError;
   std::uint64_t scan_id = 0;
   std::string reason;   // machine-readable discard/error reason ("bad_shape", ...) or empty
   std::string message;  // human-readable
+  std::optional<StartedScan> started;  // kScanStarted only
 };
 
 class PublishSink {

@@ -26,9 +26,10 @@ void EventReporter::warning(const std::string& reason, const std::string& messag
   report(EventKind::kWarning, reason, message, scan_id);
 }
 
-void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message) {
+void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message,
+                               std::optional<StartedScan> started) {
   spdlog::info("scan {}: {}", scan_id, message);
-  emit(ServerEvent{kind, scan_id, std::string(), message});
+  emit(ServerEvent{kind, scan_id, std::string(), message, std::move(started)});
 }
 
 void EventReporter::report(EventKind kind, const std::string& reason, const std::string& message,
@@ -56,7 +57,7 @@ void EventReporter::report(EventKind kind, const std::string& reason, const std:
   } else {
     spdlog::warn("[{}] {}", reason, text);
   }
-  emit(ServerEvent{kind, scan_id, reason, std::move(text)});
+  emit(ServerEvent{kind, scan_id, reason, std::move(text), std::nullopt});
 }
 
 std::vector<ServerEvent> EventReporter::take_summaries(Clock::time_point now) {
@@ -73,7 +74,8 @@ std::vector<ServerEvent> EventReporter::take_summaries(Clock::time_point now) {
       summaries.push_back(ServerEvent{
           kind, limiter.last_scan_id, reason,
           std::to_string(limiter.suppressed) + " similar '" + reason +
-              "' events suppressed in the last second (all are counted in the metrics)"});
+              "' events suppressed in the last second (all are counted in the metrics)",
+          std::nullopt});
       limiter = Limiter{now, 1, 0, limiter.last_scan_id};
     }
   }
