@@ -43,8 +43,8 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   }
   if (!tomop.recast3d.requests.empty()) {
     recast3d_ = std::make_unique<tomop::Recast3dBridge>(
-        context_, tomop.recast3d, config.pipeline.default_slice_size,
-        config.limits.max_slice_side, *port_, counters_);
+        context_, tomop.recast3d, config.pipeline.default_slice_size, config.limits.max_slice_side,
+        *port_, counters_);
     sinks_.add(*recast3d_);
   }
 }

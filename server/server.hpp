@@ -12,12 +12,12 @@
 #include "pipeline/pipeline.hpp"
 #include "server/data_endpoint.hpp"
 #include "server/publish_fanout.hpp"
+#include "server/recast3d_bridge.hpp"
 #include "server/request_endpoint.hpp"
 #include "server/server_config.hpp"
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
-#include "server/tomop/recast3d_bridge.hpp"
-#include "server/tomop/tomop_data_endpoint.hpp"
+#include "server/tomop_data_endpoint.hpp"
 
 namespace slicestream {
 

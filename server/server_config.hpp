@@ -7,7 +7,7 @@
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
-#include "server/tomop/tomop_config.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/tomop/tomop_options.hpp"
+#include "server/tomop_options.hpp"
 
 namespace slicestream {
 

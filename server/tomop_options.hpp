@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "server/tomop/tomop_config.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream::tomop {
 

@@ -1,4 +1,4 @@
-#include "server/tomop/recast3d_session.hpp"
+#include "server/recast3d_session.hpp"
 
 #include <zmq.h>
 

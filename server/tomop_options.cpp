@@ -1,8 +1,8 @@
-#include "server/tomop/tomop_options.hpp"
+#include "server/tomop_options.hpp"
 
 #include <cmath>
 
-#include "server/tomop/recast3d_bridge.hpp"
+#include "server/recast3d_bridge.hpp"
 
 namespace slicestream::tomop {
 

@@ -1,4 +1,4 @@
-#include "server/tomop/tomop_data_endpoint.hpp"
+#include "server/tomop_data_endpoint.hpp"
 
 #include <spdlog/spdlog.h>
 

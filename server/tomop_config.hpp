@@ -1,9 +1,9 @@
-// The tomop side of the server's configuration (flags: server/tomop/tomop_options.cpp).
+// The tomop side of the server's configuration (flags: server/tomop_options.cpp).
 #pragma once
 
 #include <string>
 
-#include "server/tomop/recast3d_bridge_config.hpp"
+#include "server/recast3d_bridge_config.hpp"
 
 namespace slicestream::tomop {
 

@@ -28,10 +28,10 @@
 
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/pipeline_port.hpp"
+#include "server/recast3d_bridge_config.hpp"
+#include "server/recast3d_session.hpp"
 #include "server/reply_queue.hpp"
 #include "server/server_counters.hpp"
-#include "server/tomop/recast3d_bridge_config.hpp"
-#include "server/tomop/recast3d_session.hpp"
 
 namespace slicestream::tomop {
 

@@ -1,4 +1,4 @@
-#include "server/tomop/recast3d_bridge.hpp"
+#include "server/recast3d_bridge.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -17,8 +17,8 @@
 #include "server/codec/wire_limits.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/server_counters.hpp"
-#include "server/tomop/tomop_config.hpp"
 #include "server/tomop/tomop_feed.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream::tomop {
 
