@@ -22,6 +22,8 @@ constexpr auto kRetryInterval = std::chrono::seconds(1);
 constexpr auto kGroupRequestInterval = std::chrono::seconds(1);
 constexpr int kGroupRequests = 5;
 constexpr auto kIdleWait = std::chrono::milliseconds(50);
+// How often images held back by the rate limit are looked at again.
+constexpr auto kHeldBackWait = std::chrono::milliseconds(2);
 constexpr int kRefineIterations = 10;
 constexpr double kRefineInterval_s = 1;
 
@@ -172,7 +174,7 @@ void Recast3dBridge::step() {
 }
 
 Recast3dBridge::Clock::duration Recast3dBridge::next_wait(Clock::time_point now) const {
-  Clock::duration wait = kIdleWait;
+  Clock::duration wait = held_back_ ? Clock::duration(kHeldBackWait) : Clock::duration(kIdleWait);
   if (group_requests_left_ > 0) wait = std::min<Clock::duration>(wait, group_request_at_ - now);
   return std::max<Clock::duration>(wait, Clock::duration::zero());
 }
@@ -219,6 +221,7 @@ void Recast3dBridge::end_session(const std::string& why) {
   had_scene_ = false;
   retry_at_ = Clock::now() + kRetryInterval;
   group_requests_left_ = 0;
+  held_back_ = false;
   spdlog::warn("RECAST3D bridge: scene lost ({}); making a new one when the viewer answers", why);
 }
 
@@ -418,6 +421,7 @@ void Recast3dBridge::send_due(Clock::time_point now) {
       it = outbox_.slices.erase(it);
     }
     preview.swap(outbox_.preview);
+    held_back_ = !outbox_.slices.empty();
   }
   for (const SliceImage& image : due) {
     const std::size_t pixels = static_cast<std::size_t>(std::max(image.width, 0)) *

@@ -102,6 +102,7 @@ class Recast3dBridge final : public PublishSink {
   Clock::time_point retry_at_{};
   Clock::time_point group_request_at_{};
   int group_requests_left_ = 0;
+  bool held_back_ = false;  // images wait for their slice's rate period
   std::map<std::int32_t, ViewerSlice> slices_;
   std::map<std::uint32_t, Clock::time_point> last_sent_;
   std::optional<StartedScan> scan_;

@@ -84,6 +84,11 @@ bool Recast3dSession::disconnected() {
   return dropped;
 }
 
+void Recast3dSession::forget_scene() {
+  if (scene_) subscribe(*scene_, false);
+  scene_.reset();
+}
+
 std::optional<std::int32_t> Recast3dSession::scene() {
   if (scene_ && disconnected()) {
     subscribe(*scene_, false);

@@ -40,7 +40,7 @@ class Recast3dSession {
   // The current scene, after looking for disconnects.
   std::optional<std::int32_t> scene();
   // Ends the scene locally (the viewer killed it).
-  void forget_scene() { scene_.reset(); }
+  void forget_scene();
 
   // The SUB socket and the monitor, for the owner's poll.
   zmq::socket_t& updates() { return sub_; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/geometry.hpp"
@@ -45,6 +46,15 @@ struct StartedScan {
 };
 
 struct ServerEvent {
+  ServerEvent() = default;
+  ServerEvent(EventKind kind_, std::uint64_t scan_id_, std::string reason_, std::string message_,
+              std::optional<StartedScan> started_ = std::nullopt)
+      : kind(kind_),
+        scan_id(scan_id_),
+        reason(std::move(reason_)),
+        message(std::move(message_)),
+        started(std::move(started_)) {}
+
   EventKind kind = EventKind::kError;
   std::uint64_t scan_id = 0;
   std::string reason;   // machine-readable discard/error reason ("bad_shape", ...) or empty

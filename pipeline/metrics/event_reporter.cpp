@@ -57,7 +57,7 @@ void EventReporter::report(EventKind kind, const std::string& reason, const std:
   } else {
     spdlog::warn("[{}] {}", reason, text);
   }
-  emit(ServerEvent{kind, scan_id, reason, std::move(text), std::nullopt});
+  emit(ServerEvent{kind, scan_id, reason, std::move(text)});
 }
 
 std::vector<ServerEvent> EventReporter::take_summaries(Clock::time_point now) {
@@ -74,8 +74,7 @@ std::vector<ServerEvent> EventReporter::take_summaries(Clock::time_point now) {
       summaries.push_back(ServerEvent{
           kind, limiter.last_scan_id, reason,
           std::to_string(limiter.suppressed) + " similar '" + reason +
-              "' events suppressed in the last second (all are counted in the metrics)",
-          std::nullopt});
+              "' events suppressed in the last second (all are counted in the metrics)"});
       limiter = Limiter{now, 1, 0, limiter.last_scan_id};
     }
   }

@@ -1,6 +1,7 @@
 #include "server/tomop/tomop_feed.hpp"
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "server/codec/common_codec.hpp"
@@ -48,6 +49,36 @@ v1::ScanBegin scan_begin_of(const G& g) {
   begin.set_pixel_height_mm(1);
   return begin;
 }
+
+v1::ScanBegin wire_begin(const ParallelBeamGeometry& g) {
+  v1::ScanBegin begin = scan_begin_of(g);
+  append(begin.mutable_parallel()->mutable_angles_rad(), g.angles);
+  return begin;
+}
+
+v1::ScanBegin wire_begin(const ConeBeamGeometry& g) {
+  v1::ScanBegin begin = scan_begin_of(g);
+  begin.set_pixel_width_mm(g.detector_size[0]);
+  begin.set_pixel_height_mm(g.detector_size[1]);
+  v1::ConeBeamGeometry* cone = begin.mutable_cone();
+  append(cone->mutable_angles_rad(), g.angles);
+  cone->set_source_origin_mm(g.source_origin);
+  cone->set_origin_detector_mm(g.origin_det);
+  return begin;
+}
+
+template <PacketId Id>
+v1::ScanBegin wire_begin(const VecGeometry<Id>& g) {
+  v1::ScanBegin begin = scan_begin_of(g);
+  begin.mutable_vectors()->set_cone(Id == PacketId::kConeVecGeometry);
+  append(begin.mutable_vectors()->mutable_vectors(), g.vectors);
+  return begin;
+}
+
+template <typename P>
+constexpr bool kIsGeometry =
+    std::is_same_v<P, ParallelBeamGeometry> || std::is_same_v<P, ConeBeamGeometry> ||
+    std::is_same_v<P, ParallelVecGeometry> || std::is_same_v<P, ConeVecGeometry>;
 
 std::optional<FrameKind> frame_kind(std::int32_t type) {
   switch (type) {
@@ -116,62 +147,30 @@ TomopFeed::Outcome TomopFeed::on_volume(const GeometrySpecification& volume) {
 }
 
 TomopFeed::Outcome TomopFeed::on_geometry(const Packet& packet, std::uint64_t arrival_ns) {
-  v1::ScanBegin begin;
-  std::optional<WireError> problem;
-  const char* name = "";
-  if (const auto* g = std::get_if<ParallelBeamGeometry>(&packet)) {
-    name = "ParallelBeamGeometry";
-    problem = check_sizes(g->rows, g->cols, g->proj_count);
-    if (!problem) {
-      begin = scan_begin_of(*g);
-      append(begin.mutable_parallel()->mutable_angles_rad(), g->angles);
-    }
-  } else if (const auto* c = std::get_if<ConeBeamGeometry>(&packet)) {
-    name = "ConeBeamGeometry";
-    problem = check_sizes(c->rows, c->cols, c->proj_count);
-    if (!problem) {
-      begin = scan_begin_of(*c);
-      begin.set_pixel_width_mm(c->detector_size[0]);
-      begin.set_pixel_height_mm(c->detector_size[1]);
-      v1::ConeBeamGeometry* cone = begin.mutable_cone();
-      append(cone->mutable_angles_rad(), c->angles);
-      cone->set_source_origin_mm(c->source_origin);
-      cone->set_origin_detector_mm(c->origin_det);
-    }
-  } else if (const auto* pv = std::get_if<ParallelVecGeometry>(&packet)) {
-    name = "ParallelVecGeometry";
-    problem = check_sizes(pv->rows, pv->cols, pv->proj_count);
-    if (!problem) {
-      begin = scan_begin_of(*pv);
-      append(begin.mutable_vectors()->mutable_vectors(), pv->vectors);
-    }
-  } else if (const auto* cv = std::get_if<ConeVecGeometry>(&packet)) {
-    name = "ConeVecGeometry";
-    problem = check_sizes(cv->rows, cv->cols, cv->proj_count);
-    if (!problem) {
-      begin = scan_begin_of(*cv);
-      begin.mutable_vectors()->set_cone(true);
-      append(begin.mutable_vectors()->mutable_vectors(), cv->vectors);
-    }
-  } else {
-    const std::int32_t id =
-        std::visit([](const auto& p) { return static_cast<std::int32_t>(p.kId); }, packet);
-    return refuse(reason::kUnsupportedPacket,
-                  packet_name(id) + " is not a packet of the data feed (the viewer's direction)");
-  }
-  if (problem) {
-    problem->message = std::string(name) + ": " + problem->message;
-    Outcome outcome;
-    outcome.refused = std::move(problem);
-    return outcome;
-  }
-  return start_scan(std::move(begin), name, arrival_ns);
+  return std::visit(
+      [&](const auto& p) -> Outcome {
+        using P = std::decay_t<decltype(p)>;
+        const std::string name = packet_name(static_cast<std::int32_t>(P::kId));
+        if constexpr (kIsGeometry<P>) {
+          if (std::optional<WireError> problem = check_sizes(p.rows, p.cols, p.proj_count)) {
+            problem->message = name + ": " + problem->message;
+            Outcome outcome;
+            outcome.refused = std::move(problem);
+            return outcome;
+          }
+          return start_scan(wire_begin(p), name, arrival_ns);
+        } else {
+          return refuse(reason::kUnsupportedPacket,
+                        name + " is not a packet of the data feed (the viewer's direction)");
+        }
+      },
+      packet);
 }
 
-TomopFeed::Outcome TomopFeed::start_scan(v1::ScanBegin&& begin, const char* packet,
+TomopFeed::Outcome TomopFeed::start_scan(v1::ScanBegin&& begin, const std::string& packet,
                                          std::uint64_t arrival_ns) {
   if (!volume_) {
-    return refuse(reason::kNoVolume, std::string(packet) +
+    return refuse(reason::kNoVolume, packet +
                                          ": no GeometrySpecification (the reconstruction box) "
                                          "arrived before it");
   }
@@ -182,12 +181,12 @@ TomopFeed::Outcome TomopFeed::start_scan(v1::ScanBegin&& begin, const char* pack
   begin.set_flat_count(static_cast<std::uint32_t>(settings_.flats));
   begin.set_already_linear(settings_.already_linear);
   *begin.mutable_volume() = *volume_;
-  begin.set_description(std::string("tomop ") + packet);
+  begin.set_description("tomop " + packet);
   Decoded<ScanDescription> scan = decode_scan_begin(begin, limits_);
   if (!scan.ok()) {
     Outcome outcome;
     outcome.refused = scan.error();
-    outcome.refused->message = std::string(packet) + ": " + outcome.refused->message;
+    outcome.refused->message = packet + ": " + outcome.refused->message;
     outcome.refused->scan_id = scan_id;
     return outcome;
   }

@@ -59,7 +59,7 @@ class TomopFeed {
 
   Outcome on_settings(const ScanSettings& settings);
   Outcome on_volume(const GeometrySpecification& volume);
-  Outcome start_scan(v1::ScanBegin&& begin, const char* packet, std::uint64_t arrival_ns);
+  Outcome start_scan(v1::ScanBegin&& begin, const std::string& packet, std::uint64_t arrival_ns);
   Outcome on_projection(const Projection& projection,
                         const std::shared_ptr<const std::byte>& message,
                         std::uint64_t arrival_ns) const;

@@ -212,9 +212,11 @@ struct ParallelBeamGeometry {
   }
 };
 
-// 12 floats per projection, ASTRA parallel3d_vec: ray, detector centre, u, v.
-struct ParallelVecGeometry {
-  static constexpr PacketId kId = PacketId::kParallelVecGeometry;
+// 12 floats per projection, ASTRA's parallel3d_vec (ray, detector centre, u, v) for
+// ParallelVecGeometry, cone_vec (source, detector centre, u, v) for ConeVecGeometry.
+template <PacketId Id>
+struct VecGeometry {
+  static constexpr PacketId kId = Id;
   std::int32_t scene_id = 0;
   std::int32_t rows = 0;
   std::int32_t cols = 0;
@@ -225,6 +227,8 @@ struct ParallelVecGeometry {
     io(s.scene_id), io(s.rows), io(s.cols), io(s.proj_count), io(s.vectors);
   }
 };
+using ParallelVecGeometry = VecGeometry<PacketId::kParallelVecGeometry>;
+using ConeVecGeometry = VecGeometry<PacketId::kConeVecGeometry>;
 
 // detector_size is the spacing of one detector pixel (width, height), as SliceRecon passes it.
 struct ConeBeamGeometry {
@@ -241,20 +245,6 @@ struct ConeBeamGeometry {
   static void fields(S& s, Io& io) {
     io(s.scene_id), io(s.rows), io(s.cols), io(s.proj_count), io(s.source_origin), io(s.origin_det),
         io(s.detector_size), io(s.angles);
-  }
-};
-
-// 12 floats per projection, ASTRA cone_vec: source, detector centre, u, v.
-struct ConeVecGeometry {
-  static constexpr PacketId kId = PacketId::kConeVecGeometry;
-  std::int32_t scene_id = 0;
-  std::int32_t rows = 0;
-  std::int32_t cols = 0;
-  std::int32_t proj_count = 0;
-  FloatView vectors;
-  template <typename S, typename Io>
-  static void fields(S& s, Io& io) {
-    io(s.scene_id), io(s.rows), io(s.cols), io(s.proj_count), io(s.vectors);
   }
 };
 
@@ -318,27 +308,23 @@ struct SetPart {
   }
 };
 
-struct ParameterBool {
-  static constexpr PacketId kId = PacketId::kParameterBool;
+// A named value: ParameterBool / ParameterFloat (a control and its value, both directions),
+// Tracker and Benchmark (a value the viewer plots or lists).
+template <PacketId Id, typename T>
+struct NamedValue {
+  static constexpr PacketId kId = Id;
   std::int32_t scene_id = 0;
   std::string parameter_name;
-  bool value = false;
+  T value{};
   template <typename S, typename Io>
   static void fields(S& s, Io& io) {
     io(s.scene_id), io(s.parameter_name), io(s.value);
   }
 };
-
-struct ParameterFloat {
-  static constexpr PacketId kId = PacketId::kParameterFloat;
-  std::int32_t scene_id = 0;
-  std::string parameter_name;
-  float value = 0;
-  template <typename S, typename Io>
-  static void fields(S& s, Io& io) {
-    io(s.scene_id), io(s.parameter_name), io(s.value);
-  }
-};
+using ParameterBool = NamedValue<PacketId::kParameterBool, bool>;
+using ParameterFloat = NamedValue<PacketId::kParameterFloat, float>;
+using Tracker = NamedValue<PacketId::kTracker, float>;
+using Benchmark = NamedValue<PacketId::kBenchmark, float>;
 
 // Registering: every choice, the current one first. From the viewer: the chosen one alone.
 struct ParameterEnum {
@@ -349,28 +335,6 @@ struct ParameterEnum {
   template <typename S, typename Io>
   static void fields(S& s, Io& io) {
     io(s.scene_id), io(s.parameter_name), io(s.values);
-  }
-};
-
-struct Tracker {
-  static constexpr PacketId kId = PacketId::kTracker;
-  std::int32_t scene_id = 0;
-  std::string parameter_name;
-  float value = 0;
-  template <typename S, typename Io>
-  static void fields(S& s, Io& io) {
-    io(s.scene_id), io(s.parameter_name), io(s.value);
-  }
-};
-
-struct Benchmark {
-  static constexpr PacketId kId = PacketId::kBenchmark;
-  std::int32_t scene_id = 0;
-  std::string parameter_name;
-  float value = 0;
-  template <typename S, typename Io>
-  static void fields(S& s, Io& io) {
-    io(s.scene_id), io(s.parameter_name), io(s.value);
   }
 };
 

@@ -156,6 +156,17 @@ TEST(Recast3dLoopback, TomopPhantomReachesTheViewerAsAccurateAsOverTheNativeProt
   }
   EXPECT_NE(v1::FilterWindow_Name(filter).find("HANN"), std::string::npos);
 
+  // "refine axial slice" switches CGLS refinement of the viewer's axial slice on.
+  viewer.publish(tomop::ParameterBool{viewer.scene(), tomop::kRefineControl, true});
+  bool refined = false;
+  for (int i = 0; i < 500 && !refined; ++i) {
+    const client::Response status = requests.get_status();
+    for (const auto& r : status.reply.status().refinements())
+      refined = refined || r.slice_id() == static_cast<std::uint32_t>(dragged);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(refined) << "no refinement of the viewer's axial slice " << dragged;
+
   std::lock_guard<std::mutex> lock(viewer.mutex());
   EXPECT_TRUE(viewer.violations().empty()) << viewer.violations().front();
   EXPECT_GE(viewer.received(tomop::PacketId::kVolumeData), 1u);

@@ -113,11 +113,27 @@ TEST(Recast3dRobustness, ARestartedViewerGetsANewSceneAndNothingStale) {
   adapter.send_projections(scan, kProjections, 10);  // and updates keep coming
   server.wait_idle();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    std::lock_guard<std::mutex> lock(second.mutex());
+    EXPECT_TRUE(second.violations().empty()) << second.violations().front();
+    EXPECT_EQ(second.received(tomop::PacketId::kMakeScene), 1u);
+    EXPECT_EQ(second.controls().size(), 5u);
+  }
+  EXPECT_GE(server.counters().at("recast3d_scenes"), 2u);
+
+  // The user deletes the scene: nothing more for it; the next scan makes a new one.
+  const std::uint64_t sent = server.counters().at("recast3d_slices_sent");
+  second.publish(tomop::KillScene{second.scene()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  adapter.send_projections(scan, kProjections + 10, 10);
+  server.wait_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(server.counters().at("recast3d_slices_sent"), sent) << "images for a deleted scene";
+  adapter.send_scan_header(scan);
+  ASSERT_TRUE(second.wait_for([&] { return second.received(tomop::PacketId::kMakeScene) == 2; }))
+      << "no new scene at the next scan";
   std::lock_guard<std::mutex> lock(second.mutex());
   EXPECT_TRUE(second.violations().empty()) << second.violations().front();
-  EXPECT_EQ(second.received(tomop::PacketId::kMakeScene), 1u);
-  EXPECT_EQ(second.controls().size(), 5u);
-  EXPECT_GE(server.counters().at("recast3d_scenes"), 2u);
 }
 
 TEST(Recast3dRobustness, AnAbsentOrSilentViewerNeverHoldsThePipeline) {
