@@ -168,7 +168,7 @@ void Recast3dBridge::step() {
   if (group_requests_left_ > 0 && Clock::now() >= group_request_at_) {
     --group_requests_left_;
     group_request_at_ = Clock::now() + kGroupRequestInterval;
-    session_.send(GroupRequestSlices{*session_.scene(), 1});
+    send(GroupRequestSlices{*session_.scene(), 1});
   }
   send_due(Clock::now());
 }
@@ -212,7 +212,7 @@ void Recast3dBridge::try_start_session() {
   send_scene_setup();
   if (last_preview_) {
     const PreviewVolume& p = *last_preview_;
-    session_.send(VolumeData{*scene, {p.size_x, p.size_y, p.size_z}, FloatView::of(p.values)});
+    send(VolumeData{*scene, {p.size_x, p.size_y, p.size_z}, FloatView::of(p.values)});
   }
 }
 
@@ -230,7 +230,7 @@ void Recast3dBridge::send_scene_setup() {
   if (!scene) return;
   if (scan_) {
     const auto [min, max] = display_box(scan_->volume);
-    session_.send(GeometrySpecification{*scene, min, max});
+    send(GeometrySpecification{*scene, min, max});
   }
   // The viewer's own SetSlice packets may have raced our subscription: ask for them again.
   group_requests_left_ = kGroupRequests;
@@ -241,7 +241,7 @@ void Recast3dBridge::send_controls() {
   const std::optional<std::int32_t> scene = session_.scene();
   if (!scene) return;
   for (const Packet& packet : control_packets(*scene, parameters_, refine_on_)) {
-    if (!session_.send(packet)) return;
+    if (!send(packet)) return;
   }
 }
 
@@ -429,11 +429,11 @@ void Recast3dBridge::send_due(Clock::time_point now) {
     // The viewer would read past an image that does not fill its size.
     if (pixels == 0 || image.values.size() != pixels) continue;
     last_sent_[image.slice_id] = now;
-    if (!session_.send(SliceData{*scene,
-                                 static_cast<std::int32_t>(image.slice_id),
-                                 {image.width, image.height},
-                                 FloatView::of(image.values),
-                                 false})) {
+    if (!send(SliceData{*scene,
+                        static_cast<std::int32_t>(image.slice_id),
+                        {image.width, image.height},
+                        FloatView::of(image.values),
+                        false})) {
       return;
     }
     ++counters_.recast3d_slices_sent;
@@ -445,11 +445,20 @@ void Recast3dBridge::send_due(Clock::time_point now) {
     if (voxels == 0 || preview->values.size() != voxels) return;
     last_preview_ = std::move(preview);
     const PreviewVolume& p = *last_preview_;
-    if (session_.send(
-            VolumeData{*scene, {p.size_x, p.size_y, p.size_z}, FloatView::of(p.values)})) {
+    if (send(VolumeData{*scene, {p.size_x, p.size_y, p.size_z}, FloatView::of(p.values)})) {
       ++counters_.recast3d_volumes_sent;
     }
   }
+}
+
+bool Recast3dBridge::send(const Packet& packet) {
+  if (session_.send(packet)) return true;
+  std::uint64_t suppressed = 0;
+  if (log_throttle_.allow(&suppressed)) {
+    spdlog::warn("RECAST3D bridge: the viewer did not take a packet ({}){}", session_.why(),
+                 suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+  return false;
 }
 
 void Recast3dBridge::submit(Command command, Pending what, std::uint32_t slice_id) {

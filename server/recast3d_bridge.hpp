@@ -27,6 +27,7 @@
 #include <zmq.hpp>
 
 #include "pipeline/messages/publish_sink.hpp"
+#include "server/log_throttle.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/recast3d_bridge_config.hpp"
 #include "server/recast3d_session.hpp"
@@ -86,6 +87,7 @@ class Recast3dBridge final : public PublishSink {
   void send_scene_setup();
   void send_due(Clock::time_point now);
   void submit(Command command, Pending what, std::uint32_t slice_id);
+  bool send(const Packet& packet);  // to the viewer; a failure is logged (throttled)
   Clock::duration next_wait(Clock::time_point now) const;
 
   Recast3dConfig config_;
@@ -111,6 +113,7 @@ class Recast3dBridge final : public PublishSink {
   std::map<std::uint64_t, std::pair<Pending, std::uint32_t>> pending_;
   std::uint64_t next_token_ = 1;
   std::optional<PreviewVolume> last_preview_;
+  LogThrottle log_throttle_;
 
   std::mutex mutex_;
   Outbox outbox_;

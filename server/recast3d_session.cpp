@@ -34,27 +34,35 @@ Recast3dSession::Recast3dSession(zmq::context_t& context, std::string requests_a
       reply_timeout_(reply_timeout),
       sub_(context, zmq::socket_type::sub) {
   sub_.set(zmq::sockopt::linger, 0);
+  // The SUB connection outlives every REQ socket: when it drops, the viewer process has gone.
+  sub_monitor_ = monitor(sub_, "sub");
   sub_.connect(updates_address_);
   open_requests();
 }
 
+zmq::socket_t Recast3dSession::monitor(zmq::socket_t& socket, const char* what) {
+  const std::string address = "inproc://recast3d-" + std::string(what) + "-monitor-" +
+                              std::to_string(reinterpret_cast<std::uintptr_t>(this)) + "-" +
+                              std::to_string(++monitor_serial_);
+  if (zmq_socket_monitor(socket.handle(), address.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw zmq::error_t();
+  }
+  zmq::socket_t events(context_, zmq::socket_type::pair);
+  events.set(zmq::sockopt::linger, 0);
+  events.connect(address);
+  return events;
+}
+
 Recast3dSession::~Recast3dSession() {
   close_requests();
+  zmq_socket_monitor(sub_.handle(), nullptr, 0);
 }
 
 void Recast3dSession::open_requests() {
   req_ = zmq::socket_t(context_, zmq::socket_type::req);
   req_.set(zmq::sockopt::linger, 0);
   req_.set(zmq::sockopt::immediate, true);
-  const std::string monitor_address = "inproc://recast3d-monitor-" +
-                                      std::to_string(reinterpret_cast<std::uintptr_t>(this)) + "-" +
-                                      std::to_string(++monitor_serial_);
-  if (zmq_socket_monitor(req_.handle(), monitor_address.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
-    throw zmq::error_t();
-  }
-  monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
-  monitor_.set(zmq::sockopt::linger, 0);
-  monitor_.connect(monitor_address);
+  monitor_ = monitor(req_, "req");
   req_.connect(requests_address_);
 }
 
@@ -66,17 +74,25 @@ void Recast3dSession::close_requests() {
   if (monitor_.handle() != nullptr) monitor_.close();
 }
 
-bool Recast3dSession::disconnected() {
+bool Recast3dSession::drain(zmq::socket_t& events) {
   bool dropped = false;
   zmq::message_t event;
-  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
+  while (events.recv(event, zmq::recv_flags::dontwait)) {
     // Two parts: [uint16 event, uint32 value] and the endpoint.
     std::uint16_t id = 0;
     if (event.size() >= sizeof id) std::memcpy(&id, event.data(), sizeof id);
     while (event.more())
-      (void)monitor_.recv(event, zmq::recv_flags::none);
+      (void)events.recv(event, zmq::recv_flags::none);
     if (id == ZMQ_EVENT_DISCONNECTED) dropped = true;
   }
+  return dropped;
+}
+
+bool Recast3dSession::disconnected() {
+  const bool requests_dropped = drain(monitor_);
+  const bool updates_dropped = drain(sub_monitor_);
+  const bool dropped = lost_connection_ || requests_dropped || updates_dropped;
+  lost_connection_ = false;
   if (dropped) {
     ++disconnects_;
     why_ = "the viewer closed the connection";
@@ -108,7 +124,9 @@ bool Recast3dSession::exchange(const Packet& packet, zmq::message_t* reply) {
   if ((item.revents & ZMQ_POLLIN) == 0 || !req_.recv(*reply, zmq::recv_flags::dontwait)) {
     ++timeouts_;
     why_ = "the viewer did not answer within " + std::to_string(reply_timeout_.count()) + " ms";
-    // A REQ socket without its answer accepts nothing more: start over with a new one.
+    // A REQ socket without its answer accepts nothing more: start over with a new one (a
+    // disconnect its monitor saw meanwhile still counts).
+    lost_connection_ = drain(monitor_) || lost_connection_;
     close_requests();
     open_requests();
     return false;
@@ -140,12 +158,11 @@ std::optional<std::int32_t> Recast3dSession::make_scene(const std::string& name)
 bool Recast3dSession::send(const Packet& packet) {
   if (!scene()) return false;
   zmq::message_t reply;
-  if (!exchange(packet, &reply)) {
-    subscribe(*scene_, false);
-    scene_.reset();
-    return false;
-  }
-  return true;
+  if (exchange(packet, &reply)) return true;
+  // An answer that did not come loses this packet; the scene goes only with the viewer (a busy
+  // viewer keeps its scene: a new one would leave the old one behind in its scene list).
+  (void)scene();
+  return false;
 }
 
 void Recast3dSession::subscribe(std::int32_t scene_id, bool on) {

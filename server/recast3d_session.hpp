@@ -8,7 +8,8 @@
 //     restarted viewer gets a new MakeScene before anything else;
 //   - the REQ socket queues nothing for a viewer that is not connected (ZMQ_IMMEDIATE), and an
 //     answer that does not come within the reply timeout replaces the socket (a REQ socket
-//     without its answer is stuck) and ends the scene.
+//     without its answer is stuck); that packet is lost, the scene stays unless the viewer's
+//     connections dropped (the SUB connection, which outlives every REQ socket, shows it).
 // Used by one thread (the bridge's).
 #pragma once
 
@@ -53,8 +54,10 @@ class Recast3dSession {
   std::uint64_t disconnects() const { return disconnects_; }
 
  private:
+  zmq::socket_t monitor(zmq::socket_t& socket, const char* what);  // DISCONNECTED events
   void open_requests();
   void close_requests();
+  static bool drain(zmq::socket_t& events);  // true when one was a disconnect
   bool disconnected();  // drains monitor events; true when the viewer's connection dropped
   bool exchange(const Packet& packet, zmq::message_t* reply);
   void subscribe(std::int32_t scene_id, bool on);
@@ -66,7 +69,9 @@ class Recast3dSession {
   zmq::socket_t req_;
   zmq::socket_t monitor_;
   zmq::socket_t sub_;
+  zmq::socket_t sub_monitor_;
   int monitor_serial_ = 0;
+  bool lost_connection_ = false;  // seen on a REQ socket replaced since
   std::optional<std::int32_t> scene_;
   std::string why_;
   std::uint64_t timeouts_ = 0;
