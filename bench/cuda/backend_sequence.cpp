@@ -40,6 +40,7 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
   setup.pixel_type = PixelType::kUint16;
   setup.filter = {FilterWindow::kSheppLogan, 1.0f};
   setup.projections_in_flight = 2 * kMaxBenchBatch;
+  setup.max_projection_batch = kMaxBenchBatch;
   const int window = static_cast<int>(setup.geometry.vectors.size());
   const float scale = angular_weight(window);
   const std::vector<ProjectionMap> maps = make_projection_maps(setup.geometry);
@@ -60,7 +61,6 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     CudaBackendOptions options;
     options.use_graphs = v.graphs;
     options.skip_unused_texture_writes = v.skip_layers;
-    options.max_batch = kMaxBenchBatch;
     CudaBackend backend(0, options);
     backend.begin_scan(setup);
     backend.set_calibration(dark, flat);

@@ -34,7 +34,7 @@ TEST(ServerOptions, FlagsFillTheConfig) {
                    "--threads",
                    "3",
                    "--mode",
-                   "rotation",
+                   "per-rotation",
                    "--filter",
                    "hann",
                    "--filter-cutoff",
@@ -72,8 +72,8 @@ TEST(ServerOptions, FlagsFillTheConfig) {
   EXPECT_EQ(config.endpoints.data, "ipc:///tmp/d");
   EXPECT_EQ(config.endpoints.slices, "tcp://127.0.0.1:5571");
   EXPECT_EQ(config.backend, BackendKind::kCpu);
-  EXPECT_EQ(config.backend_options.cpu_threads, 3);
-  EXPECT_EQ(config.backend_options.memory_limit_bytes, 512u << 20);
+  EXPECT_EQ(config.backend_options.cpu.threads, 3);
+  EXPECT_EQ(config.backend_options.cpu.memory_limit_bytes, 512u << 20);
   const Parameters& p = config.pipeline.parameters;
   EXPECT_EQ(p.window_mode, WindowMode::kPerRotation);
   EXPECT_EQ(p.filter.window, FilterWindow::kHann);

@@ -271,14 +271,14 @@ TEST(CudaBackend, SameCallsAsCpuBackendGiveSameTargetsParallel) {
 void run_batched(BeamKind beam, bool graphs) {
   // An odd detector; 16 projections in flight: a whole batch is filtered before it is stored.
   const PhantomScan scan = phantom_scan(beam, {37, 53}, 15, {FilterWindow::kHamming, 0.85f}, 16);
-  const ScanSetup& setup = scan.setup;
+  ScanSetup setup = scan.setup;
+  setup.max_projection_batch = 4;  // batches below are longer: split into runs of at most 4
   const float scale = scan.scale;
   RandomSource random;
   SCOPED_TRACE(random.trace());
   CpuBackend cpu(CpuBackendOptions{2, 0});
   CudaBackendOptions options;
   options.use_graphs = graphs;
-  options.max_batch = 4;  // batches below are longer: split into runs of at most 4
   CudaBackend gpu(0, options);
   Backend* backends[2] = {&cpu, &gpu};
   Targets targets[2];

@@ -11,7 +11,7 @@
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline/refinement/sinogram_window.hpp"
-#include "pipeline_test_support.hpp"
+#include "tests/pipeline/pipeline_test_support.hpp"
 
 namespace slicestream {
 namespace {

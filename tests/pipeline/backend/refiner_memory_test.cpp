@@ -9,7 +9,7 @@
 #include "kernels/tensorcore/cgls_workspace.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
-#include "pipeline_test_support.hpp"
+#include "tests/pipeline/pipeline_test_support.hpp"
 
 namespace slicestream {
 namespace {

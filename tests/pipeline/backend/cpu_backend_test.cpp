@@ -6,7 +6,7 @@
 #include <random>
 
 #include "pipeline/backend/cpu/cpu_backend.hpp"
-#include "pipeline_test_support.hpp"
+#include "tests/pipeline/pipeline_test_support.hpp"
 
 namespace slicestream {
 namespace {

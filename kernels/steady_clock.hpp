@@ -1,4 +1,6 @@
-// The server clock used for arrival and publication times (CLOCK_MONOTONIC on Linux).
+// The one clock for arrival, publication and progress times: nanoseconds on the steady clock
+// (CLOCK_MONOTONIC on Linux), comparable between the threads and processes of one machine. Here
+// at the bottom of the folder map so that the pipeline, the server and the clients read it alike.
 #pragma once
 
 #include <chrono>
