@@ -297,33 +297,41 @@ void CudaBackend::read_target(const ReconTarget& target, float* host) {
   });
 }
 
+namespace {
+
+// Each interpolation an operator can choose, with the store's linear copy it reads.
+struct InterpolationChoice {
+  CudaInterpolation setting;
+  cuda::BackprojectInterpolation interpolation;
+  cuda::LinearCopy linear_copy;
+};
+constexpr InterpolationChoice kInterpolationChoices[] = {
+    {CudaInterpolation::kLinearMemory, cuda::BackprojectInterpolation::kLinearMemory,
+     cuda::LinearCopy::kPlain},
+    {CudaInterpolation::kLinearQuads, cuda::BackprojectInterpolation::kLinearQuads,
+     cuda::LinearCopy::kQuads},
+    {CudaInterpolation::kTextureGather, cuda::BackprojectInterpolation::kTextureGather,
+     cuda::LinearCopy::kNone},
+    {CudaInterpolation::kTexturePoint4, cuda::BackprojectInterpolation::kTexturePoint4,
+     cuda::LinearCopy::kNone},
+    {CudaInterpolation::kTextureLinear, cuda::BackprojectInterpolation::kTextureLinear,
+     cuda::LinearCopy::kNone},
+};
+
+}  // namespace
+
 CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   CudaBackendOptions options;
   options.reserve_bytes = settings.reserve_bytes;
   options.use_graphs = settings.use_graphs;
-  switch (settings.interpolation) {
-    case CudaInterpolation::kLinearMemory:
-      options.tuning.interpolation = cuda::BackprojectInterpolation::kLinearMemory;
-      options.linear_copy = cuda::LinearCopy::kPlain;
-      break;
-    case CudaInterpolation::kLinearQuads:
-      options.tuning.interpolation = cuda::BackprojectInterpolation::kLinearQuads;
-      options.linear_copy = cuda::LinearCopy::kQuads;
-      break;
-    case CudaInterpolation::kTextureGather:
-      options.tuning.interpolation = cuda::BackprojectInterpolation::kTextureGather;
-      options.linear_copy = cuda::LinearCopy::kNone;
-      break;
-    case CudaInterpolation::kTexturePoint4:
-      options.tuning.interpolation = cuda::BackprojectInterpolation::kTexturePoint4;
-      options.linear_copy = cuda::LinearCopy::kNone;
-      break;
-    case CudaInterpolation::kTextureLinear:
-      options.tuning.interpolation = cuda::BackprojectInterpolation::kTextureLinear;
-      options.linear_copy = cuda::LinearCopy::kNone;
-      break;
+  for (const InterpolationChoice& choice : kInterpolationChoices) {
+    if (choice.setting != settings.interpolation) continue;
+    options.tuning.interpolation = choice.interpolation;
+    options.linear_copy = choice.linear_copy;
+    return options;
   }
-  return options;
+  throw BackendError(std::string("cuda backend: unknown interpolation ") +
+                     to_string(settings.interpolation));
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const CudaSettings& settings) {

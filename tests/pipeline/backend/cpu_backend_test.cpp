@@ -13,25 +13,17 @@ namespace {
 
 using test::relative_error;
 
-// An already-linear float32 parallel scan: preprocess() copies the raw values unchanged, so
-// the tests place arbitrary data in the store (without the filter).
+// An already-linear float32 parallel scan (test::linear_parallel_setup): the tests place
+// arbitrary data in the store.
 struct Fixture {
   DetectorShape detector{12, 20};
   int slots = 9;
-  ScanSetup setup;
+  ScanSetup setup = test::linear_parallel_setup(detector, slots);
   std::mt19937 rng{1234};
   std::unique_ptr<CpuBackend> backend;
 
-  explicit Fixture(std::size_t memory_limit = 0) {
-    CircularParallelParams params;
-    for (int i = 0; i < slots; ++i)
-      params.angles_rad.push_back(M_PI * i / slots);
-    setup.geometry = make_parallel_geometry(detector, params);
-    setup.pixel_type = PixelType::kFloat32;
-    setup.preprocess.already_linear = true;
-    setup.projections_in_flight = 4;
-    backend = std::make_unique<CpuBackend>(CpuBackendOptions{2, memory_limit});
-  }
+  explicit Fixture(std::size_t memory_limit = 0)
+      : backend(std::make_unique<CpuBackend>(CpuBackendOptions{2, memory_limit})) {}
 
   std::vector<float> random_values() {
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -71,40 +63,35 @@ struct Fixture {
   }
 };
 
-TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithEqualMaps) {
+// Three rotations of fresh data into a live target, every slot replaced twice; the maps move by
+// `offset_px_per_rotation` every rotation. Returns the live target and a full recompute.
+std::pair<std::vector<float>, std::vector<float>> three_rotations(double offset_px_per_rotation) {
   Fixture f;
   f.backend->begin_scan(f.setup);
   auto live = f.backend->create_target(f.slice());
   const float scale = angular_weight(f.slots);
-  // Three rotations of fresh data: every slot is replaced twice (the diff path).
   for (int rotation = 0; rotation < 3; ++rotation) {
     for (int slot = 0; slot < f.slots; ++slot) {
-      f.backend->replace_projection(slot, f.map(slot), f.projection(f.random_values(), slot),
-                                    {live.get()}, {}, scale);
-    }
-  }
-  auto full = f.backend->create_target(f.slice());
-  f.backend->backproject_store(f.all_slots(), *full, scale, false, 0, 1);
-  const std::vector<float> reference = f.read(*full);
-  ASSERT_GT(test::max_abs(reference), 0.1);
-  EXPECT_LT(relative_error(f.read(*live), reference), 1e-5);
-}
-
-TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithChangingMaps) {
-  Fixture f;
-  f.backend->begin_scan(f.setup);
-  auto live = f.backend->create_target(f.slice());
-  const float scale = angular_weight(f.slots);
-  // The map of a slot changes every rotation (explicit angles): BP(new) - BP_old_map(old).
-  for (int rotation = 0; rotation < 3; ++rotation) {
-    for (int slot = 0; slot < f.slots; ++slot) {
-      f.backend->replace_projection(slot, f.map(slot, 0.7 * rotation),
+      f.backend->replace_projection(slot, f.map(slot, offset_px_per_rotation * rotation),
                                     f.projection(f.random_values(), slot), {live.get()}, {}, scale);
     }
   }
   auto full = f.backend->create_target(f.slice());
   f.backend->backproject_store(f.all_slots(), *full, scale, false, 0, 1);
-  EXPECT_LT(relative_error(f.read(*live), f.read(*full)), 1e-5);
+  return {f.read(*live), f.read(*full)};
+}
+
+TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithEqualMaps) {
+  // The same map every rotation: the difference new - old is backprojected once.
+  const auto [live, reference] = three_rotations(0);
+  ASSERT_GT(test::max_abs(reference), 0.1);
+  EXPECT_LT(relative_error(live, reference), 1e-5);
+}
+
+TEST(CpuBackend, SlidingUpdatesEqualFullRecomputeWithChangingMaps) {
+  // The map of a slot changes every rotation (explicit angles): BP(new) - BP_old_map(old).
+  const auto [live, reference] = three_rotations(0.7);
+  EXPECT_LT(relative_error(live, reference), 1e-5);
 }
 
 TEST(CpuBackend, AccumulateTargetsReceiveOnlyTheNewProjection) {

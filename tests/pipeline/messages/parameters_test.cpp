@@ -78,32 +78,26 @@ TEST(Parameters, WindowModesHaveOneNameEach) {
 
 TEST(PipelineConfig, TheDefaultsAreValidAndEachSettingIsChecked) {
   EXPECT_EQ(pipeline_config_problem(PipelineConfig{}), "");
-  auto problem_with = [](auto&& change) {
-    PipelineConfig config;
-    change(config);
-    return pipeline_config_problem(config);
+  struct Case {
+    const char* named;  // what the problem must name
+    void (*change)(PipelineConfig&);
   };
-  EXPECT_NE(problem_with([](PipelineConfig& c) { c.queue_depth = 0; }).find("queue_depth"),
-            std::string::npos);
-  EXPECT_NE(problem_with([](PipelineConfig& c) {
-              c.max_projection_batch = 0;
-            }).find("max_projection_batch"),
-            std::string::npos);
-  EXPECT_NE(problem_with([](PipelineConfig& c) { c.preview_size = 5000; }).find("preview_size"),
-            std::string::npos);
-  EXPECT_NE(problem_with([](PipelineConfig& c) {
-              c.default_slice_size = 9000;
-            }).find("default_slice_size"),
-            std::string::npos);
-  EXPECT_NE(problem_with([](PipelineConfig& c) {
-              c.refinement.residual_interval_s = kNan;
-            }).find("residual_interval_s"),
-            std::string::npos);
-  EXPECT_NE(
-      problem_with([](PipelineConfig& c) { c.parameters.filter.cutoff = 0; }).find("filter cutoff"),
-      std::string::npos);
-  EXPECT_EQ(problem_with([](PipelineConfig& c) { c.refresh_rotations = 0; }), "")
-      << "0 switches the refresh off";
+  const Case cases[] = {
+      {"queue_depth", [](PipelineConfig& c) { c.queue_depth = 0; }},
+      {"max_projection_batch", [](PipelineConfig& c) { c.max_projection_batch = 0; }},
+      {"preview_size", [](PipelineConfig& c) { c.preview_size = 5000; }},
+      {"default_slice_size", [](PipelineConfig& c) { c.default_slice_size = 9000; }},
+      {"residual_interval_s", [](PipelineConfig& c) { c.refinement.residual_interval_s = kNan; }},
+      {"filter cutoff", [](PipelineConfig& c) { c.parameters.filter.cutoff = 0; }},
+  };
+  for (const Case& c : cases) {
+    PipelineConfig config;
+    c.change(config);
+    EXPECT_NE(pipeline_config_problem(config).find(c.named), std::string::npos) << c.named;
+  }
+  PipelineConfig no_refresh;
+  no_refresh.refresh_rotations = 0;
+  EXPECT_EQ(pipeline_config_problem(no_refresh), "") << "0 switches the refresh off";
 }
 
 }  // namespace

@@ -20,13 +20,6 @@ const VolumeBox kBox{{-10, -10, -6}, {10, 10, 6}};
 class SliceSetTest : public ::testing::Test {
  protected:
   SliceSetTest() : backend_(CpuBackendOptions{2, 0}), slices_(backend_) {
-    CircularParallelParams params;
-    for (int i = 0; i < kWindow; ++i)
-      params.angles_rad.push_back(M_PI * i / kWindow);
-    setup_.geometry = make_parallel_geometry(detector_, params);
-    setup_.pixel_type = PixelType::kFloat32;
-    setup_.preprocess.already_linear = true;
-    setup_.projections_in_flight = 4;
     backend_.begin_scan(setup_);
     slices_.begin_scan(kWindow, angular_weight(kWindow));
   }
@@ -57,7 +50,7 @@ class SliceSetTest : public ::testing::Test {
   }
 
   DetectorShape detector_{10, 18};
-  ScanSetup setup_;
+  ScanSetup setup_ = test::linear_parallel_setup(detector_, kWindow);
   std::mt19937 rng_{99};
   CpuBackend backend_;
   SliceSet slices_;
