@@ -150,10 +150,11 @@ class Backend {
                           const std::vector<ReconTarget*>& accumulate, float scale);
 
   // Store updates in order, each as replace_projection describes with its own target lists (a
-  // slot may appear more than once): exactly the effect of the updates one by one. A backend may
-  // fuse them: the targets are then read and written once per batch instead of once per
-  // projection, which is the floor of the incremental update. Results equal the one-by-one
-  // updates up to float rounding (sums in another order).
+  // slot may appear more than once): exactly the effect of the updates one by one. Both backends
+  // execute the batch as plan_updates (update_plan.hpp) lays it out: runs of distinct slots, each
+  // fused into one pass in which every target is read and written once, which is the floor of
+  // the incremental update. Results equal the one-by-one updates up to float rounding (sums in
+  // another order).
   // On failure it throws BackendError: updates with `applied` set took effect; of the others,
   // one whose `projection` is still set was not attempted (the caller may submit it again) and
   // one whose projection was taken is lost. Live targets may then be partly updated.

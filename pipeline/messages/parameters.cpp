@@ -56,7 +56,7 @@ std::string publish_rate_problem(double rate_hz) {
 }
 
 std::string preview_interval_problem(double interval_s) {
-  return within("preview interval (s)", interval_s, 0, false, kMaxPreviewIntervalS);
+  return within("preview interval (s)", interval_s, 0, false, kMaxIntervalS);
 }
 
 std::string parameters_problem(const SetParametersCommand& c) {

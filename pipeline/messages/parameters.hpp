@@ -38,9 +38,10 @@ struct SetParametersCommand {
   std::optional<double> preview_interval_s;
 };
 
-// The bounds of the parameters; the rotation-axis offset is bounded by kMaxDetectorSide.
+// The bounds of the parameters; the rotation-axis offset is bounded by kMaxDetectorSide. Every
+// interval of the pipeline (preview, refinement, residual checks) is at most a day.
 inline constexpr double kMaxPublishRateHz = 1e6;
-inline constexpr double kMaxPreviewIntervalS = 86400;
+inline constexpr double kMaxIntervalS = 86400;
 
 // Empty when the value is allowed, else why not, naming the parameter.
 std::string filter_window_problem(FilterWindow window);

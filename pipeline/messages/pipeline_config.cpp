@@ -18,7 +18,7 @@ std::string refinement_problem(const RefinementLimits& r) {
   std::string problem = outside("max_iterations (refinement)", r.max_iterations, 1, 1 << 20);
   if (problem.empty()) problem = outside("max_slices (refinement)", r.max_slices, 1, 1 << 16);
   if (problem.empty()) {
-    problem = outside("residual_interval_s", r.residual_interval_s, 0.0, kMaxResidualIntervalS);
+    problem = outside("residual_interval_s", r.residual_interval_s, 0.0, kMaxIntervalS);
   }
   return problem;
 }

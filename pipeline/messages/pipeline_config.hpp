@@ -43,7 +43,6 @@ struct PipelineConfig {
 inline constexpr int kMaxQueueDepth = 100000;
 inline constexpr int kMaxPreviewSize = 1024;
 inline constexpr int kMaxProjectionBatch = 1024;
-inline constexpr double kMaxResidualIntervalS = 86400;
 
 // Empty when every setting lies in its range, else the first problem, naming the setting (the
 // Pipeline refuses such a config; the server refuses it at start-up).
