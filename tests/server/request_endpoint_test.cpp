@@ -35,7 +35,10 @@ CommandReply answer(const Command& command) {
     }
     reply.slice = std::move(slice);
   } else if (const auto* set = std::get_if<SetParametersCommand>(&command)) {
-    reply.parameters = apply(*set, Parameters{});
+    Parameters parameters;
+    if (set->filter_window) parameters.filter.window = *set->filter_window;
+    if (set->filter_cutoff) parameters.filter.cutoff = *set->filter_cutoff;
+    reply.parameters = parameters;
   } else if (const auto* remove = std::get_if<RemoveSliceCommand>(&command)) {
     reply.status = {StatusCode::kNotFound, "no slice " + std::to_string(remove->slice_id)};
   }
