@@ -28,7 +28,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_probe.hpp"
-#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/solvers/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/cusparse_projector.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/ellipse_phantom_2d.hpp"

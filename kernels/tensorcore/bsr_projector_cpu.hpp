@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/tensorcore/projection_operator.hpp"
+#include "kernels/solvers/projection_operator.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 
 namespace slicestream::tensorcore {
@@ -20,7 +20,7 @@ struct BsrProjectorCpuOptions {
   MmaAccumulation accumulation;
 };
 
-class BsrProjectorCpu : public ProjectionOperator {
+class BsrProjectorCpu : public solvers::ProjectionOperator {
  public:
   explicit BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
                            bool compensated = false);

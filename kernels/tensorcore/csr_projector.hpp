@@ -3,12 +3,12 @@
 
 #include <memory>
 
-#include "kernels/tensorcore/projection_operator.hpp"
+#include "kernels/solvers/projection_operator.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 
 namespace slicestream::tensorcore {
 
-class CsrProjector : public ProjectionOperator {
+class CsrProjector : public solvers::ProjectionOperator {
  public:
   explicit CsrProjector(std::shared_ptr<const CsrMatrix> matrix) : matrix_(std::move(matrix)) {}
   long long rays() const override { return matrix_->rows; }

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/parallel_for.hpp"
 
 namespace slicestream::tensorcore {

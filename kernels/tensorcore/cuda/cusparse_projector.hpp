@@ -12,12 +12,12 @@
 #include <memory>
 #include <string>
 
-#include "kernels/tensorcore/cuda/device_projection_operator.hpp"
+#include "kernels/solvers/cuda/device_projection_operator.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
-class CusparseProjector final : public DeviceProjectionOperator {
+class CusparseProjector final : public solvers::cuda::DeviceProjectionOperator {
  public:
   explicit CusparseProjector(const CsrMatrix& a);
   ~CusparseProjector() override;

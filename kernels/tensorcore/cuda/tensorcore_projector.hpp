@@ -10,12 +10,12 @@
 #include <cstddef>
 #include <memory>
 
-#include "kernels/tensorcore/cuda/device_projection_operator.hpp"
+#include "kernels/solvers/cuda/device_projection_operator.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
-class TensorCoreProjector final : public DeviceProjectionOperator {
+class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator {
  public:
   explicit TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix);
   ~TensorCoreProjector() override;

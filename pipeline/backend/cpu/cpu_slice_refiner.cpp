@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 
@@ -43,16 +43,16 @@ class CpuSliceRefiner final : public SliceRefiner {
 
   double residual(const float* slice, const float* sinogram) override {
     projector_.forward(slice, ax_.data(), 1);
-    return tensorcore::relative_residual(ax_.data(), sinogram, ax_.size());
+    return solvers::relative_residual(ax_.data(), sinogram, ax_.size());
   }
 
   RefinementResult refine(const float* x0, const float* sinogram, int iterations,
                           float* x_out) override {
     if (x_out != x0) std::copy(x0, x0 + matrix_->cols, x_out);
-    tensorcore::CglsOptions options;
+    solvers::CglsOptions options;
     options.max_iterations = iterations;
-    const tensorcore::CglsReport report =
-        tensorcore::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
+    const solvers::CglsReport report =
+        solvers::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
     return {report.relative_residual.front()[0], report.relative_residual.back()[0],
             report.iterations};
   }
@@ -60,7 +60,7 @@ class CpuSliceRefiner final : public SliceRefiner {
  private:
   std::shared_ptr<const tensorcore::CsrMatrix> matrix_;
   tensorcore::CsrProjector projector_;
-  tensorcore::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
+  solvers::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
   std::vector<float> ax_;                // A x of residual()
   MemoryCharge charge_;
 };

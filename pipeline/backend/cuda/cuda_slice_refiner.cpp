@@ -5,8 +5,8 @@
 
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/tensorcore/cgls.hpp"
-#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/solvers/cgls.hpp"
+#include "kernels/solvers/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
@@ -52,7 +52,7 @@ class CudaSliceRefiner final : public SliceRefiner {
       projector_.forward(x_.data(), ax_.data(), 1, stream_.get());
       std::vector<float> ax(ax_.size());
       download(ax.data(), ax_);
-      return tensorcore::relative_residual(ax.data(), sinogram, ax.size());
+      return solvers::relative_residual(ax.data(), sinogram, ax.size());
     });
   }
 
@@ -62,13 +62,13 @@ class CudaSliceRefiner final : public SliceRefiner {
       use_device();
       upload(b_, sinogram);
       upload(x_, x0);
-      tensorcore::CglsOptions options;
+      solvers::CglsOptions options;
       options.max_iterations = iterations;
       if (!cgls_size(iterations).fits_in(workspace_.capacity())) {
         workspace_.reserve(cgls_size(iterations));  // a longer residual history only
         charge_.set(memory_bytes());
       }
-      const tensorcore::CglsReport report = tensorcore::cuda::cgls_gpu(
+      const solvers::CglsReport report = solvers::cuda::cgls_gpu(
           projector_, b_.data(), x_.data(), 1, options, stream_.get(), workspace_);
       download(x_out, x_);
       return RefinementResult{report.relative_residual.front()[0],
@@ -78,7 +78,7 @@ class CudaSliceRefiner final : public SliceRefiner {
 
  private:
   void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device_)); }
-  tensorcore::CglsSize cgls_size(int iterations) const {
+  solvers::CglsSize cgls_size(int iterations) const {
     return {projector_.rays(), projector_.pixels(), 1, iterations};
   }
   void upload(DeviceBuffer<float>& device, const float* host) {
@@ -98,7 +98,7 @@ class CudaSliceRefiner final : public SliceRefiner {
   DeviceBuffer<float> b_;
   DeviceBuffer<float> ax_;
   DeviceBuffer<float> x_;
-  tensorcore::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
+  solvers::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
   MemoryCharge charge_;                           // last: charged once everything is allocated
 };
 

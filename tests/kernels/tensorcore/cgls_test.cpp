@@ -9,7 +9,7 @@
 #include "kernels/expr/host_evaluate.hpp"
 
 #include "kernels/tensorcore/bsr_projector_cpu.hpp"
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"

@@ -1,4 +1,4 @@
-// CGLS on the GPU over a DeviceProjectionOperator: the algorithm of kernels/tensorcore/cgls.hpp
+// CGLS on the GPU over a DeviceProjectionOperator: the algorithm of kernels/solvers/cgls.hpp
 // (the CPU twin) with the same fused expression passes and scalar recurrences (cgls_steps.hpp),
 // each pass one kernel (cuda::evaluate_pass, kernels/cuda/expr_device_evaluate.cuh), the
 // per-column scalars computed on the device. Without a tolerance the solve never waits for the
@@ -8,13 +8,13 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/tensorcore/cgls.hpp"
-#include "kernels/tensorcore/cgls_workspace.hpp"
-#include "kernels/tensorcore/cuda/device_projection_operator.hpp"
+#include "kernels/solvers/cgls.hpp"
+#include "kernels/solvers/cgls_workspace.hpp"
+#include "kernels/solvers/cuda/device_projection_operator.hpp"
 
-namespace slicestream::tensorcore::cuda {
+namespace slicestream::solvers::cuda {
 
-// The GPU twin of CglsWorkspace (kernels/tensorcore/cgls_workspace.hpp): the device vectors of
+// The GPU twin of CglsWorkspace (kernels/solvers/cgls_workspace.hpp): the device vectors of
 // cgls_gpu, kept between solves, grown (never shrunk) to the largest problem served.
 class CglsWorkspaceGpu {
  public:
@@ -37,11 +37,9 @@ class CglsWorkspaceGpu {
 };
 
 // b: rays x columns and x: pixels x columns in device memory; x holds the start value on entry.
-// The device vectors come from `workspace` (grown when the problem needs it); the overload
-// without one allocates them for this solve.
+// The device vectors come from `workspace` (grown when the problem needs it; a fresh
+// CglsWorkspaceGpu for a one-off solve).
 CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options, cudaStream_t stream, CglsWorkspaceGpu& workspace);
-CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
-                    const CglsOptions& options, cudaStream_t stream);
 
-}  // namespace slicestream::tensorcore::cuda
+}  // namespace slicestream::solvers::cuda

@@ -1,6 +1,6 @@
 // CGLS (conjugate gradients on the normal equations A^T A x = A^T b, paper Alg. 1) for several
 // independent right-hand sides at once (one per slice), with every vector update and dot product
-// a fused expression pass (kernels/tensorcore/cgls_steps.hpp, on kernels/expr). A column stops
+// a fused expression pass (kernels/solvers/cgls_steps.hpp, on kernels/expr). A column stops
 // early when its relative residual ||A x - b|| / ||b|| reaches the tolerance; the solve stops when
 // all have.
 #pragma once
@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "kernels/tensorcore/cgls_workspace.hpp"
-#include "kernels/tensorcore/projection_operator.hpp"
+#include "kernels/solvers/cgls_workspace.hpp"
+#include "kernels/solvers/projection_operator.hpp"
 
-namespace slicestream::tensorcore {
+namespace slicestream::solvers {
 
 struct CglsOptions {
   int max_iterations = 20;
@@ -30,11 +30,9 @@ struct CglsReport {
 double relative_residual(const float* ax, const float* b, std::size_t count);
 
 // b: rays x columns; x: pixels x columns, the start value on entry (e.g. zeros or an FBP), the
-// solution on return. The vectors come from `workspace` (grown when the problem needs it); the
-// overload without one allocates them for this solve.
+// solution on return. The vectors come from `workspace` (grown when the problem needs it; a fresh
+// CglsWorkspace for a one-off solve).
 CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
                     const CglsOptions& options, CglsWorkspace& workspace);
-CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
-                    const CglsOptions& options);
 
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::solvers

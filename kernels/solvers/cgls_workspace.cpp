@@ -1,8 +1,8 @@
-#include "kernels/tensorcore/cgls_workspace.hpp"
+#include "kernels/solvers/cgls_workspace.hpp"
 
 #include <algorithm>
 
-namespace slicestream::tensorcore {
+namespace slicestream::solvers {
 namespace {
 
 std::size_t count(long long n) {
@@ -65,4 +65,4 @@ void CglsWorkspace::reserve(const CglsSize& size) {
   start.resize(2 * e.columns);
 }
 
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::solvers

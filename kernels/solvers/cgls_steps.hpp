@@ -15,7 +15,7 @@
 #include "kernels/expr/pass.hpp"
 #include "kernels/host_device.hpp"
 
-namespace slicestream::tensorcore::cgls_steps {
+namespace slicestream::solvers::cgls_steps {
 
 // |b|^2.
 inline auto data_norm(const float* b) {
@@ -78,4 +78,4 @@ inline double relative_residual(double r_norm2, double b_norm2) {
   return b_norm2 > 0 ? std::sqrt(r_norm2 / b_norm2) : std::sqrt(r_norm2);
 }
 
-}  // namespace slicestream::tensorcore::cgls_steps
+}  // namespace slicestream::solvers::cgls_steps

@@ -1,9 +1,10 @@
 // A 2D projector as a linear operator with several right-hand sides: images are pixels x columns
-// and sinograms rays x columns, row-major (element (i, c) at i * columns + c). CGLS runs over it;
-// the CPU implementations are the fp32 CSR matrix and the fp16 BSR twin of the Tensor Core path.
+// and sinograms rays x columns, row-major (element (i, c) at i * columns + c). CGLS runs over it
+// (cgls.hpp); projectors implement it where they live (the fp32 CSR matrix: CsrProjector,
+// kernels/tensorcore/csr_projector.hpp).
 #pragma once
 
-namespace slicestream::tensorcore {
+namespace slicestream::solvers {
 
 class ProjectionOperator {
  public:
@@ -14,4 +15,4 @@ class ProjectionOperator {
   virtual void backward(const float* sinogram, float* image, int columns) = 0;
 };
 
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::solvers

@@ -1,4 +1,4 @@
-#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/solvers/cuda/cgls_gpu.hpp"
 
 #include <stdexcept>
 #include <vector>
@@ -6,9 +6,9 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/expr_device_evaluate.cuh"
-#include "kernels/tensorcore/cgls_steps.hpp"
+#include "kernels/solvers/cgls_steps.hpp"
 
-namespace slicestream::tensorcore::cuda {
+namespace slicestream::solvers::cuda {
 
 namespace {
 
@@ -82,12 +82,6 @@ void CglsWorkspaceGpu::reserve(const CglsSize& size) {
 
 std::size_t CglsWorkspaceGpu::bytes() const {
   return cgls_gpu_workspace_bytes(capacity_);
-}
-
-CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
-                    const CglsOptions& options, cudaStream_t stream) {
-  CglsWorkspaceGpu workspace;
-  return cgls_gpu(op, b, x, columns, options, stream, workspace);
 }
 
 CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int columns,
@@ -192,4 +186,4 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
   return report;
 }
 
-}  // namespace slicestream::tensorcore::cuda
+}  // namespace slicestream::solvers::cuda

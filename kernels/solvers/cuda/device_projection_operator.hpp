@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-namespace slicestream::tensorcore::cuda {
+namespace slicestream::solvers::cuda {
 
 class DeviceProjectionOperator {
  public:
@@ -20,4 +20,4 @@ class DeviceProjectionOperator {
                         const float* max_abs = nullptr) = 0;
 };
 
-}  // namespace slicestream::tensorcore::cuda
+}  // namespace slicestream::solvers::cuda

@@ -1,10 +1,10 @@
-// The vectors one CGLS solve works in (kernels/tensorcore/cgls.hpp), kept between solves so that
+// The vectors one CGLS solve works in (kernels/solvers/cgls.hpp), kept between solves so that
 // repeated solves (a slice refined every second) do not allocate: per column r and q over the
 // rays, s, p and t over the pixels, and per-column scalars; the GPU solver also keeps the squared
 // residual of every iteration (max_iterations + 1 per column) on the device. A workspace grows to
 // the largest problem it served and never shrinks.
 //
-// CglsWorkspace is the CPU twin's; cuda::CglsWorkspaceGpu (kernels/tensorcore/cuda/cgls_gpu.hpp)
+// CglsWorkspace is the CPU twin's; cuda::CglsWorkspaceGpu (kernels/solvers/cuda/cgls_gpu.hpp)
 // the GPU's, with the same interface. Their sizes are plain arithmetic here, so that memory
 // budgets can count them before anything is allocated (and without a GPU).
 #pragma once
@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace slicestream::tensorcore {
+namespace slicestream::solvers {
 
 struct CglsSize {
   long long rays = 0;
@@ -46,4 +46,4 @@ class CglsWorkspace {
   CglsSize capacity_{0, 0, 0, 0};
 };
 
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::solvers

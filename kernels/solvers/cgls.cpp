@@ -1,23 +1,17 @@
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/solvers/cgls.hpp"
 
 #include <stdexcept>
 
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
-#include "kernels/tensorcore/cgls_steps.hpp"
+#include "kernels/solvers/cgls_steps.hpp"
 
-namespace slicestream::tensorcore {
+namespace slicestream::solvers {
 
 double relative_residual(const float* ax, const float* b, std::size_t count) {
   const auto reference = expr::array(b);
   return cgls_steps::relative_residual(expr::squared_norm(expr::array(ax) - reference, 0, count),
                                        expr::squared_norm(reference, 0, count));
-}
-
-CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
-                    const CglsOptions& options) {
-  CglsWorkspace workspace;
-  return cgls_cpu(op, b, x, columns, options, workspace);
 }
 
 CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int columns,
@@ -93,4 +87,4 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
   return report;
 }
 
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::solvers
