@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/tensorcore/bsr_matrix.hpp"
 
 namespace slicestream::tensorcore {
@@ -78,6 +79,6 @@ struct GroupedBlocks {
 
 // Regroups `bsr` (16 x 16 blocks; throws std::invalid_argument otherwise). Every block is
 // copied once; the weights and value_scale are unchanged.
-GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads = 0);
+GroupedBlocks group_blocks(Executor& executor, const BsrMatrixHalf& bsr);
 
 }  // namespace slicestream::tensorcore

@@ -26,9 +26,10 @@ std::size_t host_bytes(const tensorcore::CsrMatrix& m) {
 
 class CpuSliceRefiner final : public SliceRefiner {
  public:
-  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, MemoryAccount account)
+  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, Executor& workers,
+                  MemoryAccount account)
       : matrix_(std::move(matrix)),
-        projector_(matrix_),
+        projector_(matrix_, workers),
         ax_(static_cast<std::size_t>(matrix_->rows)),
         charge_(std::move(account), 0) {
     workspace_.reserve({matrix_->rows, matrix_->cols, 1, 0});
@@ -67,7 +68,8 @@ class CpuSliceRefiner final : public SliceRefiner {
 
 }  // namespace
 
-std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup, int threads,
+std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup,
+                                                     Executor& workers,
                                                      std::size_t memory_limit_bytes,
                                                      MemoryAccount account) {
   std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
@@ -82,11 +84,9 @@ std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setu
                        mib(estimate) + ", more than the " + mib(memory_limit_bytes) + " left");
   }
   try {
-    tensorcore::DdMatrixOptions options;
-    options.threads = std::max(threads, 0);
     auto matrix = std::make_shared<const tensorcore::CsrMatrix>(
-        tensorcore::build_dd_matrix(setup.geometry, setup.grid, options));
-    return std::make_unique<CpuSliceRefiner>(std::move(matrix), std::move(account));
+        tensorcore::build_dd_matrix(workers, setup.geometry, setup.grid));
+    return std::make_unique<CpuSliceRefiner>(std::move(matrix), workers, std::move(account));
   } catch (const std::bad_alloc&) {
     throw BackendError("cpu backend: out of memory while building a slice's system matrix");
   } catch (const std::invalid_argument& e) {

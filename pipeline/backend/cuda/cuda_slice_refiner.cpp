@@ -9,6 +9,7 @@
 #include "kernels/solvers/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
@@ -117,7 +118,6 @@ void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const s
 tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
   tensorcore::TensorCoreMatrixOptions options;
   options.shape = tensorcore::WmmaShape::kM32N8K16;
-  options.threads = refiner_build_threads();
   return options;
 }
 
@@ -137,8 +137,11 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
         std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
     require_device_memory(estimate, reserve_bytes,
                           "the system matrix and CGLS vectors of a " + slice + " need up to");
+    // The matrix is built on the host, on threads of a pool that lives as long as the build.
+    WorkerPool build_workers(refiner_build_threads());
     auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
-        tensorcore::build_tensorcore_matrix(setup.geometry, setup.grid, refiner_matrix_options()));
+        tensorcore::build_tensorcore_matrix(build_workers, setup.geometry, setup.grid,
+                                            refiner_matrix_options()));
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;

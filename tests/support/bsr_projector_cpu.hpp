@@ -1,14 +1,16 @@
 // The CPU twin of the Tensor Core projector: the same fp16 blocks, renumbering, symmetry
-// transforms and fp16 operand rounding (per-column power-of-two scaling, operand_scaling.hpp) as
-// the CUDA path, with exact accumulation. Tests compare the GPU against it, and CGLS over it
+// transforms and fp16 operand rounding (per-column power-of-two scaling,
+// kernels/tensorcore/operand_scaling.hpp) as the CUDA path, with exact accumulation. Tests compare the GPU against it, and CGLS over it
 // predicts the accuracy of the mixed-precision solver.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/solvers/projection_operator.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "tests/support/mma_accumulation_model.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -22,10 +24,9 @@ struct BsrProjectorCpuOptions {
 
 class BsrProjectorCpu : public solvers::ProjectionOperator {
  public:
-  explicit BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
-                           bool compensated = false);
-  BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
-                  const BsrProjectorCpuOptions& options);
+  // `executor` (the products' threads) must outlive the projector.
+  BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix, Executor& executor,
+                  const BsrProjectorCpuOptions& options = {});
 
   long long rays() const override { return matrix_->geometry.rays(); }
   long long pixels() const override { return matrix_->grid.pixels(); }
@@ -41,6 +42,7 @@ class BsrProjectorCpu : public solvers::ProjectionOperator {
   int make_operands(const float* values, long long rows, int columns, std::vector<float>* undo);
 
   std::shared_ptr<const TensorCoreMatrix> matrix_;
+  Executor& executor_;
   bool compensated_ = false;
   MmaAccumulation accumulation_;
   std::vector<float> operands_;
@@ -53,8 +55,5 @@ class BsrProjectorCpu : public solvers::ProjectionOperator {
 // Rounds each of `columns` columns (row-major, `rows` rows) to fp16 after scaling it by
 // half_operand_scale(max |column|); writes the scales. The values stay scaled.
 void round_columns_to_half(float* data, long long rows, int columns, float* scales);
-
-// The factor of the compensating (lo) operand columns relative to the hi ones.
-inline constexpr float kLowOperandFactor = 4096.0f;
 
 }  // namespace slicestream::tensorcore

@@ -1,10 +1,11 @@
 // A 2D analytic phantom (the modified Shepp-Logan head of Toft, ten ellipses) with exact line
-// integrals: ground truth for the distance-driven projector and for CGLS accuracy. (The shared
-// 3D phantom in kernels/phantom was not on main yet; its z = 0 section is a different object.)
+// integrals: ground truth for the distance-driven projector and for CGLS accuracy. (The 3D
+// phantom of kernels/phantom is a different object: its z = 0 section is not this one.)
 #pragma once
 
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/tensorcore/geometry_2d.hpp"
 
 namespace slicestream::tensorcore {
@@ -27,11 +28,11 @@ double value_at(const std::vector<Ellipse2d>& phantom, Vec2 point_mm);
 double line_integral(const std::vector<Ellipse2d>& phantom, Vec2 point_mm, Vec2 direction);
 
 // Pixel averages over supersample^2 points per pixel (row-major, GridSpec orientation).
-std::vector<float> sample_phantom(const std::vector<Ellipse2d>& phantom, const ImageGrid2d& grid,
-                                  int supersample = 4);
+std::vector<float> sample_phantom(Executor& executor, const std::vector<Ellipse2d>& phantom,
+                                  const ImageGrid2d& grid, int supersample = 4);
 // Bin-averaged exact line integrals: the mean over `supersample` rays spread evenly across each
-// bin (projection-major sinogram). Multi-threaded over projections.
-std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
+// bin (projection-major sinogram), in parallel over projections.
+std::vector<float> project_phantom(Executor& executor, const std::vector<Ellipse2d>& phantom,
                                    const Geometry2d& geometry, int supersample = 8);
 
 // The CG accuracy problem of the benchmark (paper Fig. 8): a size x size image of 1 mm pixels,
@@ -44,7 +45,8 @@ struct PhantomProblem2d {
   std::vector<float> truth;
   std::vector<float> data;
 };
-PhantomProblem2d make_phantom_problem(int size, int angles = 720, int bins = 512);
+PhantomProblem2d make_phantom_problem(Executor& executor, int size, int angles = 720,
+                                      int bins = 512);
 
 // ||x - reference|| / ||reference|| (in double): the accuracy measure of CG reconstructions.
 double relative_error(const std::vector<float>& x, const std::vector<float>& reference);

@@ -1,9 +1,8 @@
-#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
+#include "tests/support/ellipse_phantom_2d.hpp"
 
 #include <cmath>
 
 #include "kernels/solvers/cgls.hpp"
-#include "kernels/tensorcore/parallel_for.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -74,61 +73,83 @@ double line_integral(const std::vector<Ellipse2d>& phantom, Vec2 point_mm, Vec2 
   return total;
 }
 
-std::vector<float> sample_phantom(const std::vector<Ellipse2d>& phantom, const ImageGrid2d& grid,
-                                  int supersample) {
-  std::vector<float> image(static_cast<std::size_t>(grid.pixels()));
+namespace {
+
+// Row `row` of sample_phantom's image.
+void sample_row(const std::vector<Ellipse2d>& phantom, const ImageGrid2d& grid, int supersample,
+                long long row, float* out) {
   const double px = grid.pixel_mm;
-  parallel_for(grid.height, [&](long long row, int) {
-    for (int col = 0; col < grid.width; ++col) {
-      double sum = 0;
-      for (int sy = 0; sy < supersample; ++sy) {
-        for (int sx = 0; sx < supersample; ++sx) {
-          const Vec2 p{
-              (col + (sx + 0.5) / supersample - grid.width / 2.0) * px,
-              (static_cast<double>(row) + (sy + 0.5) / supersample - grid.height / 2.0) * px};
-          sum += value_at(phantom, p);
-        }
+  for (int col = 0; col < grid.width; ++col) {
+    double sum = 0;
+    for (int sy = 0; sy < supersample; ++sy) {
+      for (int sx = 0; sx < supersample; ++sx) {
+        const Vec2 p{(col + (sx + 0.5) / supersample - grid.width / 2.0) * px,
+                     (static_cast<double>(row) + (sy + 0.5) / supersample - grid.height / 2.0) * px};
+        sum += value_at(phantom, p);
       }
-      image[static_cast<std::size_t>(row * grid.width + col)] =
-          static_cast<float>(sum / (supersample * supersample));
     }
-  });
+    out[col] = static_cast<float>(sum / (supersample * supersample));
+  }
+}
+
+// Projection `a` of project_phantom's sinogram.
+void project_angle(const std::vector<Ellipse2d>& phantom, const Geometry2d& geometry,
+                   int supersample, std::size_t a, float* out) {
+  const ProjectionVector2d& v = geometry.vectors[a];
+  const int bins = geometry.bins;
+  for (int b = 0; b < bins; ++b) {
+    double sum = 0;
+    for (int s = 0; s < supersample; ++s) {
+      const Vec2 point = v.detector_center + (b + (s + 0.5) / supersample - bins / 2.0) * v.u;
+      const Vec2 dir =
+          geometry.beam == BeamKind::kParallel ? v.source_or_ray : point - v.source_or_ray;
+      sum += line_integral(phantom, point, dir);
+    }
+    out[b] = static_cast<float>(sum / supersample);
+  }
+}
+
+}  // namespace
+
+std::vector<float> sample_phantom(Executor& executor, const std::vector<Ellipse2d>& phantom,
+                                  const ImageGrid2d& grid, int supersample) {
+  std::vector<float> image(static_cast<std::size_t>(grid.pixels()));
+  executor.parallel_for(static_cast<std::size_t>(grid.height), 1,
+                        [&](std::size_t begin, std::size_t end, int) {
+                          for (std::size_t row = begin; row < end; ++row) {
+                            sample_row(phantom, grid, supersample, static_cast<long long>(row),
+                                       image.data() + row * static_cast<std::size_t>(grid.width));
+                          }
+                        });
   return image;
 }
 
-std::vector<float> project_phantom(const std::vector<Ellipse2d>& phantom,
+std::vector<float> project_phantom(Executor& executor, const std::vector<Ellipse2d>& phantom,
                                    const Geometry2d& geometry, int supersample) {
   std::vector<float> sinogram(static_cast<std::size_t>(geometry.rays()));
-  const int bins = geometry.bins;
-  parallel_for(geometry.angles(), [&](long long a, int) {
-    const ProjectionVector2d& v = geometry.vectors[static_cast<std::size_t>(a)];
-    for (int b = 0; b < bins; ++b) {
-      double sum = 0;
-      for (int s = 0; s < supersample; ++s) {
-        const Vec2 point = v.detector_center + (b + (s + 0.5) / supersample - bins / 2.0) * v.u;
-        const Vec2 dir =
-            geometry.beam == BeamKind::kParallel ? v.source_or_ray : point - v.source_or_ray;
-        sum += line_integral(phantom, point, dir);
-      }
-      sinogram[static_cast<std::size_t>(a * bins + b)] = static_cast<float>(sum / supersample);
-    }
-  });
+  executor.parallel_for(static_cast<std::size_t>(geometry.angles()), 1,
+                        [&](std::size_t begin, std::size_t end, int) {
+                          for (std::size_t a = begin; a < end; ++a) {
+                            project_angle(phantom, geometry, supersample, a,
+                                          sinogram.data() + a * static_cast<std::size_t>(geometry.bins));
+                          }
+                        });
   return sinogram;
 }
 
-PhantomProblem2d make_phantom_problem(int size, int angles, int bins) {
+PhantomProblem2d make_phantom_problem(Executor& executor, int size, int angles, int bins) {
   PhantomProblem2d p;
   p.grid = ImageGrid2d{size, size, 1.0};
   p.geometry =
       make_parallel_2d(uniform_angles(angles, kPi), bins, static_cast<double>(size) / bins);
   const std::vector<Ellipse2d> phantom = shepp_logan_2d(0.5 * size);
-  p.truth = sample_phantom(phantom, p.grid, 4);
-  p.data = project_phantom(phantom, p.geometry, 4);
+  p.truth = sample_phantom(executor, phantom, p.grid, 4);
+  p.data = project_phantom(executor, phantom, p.geometry, 4);
   return p;
 }
 
 double relative_error(const std::vector<float>& x, const std::vector<float>& reference) {
-  return relative_residual(x.data(), reference.data(), reference.size());
+  return solvers::relative_residual(x.data(), reference.data(), reference.size());
 }
 
 }  // namespace slicestream::tensorcore

@@ -1,4 +1,4 @@
-#include "kernels/tensorcore/bsr_projector_cpu.hpp"
+#include "tests/support/bsr_projector_cpu.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -6,6 +6,8 @@
 #include "kernels/expr/host_evaluate.hpp"
 #include "kernels/tensorcore/half_float.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
+#include "tests/support/bsr_multiply_cpu.hpp"
+#include "tests/support/operand_transforms_cpu.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -26,12 +28,10 @@ void round_columns_to_half(float* data, long long rows, int columns, float* scal
   }
 }
 
-BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix, bool compensated)
-    : BsrProjectorCpu(std::move(matrix), BsrProjectorCpuOptions{compensated, {}}) {}
-
 BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
-                                 const BsrProjectorCpuOptions& options)
+                                 Executor& executor, const BsrProjectorCpuOptions& options)
     : matrix_(std::move(matrix)),
+      executor_(executor),
       compensated_(options.compensated),
       accumulation_(options.accumulation) {
   if (matrix_ == nullptr) throw std::invalid_argument("BsrProjectorCpu: no matrix");
@@ -73,7 +73,7 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
   const int wide = make_operands(replicated.data(), m.bsr.cols, columns, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * w);
-  bsr_multiply_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
+  bsr_multiply_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
   for (long long r = 0; r < m.row_mapping.size(); ++r) {
     const std::size_t slot =
         static_cast<std::size_t>(m.row_mapping.to_mapped[static_cast<std::size_t>(r)]);
@@ -94,7 +94,8 @@ void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int co
   const int wide = make_operands(mapped_in_.data(), m.bsr.rows, columns, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * w);
-  bsr_multiply_transposed_cpu(m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
+  bsr_multiply_transposed_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide,
+                              accumulation_);
   std::vector<float> combined(static_cast<std::size_t>(m.bsr.cols) * c);
   for (long long q = 0; q < m.bsr.cols; ++q) {
     for (std::size_t k = 0; k < c; ++k) {

@@ -1,4 +1,4 @@
-#include "kernels/tensorcore/cuda/cusparse_projector.hpp"
+#include "tests/support/cuda/cusparse_projector.hpp"
 
 #include <cusparse.h>
 
@@ -8,7 +8,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/tensorcore/cuda/cusparse_check.hpp"
+#include "tests/support/cuda/cusparse_check.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
