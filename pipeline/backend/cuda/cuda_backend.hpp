@@ -80,10 +80,8 @@ class CudaBackend final : public Backend {
   // reserve_bytes (device_memory_budget.hpp).
   std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
-  // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
-  // interpolation the scan's store cannot serve throws BackendError.
-  void set_backproject_tuning(const cuda::BackprojectTuning& tuning);
-  cuda::BackprojectTuning backproject_tuning() const;
+  // CUDA specifics (benchmarks, tests). The backprojection tuning is options().tuning, fixed at
+  // construction; an interpolation the scan's store cannot serve throws BackendError at begin_scan.
   bool texture_gather_supported() const;  // false before begin_scan
   // Whether the store's texture layers are written by updates (false while skipped).
   bool texture_layer_writes() const;
