@@ -1,4 +1,4 @@
-// The window of filtered projections on the GPU (issue 3, item 3).
+// The window of filtered projections on the GPU.
 //
 // Slots live in layered CUDA arrays, each bound to its texture objects for the lifetime of the
 // scan; an arriving projection overwrites its layer in place, nothing is re-created or

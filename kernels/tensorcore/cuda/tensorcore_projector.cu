@@ -143,8 +143,13 @@ int TensorCoreProjector::transposed_columns(int slices) const {
 void TensorCoreProjector::forward(const float* image, float* sinogram, int slices,
                                   cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_call = Impl::Call::kNone;  // until this call's product is launched
   d.last_forward_gathered = d.gathered(slices);
-  if (d.last_forward_gathered) return d.forward_gathered(image, sinogram, slices, stream, max_abs);
+  if (d.last_forward_gathered) {
+    d.forward_gathered(image, sinogram, slices, stream, max_abs);
+    d.last_call = Impl::Call::kForward;
+    return;
+  }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns = forward_columns(slices);
   const int nf = dims(d.m->options.shape).n;
@@ -171,8 +176,8 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   a.column_scale = d.column_scale.data();
   a.y = d.y_out.data();
   a.split_accumulation = d.options.split_accumulation;
-  d.forward_ready = true;
   launch_bsr_forward(d.m->options.shape, a, stream);
+  d.last_call = Impl::Call::kForward;
 
   const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
   forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
@@ -184,9 +189,12 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
 void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
                                    cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_call = Impl::Call::kNone;  // until this call's product is launched
   d.last_backward_gathered = d.gathered(slices);
   if (d.last_backward_gathered) {
-    return d.backward_gathered(sinogram, image, slices, stream, max_abs);
+    d.backward_gathered(sinogram, image, slices, stream, max_abs);
+    d.last_call = Impl::Call::kBackward;
+    return;
   }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns16 = transposed_columns(slices);
@@ -217,8 +225,8 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   a.column_scale = d.column_scale.data();
   a.x = d.x_out.data();
   a.split_accumulation = d.options.split_accumulation;
-  d.transposed_ready = true;
   launch_bsr_transposed(d.m->options.shape, a, stream);
+  d.last_call = Impl::Call::kBackward;
 
   const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
@@ -227,20 +235,19 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
-void TensorCoreProjector::repeat_forward_product(cudaStream_t stream) {
-  if (impl_->last_forward_gathered) {
-    return launch_gathered_spmm(impl_->gathered_forward_args, stream);  // adds to the output
+void TensorCoreProjector::repeat_last_product(cudaStream_t stream) {
+  const Impl& d = *impl_;
+  switch (d.last_call) {
+    case Impl::Call::kForward:
+      if (d.last_forward_gathered) return launch_gathered_spmm(d.gathered_forward_args, stream);
+      return launch_bsr_forward(d.m->options.shape, d.forward_args, stream);
+    case Impl::Call::kBackward:
+      if (d.last_backward_gathered) return launch_gathered_spmm(d.gathered_backward_args, stream);
+      return launch_bsr_transposed(d.m->options.shape, d.transposed_args, stream);
+    case Impl::Call::kNone:
+      break;
   }
-  if (!impl_->forward_ready) throw std::logic_error("repeat_forward_product before forward");
-  launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
-}
-
-void TensorCoreProjector::repeat_backward_product(cudaStream_t stream) {
-  if (impl_->last_backward_gathered) {
-    return launch_gathered_spmm(impl_->gathered_backward_args, stream);  // adds to the output
-  }
-  if (!impl_->transposed_ready) throw std::logic_error("repeat_backward_product before backward");
-  launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
+  throw std::logic_error("TensorCoreProjector: repeat_last_product before forward or backward");
 }
 
 // One gathered product (symmetric_gather.hpp) over the blocks and tables the caller put in `a`:

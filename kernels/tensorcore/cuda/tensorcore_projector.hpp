@@ -74,13 +74,12 @@ class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator
   void reserve_operands(int slices);
   const TensorCoreMatrix& matrix() const;
 
-  // The sparse product of the last forward / backward once more, alone: no operand conversion
+  // The sparse product of the last forward or backward once more, alone: no operand conversion
   // and no renumbering of the result, on the operands that call left in the work space (what the
   // product kernel costs by itself, for the benchmark). Its result goes where that call's product
   // went: into the work space (column form), or added once more to that call's output (gathered
   // products), which must still be allocated. Throws std::logic_error before the first call.
-  void repeat_forward_product(cudaStream_t stream);
-  void repeat_backward_product(cudaStream_t stream);
+  void repeat_last_product(cudaStream_t stream);
 
  private:
   struct Impl;

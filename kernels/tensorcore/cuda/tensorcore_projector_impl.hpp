@@ -53,8 +53,8 @@ struct TensorCoreProjector::Impl {
   DeviceBuffer<double> reduce;
   BsrForwardArgs forward_args;
   BsrTransposedArgs transposed_args;
-  bool forward_ready = false;
-  bool transposed_ready = false;
+  enum class Call { kNone, kForward, kBackward };
+  Call last_call = Call::kNone;  // what repeat_last_product repeats
 
   void upload_matrix();
   void upload_gathered();

@@ -1,22 +1,37 @@
-// Fused expression passes (kernels/expr, as CGLS uses them) and CGLS: convergence on the analytic
-// phantom, fp16 (Tensor Core twin) within 1% of fp32 after 20 iterations, independent columns,
-// early stopping, refusals; the workspace kept across solves and its size arithmetic.
+// Fused expression passes (kernels/expr, as CGLS uses them) and CGLS (kernels/solvers) over the
+// Tensor Core matrices: convergence on the analytic phantom, fp16 (Tensor Core twin) within 1% of
+// fp32 after 20 iterations, independent columns, early stopping, refusals; the workspace kept
+// across solves and its size arithmetic.
 #include <gtest/gtest.h>
 
 #include <memory>
 
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
-
-#include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
-#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+#include "tests/support/bsr_projector_cpu.hpp"
+#include "tests/support/ellipse_phantom_2d.hpp"
 
 namespace slicestream::tensorcore {
 namespace {
+
+using solvers::cgls_cpu;
+using solvers::cgls_gpu_workspace_bytes;
+using solvers::cgls_workspace_bytes;
+using solvers::CglsOptions;
+using solvers::CglsReport;
+using solvers::CglsSize;
+using solvers::CglsWorkspace;
+
+// One solve in a workspace of its own.
+CglsReport solve_fresh(solvers::ProjectionOperator& op, const float* b, float* x, int columns,
+                       const CglsOptions& options) {
+  CglsWorkspace workspace;
+  return cgls_cpu(op, b, x, columns, options, workspace);
+}
 
 TEST(FusedExpression, AssignsThenReducesPerColumn) {
   const int columns = 3;
@@ -47,17 +62,17 @@ struct PhantomProblem {
   ImageGrid2d grid{64, 64, 1.0};
   Geometry2d geometry = testing::small_parallel(180, 128, 64.0);
   std::vector<Ellipse2d> phantom = shepp_logan_2d(32.0);
-  std::vector<float> truth = sample_phantom(phantom, grid, 4);
-  std::vector<float> data = project_phantom(phantom, geometry, 8);
+  std::vector<float> truth = sample_phantom(testing::pool(), phantom, grid, 4);
+  std::vector<float> data = project_phantom(testing::pool(), phantom, geometry, 8);
 };
 
 TEST(Cgls, ConvergesOnTheAnalyticPhantom) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
   std::vector<float> x(p.truth.size(), 0.0f);
   CglsOptions options;
   options.max_iterations = 20;
-  const CglsReport report = cgls_cpu(op, p.data.data(), x.data(), 1, options);
+  const CglsReport report = solve_fresh(op, p.data.data(), x.data(), 1, options);
   EXPECT_EQ(report.iterations, 20);
   ASSERT_EQ(report.relative_residual.size(), 21u);
   EXPECT_DOUBLE_EQ(report.relative_residual[0][0], 1.0);
@@ -70,46 +85,47 @@ TEST(Cgls, ConvergesOnTheAnalyticPhantom) {
 }
 
 TEST(Cgls, HalfPrecisionMatrixWithinOnePercentOfSingle) {
-  // Paper Fig. 8 / issue target: CG with the fp16 matrix (and fp16 operands) reaches within 1% of
-  // the fp32 solver's relative error after 20 iterations on exact line integrals of the phantom.
-  // (On data made by A itself, where CG drives the error below 1e-2, fp16 operands slow the last
-  // digits: 0.0106 against 0.0083 after 20 iterations at this size; docs/performance.md.)
+  // Paper Fig. 8's target: CG with the fp16 matrix (and fp16 operands) reaches within 1% of the
+  // fp32 solver's relative error after 20 iterations on exact line integrals of the phantom. (On
+  // data made by A itself, where CG drives the error below 1e-2, fp16 operands slow the last
+  // digits; docs/performance.md.)
   const PhantomProblem p;
-  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid));
-  CsrProjector single(a);
+  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid));
+  CsrProjector single(a, testing::pool());
   CglsOptions options;
   options.max_iterations = 20;
   std::vector<float> x32(p.truth.size(), 0.0f);
-  cgls_cpu(single, p.data.data(), x32.data(), 1, options);
+  solve_fresh(single, p.data.data(), x32.data(), 1, options);
   const double error32 = testing::relative_error(x32, p.truth);
   for (WmmaShape shape : kAllWmmaShapes) {
     TensorCoreMatrixOptions tc;
     tc.shape = shape;
-    BsrProjectorCpu half(std::make_shared<TensorCoreMatrix>(
-        build_tensorcore_matrix(*a, p.geometry, p.grid, tc, nullptr)));
+    BsrProjectorCpu half(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
+                             testing::pool(), *a, p.geometry, p.grid, tc, nullptr)),
+                         testing::pool());
     std::vector<float> x16(p.truth.size(), 0.0f);
-    cgls_cpu(half, p.data.data(), x16.data(), 1, options);
+    solve_fresh(half, p.data.data(), x16.data(), 1, options);
     const double error16 = testing::relative_error(x16, p.truth);
     EXPECT_LT(std::abs(error16 - error32), 0.01 * error32)
         << to_string(shape) << ": fp16 " << error16 << " fp32 " << error32;
   }
   // Compensated operands (hi + lo fp16) leave only the fp16 weights: the same error to 1e-4
-  // (at 320^2 x 720 x 512, fp16 operands alone cost 7.6% and compensation 0.002%).
+  // (docs/performance.md, "CG accuracy", at the benchmark's size).
   {
     TensorCoreMatrixOptions tc;
     tc.shape = WmmaShape::kM16N16K16;
-    BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(
-                                    build_tensorcore_matrix(*a, p.geometry, p.grid, tc, nullptr)),
-                                true);
+    BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
+                                    testing::pool(), *a, p.geometry, p.grid, tc, nullptr)),
+                                testing::pool(), {true});
     std::vector<float> x16(p.truth.size(), 0.0f);
-    cgls_cpu(compensated, p.data.data(), x16.data(), 1, options);
+    solve_fresh(compensated, p.data.data(), x16.data(), 1, options);
     EXPECT_LT(std::abs(testing::relative_error(x16, p.truth) - error32), 1e-4 * error32);
   }
 }
 
 TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
   const long long rays = p.geometry.rays();
   // Column 0: the phantom; column 1: 3x the phantom; column 2: no data.
   std::vector<float> b(static_cast<std::size_t>(rays * 3), 0.0f);
@@ -121,7 +137,7 @@ TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
   CglsOptions options;
   options.max_iterations = 50;
   options.relative_tolerance = 0.05;
-  const CglsReport report = cgls_cpu(op, b.data(), x.data(), 3, options);
+  const CglsReport report = solve_fresh(op, b.data(), x.data(), 3, options);
   EXPECT_LT(report.iterations, 50);
   EXPECT_LE(report.relative_residual.back()[0], 0.05);
   EXPECT_EQ(report.column_iterations[0], report.column_iterations[1]);
@@ -131,14 +147,14 @@ TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
                 1e-4);
     EXPECT_EQ(x[static_cast<std::size_t>(i * 3 + 2)], 0.0f);
   }
-  EXPECT_THROW(cgls_cpu(op, b.data(), x.data(), 0, options), std::invalid_argument);
+  EXPECT_THROW(solve_fresh(op, b.data(), x.data(), 0, options), std::invalid_argument);
 }
 
 // A workspace kept across solves: solves give exactly what fresh vectors give, a workspace that
 // served three columns serves one without growing, and it grows (only) for a larger problem.
 TEST(CglsWorkspace, ReusedAcrossSolvesGrowsOnlyWhenNeeded) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(p.geometry, p.grid)));
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
   const long long rays = p.geometry.rays();
   const long long pixels = p.grid.pixels();
   CglsOptions options;
@@ -163,7 +179,7 @@ TEST(CglsWorkspace, ReusedAcrossSolvesGrowsOnlyWhenNeeded) {
     std::vector<float> reused(static_cast<std::size_t>(pixels), 0.0f);
     std::vector<float> fresh(static_cast<std::size_t>(pixels), 0.0f);
     const CglsReport a = cgls_cpu(op, p.data.data(), reused.data(), 1, options, workspace);
-    const CglsReport b = cgls_cpu(op, p.data.data(), fresh.data(), 1, options);
+    const CglsReport b = solve_fresh(op, p.data.data(), fresh.data(), 1, options);
     EXPECT_EQ(reused, fresh);
     EXPECT_EQ(a.relative_residual, b.relative_residual);
   }
@@ -177,7 +193,7 @@ TEST(CglsWorkspace, ReusedAcrossSolvesGrowsOnlyWhenNeeded) {
   EXPECT_EQ(workspace.capacity().columns, 4) << "never shrinks";
 }
 
-// The GPU twin's size, as budgets count it before allocating (kernels/tensorcore/cuda).
+// The GPU twin's size, as budgets count it before allocating (kernels/solvers/cuda).
 TEST(CglsWorkspace, GpuWorkspaceBytes) {
   const CglsSize size{10, 4, 2, 3};
   // floats: r, q (2 x 20), s, p, t (3 x 8), alpha, beta, p_max (3 x 2); doubles: b_norm2, start
