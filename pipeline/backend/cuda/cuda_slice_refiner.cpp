@@ -21,20 +21,25 @@ using cuda::DeviceBuffer;
 using cuda_backend_detail::guarded;
 using cuda_backend_detail::mib;
 
+// hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
+// 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
+tensorcore::cuda::TensorCoreProjectorOptions projector_options() {
+  tensorcore::cuda::TensorCoreProjectorOptions options;
+  options.compensated_operands = true;
+  return options;
+}
+
 class CudaSliceRefiner final : public SliceRefiner {
  public:
   CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix,
                    MemoryAccount account)
       : device_(device),
         shape_(tensorcore::to_string(matrix->options.shape)),
-        projector_(std::move(matrix)),
+        projector_(std::move(matrix), projector_options()),
         b_(static_cast<std::size_t>(projector_.rays())),
         ax_(static_cast<std::size_t>(projector_.rays())),
         x_(static_cast<std::size_t>(projector_.pixels())),
         charge_(std::move(account), 0) {
-    // hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
-    // 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
-    projector_.set_compensated_operands(true);
     projector_.reserve_operands(1);
     workspace_.reserve(cgls_size(kCudaRefinerIterations));
     charge_.set(memory_bytes());
