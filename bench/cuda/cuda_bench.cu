@@ -191,14 +191,14 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
     return us_per_frame(reps, frames, 1, enqueue_frame);
   };
   const double total_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kDifference}}, s);
     backprojector.run(jobs_for(k), s);
   });
   const double replace_diff_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kDifference}}, s);
   });
   const double replace_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kUnchanged, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kUnchanged}}, s);
   });
   const double memcpy3d_us =
       per_frame_us([&](int k, cudaStream_t s) { store.write_slot(k, fresh(k), s); });

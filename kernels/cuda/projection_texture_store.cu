@@ -270,11 +270,6 @@ void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaS
   }
 }
 
-void ProjectionTextureStore::replace_slot(int slot, const float* projection, ScratchContent scratch,
-                                          cudaStream_t stream) {
-  replace_slots({{slot, projection, scratch}}, stream);
-}
-
 void ProjectionTextureStore::replace_slots(const std::vector<SlotReplacement>& batch,
                                            cudaStream_t stream) {
   LaunchSequence sequence;
