@@ -14,7 +14,6 @@
 namespace slicestream::bench {
 namespace {
 
-
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "backend_sequence.hpp"
+#include "bench/common/gpu_timer.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
-#include "bench/common/gpu_timer.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_probe.hpp"
 #include "texture_ceiling.hpp"
@@ -65,7 +65,8 @@ Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& repo
   for (BackprojectTuning tuning : tuning_space()) {
     tuning.interpolation = interp;
     const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
-    const double ms = median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
+    const double ms =
+        median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
     report.add("tuning search")
         .set("setup", scene.spec.name)
         .set("beam", to_string(scene.beam))
@@ -96,15 +97,18 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale, store);
     // Re-filling every slot from device memory in place (texture layers with cudaMemcpy3DAsync,
     // and the store's linear copy): what the "with update" time adds.
-    const double refill_ms = median_ms([&](cudaStream_t s) {
-      for (int p = 0; p < n; ++p)
-        store.write_slot(p, scene.projection(p), s);
-    }, reps, timing_stream());
+    const double refill_ms = median_ms(
+        [&](cudaStream_t s) {
+          for (int p = 0; p < n; ++p)
+            store.write_slot(p, scene.projection(p), s);
+        },
+        reps, timing_stream());
     // --quick: no search, the backend's automatic tuning stands in for the best one.
     const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp, false}, 0.0}
                             : sweep(scene, interp, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
-    const double kernel_ms = median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
+    const double kernel_ms =
+        median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
     // Side by side: the same tuning with the slices interleaved, and the automatic
     // points-per-thread choice the backend uses (32 x 4 blocks), without and with interleaving.
     BackprojectTuning interleaved = best.tuning;
@@ -114,16 +118,19 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         median_ms([&](cudaStream_t s) { interleaved_bp.run(jobs, s); }, reps, timing_stream());
     BackprojectTuning automatic{32, 4, 0, interp, false};
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
-    const double auto_ms = median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
+    const double auto_ms =
+        median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
     automatic.interleave_targets = true;
     const cuda::Backprojector auto_interleaved_bp(scene.beam, scene.spec.detector, automatic);
-    const double auto_interleaved_ms = median_ms(
-        [&](cudaStream_t s) { auto_interleaved_bp.run(jobs, s); }, reps, timing_stream());
-    const double update_ms = median_ms([&](cudaStream_t s) {
-      for (int p = 0; p < n; ++p)
-        store.write_slot(p, scene.projection(p), s);
-      backprojector.run(jobs, s);
-    }, reps, timing_stream());
+    const double auto_interleaved_ms =
+        median_ms([&](cudaStream_t s) { auto_interleaved_bp.run(jobs, s); }, reps, timing_stream());
+    const double update_ms = median_ms(
+        [&](cudaStream_t s) {
+          for (int p = 0; p < n; ++p)
+            store.write_slot(p, scene.projection(p), s);
+          backprojector.run(jobs, s);
+        },
+        reps, timing_stream());
     const bool cone = scene.beam == BeamKind::kCone;
     report.add("quasi-3D full recompute")
         .set("setup", scene.spec.name)
@@ -149,10 +156,12 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
 // median of `reps` runs of the whole loop, divided by `frames`).
 template <class F>
 double us_per_frame(int reps, int frames, int step, F&& enqueue) {
-  const double ms = median_ms([&](cudaStream_t s) {
-    for (int k = 0; k < frames; k += step)
-      enqueue(k, s);
-  }, reps, timing_stream());
+  const double ms = median_ms(
+      [&](cudaStream_t s) {
+        for (int k = 0; k < frames; k += step)
+          enqueue(k, s);
+      },
+      reps, timing_stream());
   return 1e3 * ms / frames;
 }
 

@@ -14,7 +14,6 @@ namespace slicestream::bench {
 
 namespace {
 
-
 v1::Frame frame_header(const BareOptions& options, std::uint32_t index) {
   v1::Frame frame;
   frame.set_scan_id(1);
@@ -64,8 +63,7 @@ BareResult measure_bare_push_pull(const BareOptions& options) {
   std::uint64_t received = 0;
   Clock::time_point measure_start;
   Clock::time_point last;
-  const auto measured =
-      clock_duration(options.seconds);
+  const auto measured = clock_duration(options.seconds);
   const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30) + measured;
   zmq::message_t part;
   while (!sender_done.load()) {

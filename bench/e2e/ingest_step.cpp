@@ -18,7 +18,6 @@ namespace slicestream::bench {
 
 namespace {
 
-
 constexpr auto kServerStartTimeout = std::chrono::seconds(60);  // CUDA start-up included
 constexpr auto kServerStopGrace = std::chrono::seconds(30);
 constexpr int kStatusTimeoutMs = 10000;  // one reply waits for the reconstruct item in progress
@@ -175,10 +174,8 @@ StepResult run_ingest_step(const StepConfig& c) {
   Clock::time_point detector_exit;
   std::uint64_t last_count = 0;
   Clock::time_point last_change = Clock::now();
-  const auto stall =
-      clock_duration(c.stall_s);
-  const auto interval =
-      clock_duration(c.poll_interval_s);
+  const auto stall = clock_duration(c.stall_s);
+  const auto interval = clock_duration(c.poll_interval_s);
   Clock::time_point next_poll = Clock::now();
   while (true) {
     std::this_thread::sleep_until(next_poll);

@@ -24,12 +24,11 @@ Json block_count_table(const SizeRun& run) {
           count_blocks(run.pool, a, make_row_mapping(run.geometry(), ordering, m),
                        make_col_layouts(run.geometry(), run.grid(), ordering, m), m, 16);
       const double fill = 100.0 * a.nnz() / (static_cast<double>(count.nonempty) * m * 16);
-      js.obj(to_string(ordering),
-             Json()
-                 .num("nonempty", static_cast<double>(count.nonempty))
-                 .num("possible", grid_blocks)
-                 .num("nonempty_percent", 100.0 * count.nonempty / grid_blocks)
-                 .num("fill_percent", fill));
+      js.obj(to_string(ordering), Json()
+                                      .num("nonempty", static_cast<double>(count.nonempty))
+                                      .num("possible", grid_blocks)
+                                      .num("nonempty_percent", 100.0 * count.nonempty / grid_blocks)
+                                      .num("fill_percent", fill));
       std::printf(
           "  blocks %-8s %-13s non-empty %6.2f%% of %.1fe6, fill %5.1f%%, fp16 blocks %.2f GB\n",
           to_string(shape), to_string(ordering), 100.0 * count.nonempty / grid_blocks,

@@ -2,8 +2,9 @@
 // Logan phantom, exact line integrals, 20 CGLS iterations from zero, error to the pixelised
 // phantom) solved with the fp32 CSR matrix and with the fp16 BSR twin under several operand and
 // accumulation models (exact sums, or the tensor core model of
-// tests/support/mma_accumulation_model.hpp with and without split accumulation chains). No GPU needed; it answers
-// which part of the Tensor Core path costs accuracy (docs/performance.md, "CG accuracy").
+// tests/support/mma_accumulation_model.hpp with and without split accumulation chains). No GPU
+// needed; it answers which part of the Tensor Core path costs accuracy (docs/performance.md, "CG
+// accuracy").
 //
 //   cg_accuracy_cpu --size 320 --models exact,tc,tc-split --compensated 1
 #include <CLI/CLI.hpp>

@@ -63,8 +63,8 @@ Json cg_accuracy_table(SizeRun& run, const CusparseBaseline& baseline, BestProje
     }
   }
   // The same solver over all slices at once (the multi-slice kernels).
-  const std::array<double, 2> slices_errors = cg_errors_by_operands(
-      best.matrix, {}, data, o.slices, truth, o.accuracy_iterations, stream);
+  const std::array<double, 2> slices_errors =
+      cg_errors_by_operands(best.matrix, {}, data, o.slices, truth, o.accuracy_iterations, stream);
   cuda::TensorCoreProjectorOptions compensated;
   compensated.compensated_operands = true;
   cuda::TensorCoreProjector tc(best.matrix, compensated);

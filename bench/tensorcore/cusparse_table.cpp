@@ -23,8 +23,8 @@ Json cusparse_table(SizeRun& run, CusparseBaseline* baseline) {
       median_ms(run, [&] { csr.backward(run.sino_in.data(), run.image_out.data(), 1, stream); });
   if (o.cg) b.cg_ms = cg_iteration_ms(csr, run.cg_b.data(), o.slices, o.cg_iterations, stream);
   if (o.accuracy) {
-    b.error32 = cg_error_slices(csr, run.problem.data, 1, run.problem.truth,
-                                o.accuracy_iterations, stream);
+    b.error32 =
+        cg_error_slices(csr, run.problem.data, 1, run.problem.truth, o.accuracy_iterations, stream);
   }
   const double bytes = static_cast<double>(csr.matrix_device_bytes());
   Json cs;

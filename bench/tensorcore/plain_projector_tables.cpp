@@ -38,8 +38,8 @@ Json plain_projector_tables(SizeRun& run, const CusparseBaseline& baseline, Best
       std::printf(
           "  TC %-13s %-8s %.2f GB: FP %.3f (SpMM %.3f, %4.0f GB/s) BP %.3f (SpMM %.3f, %4.0f "
           "GB/s) ms -> FP+BP %.4f ms/image (%.2fx cuSPARSE); CG %.4f ms/image/iter (%.2fx)\n",
-          to_string(ordering), to_string(shape), t.bytes / 1e9, t.fwd_ms, t.spmm_fwd_ms,
-          t.fwd_gbs, t.bwd_ms, t.spmm_bwd_ms, t.bwd_gbs, fpbp, cusparse_fp_bp / fpbp, t.cg_ms,
+          to_string(ordering), to_string(shape), t.bytes / 1e9, t.fwd_ms, t.spmm_fwd_ms, t.fwd_gbs,
+          t.bwd_ms, t.spmm_bwd_ms, t.bwd_gbs, fpbp, cusparse_fp_bp / fpbp, t.cg_ms,
           baseline.cg_ms / t.cg_ms);
       if (fpbp < best->fp_bp_per_image_ms) {
         best->fp_bp_per_image_ms = fpbp;

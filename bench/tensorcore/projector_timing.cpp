@@ -16,7 +16,8 @@ ProjectorTimes measure_projector(cuda::TensorCoreProjector& tc, SizeRun& run, bo
   ProjectorTimes t;
   const BsrMatrixHalf& bsr = tc.matrix().bsr;
   t.bytes = static_cast<double>(tc.matrix_device_bytes());
-  t.fwd_ms = median_ms(run, [&] { tc.forward(run.image.data(), run.sino.data(), o.slices, stream); });
+  t.fwd_ms =
+      median_ms(run, [&] { tc.forward(run.image.data(), run.sino.data(), o.slices, stream); });
   t.spmm_fwd_ms = median_ms(run, [&] { tc.repeat_last_product(stream); });
   t.bwd_ms = median_ms(
       run, [&] { tc.backward(run.sino_in.data(), run.image_out.data(), o.slices, stream); });

@@ -66,7 +66,8 @@ void gathered_cg_accuracy(SizeRun& run, const std::shared_ptr<const TensorCoreMa
 
 // The gathered products (symmetric_gather.hpp) of one shape: times, CTA sweep, CG accuracy;
 // nothing where the matrix or the slice count does not take them.
-std::optional<Json> gathered_products(SizeRun& run, const std::shared_ptr<const TensorCoreMatrix>& m,
+std::optional<Json> gathered_products(SizeRun& run,
+                                      const std::shared_ptr<const TensorCoreMatrix>& m,
                                       const CusparseBaseline& baseline, int multiprocessors) {
   const Options& o = run.o;
   const double cusparse_fp_bp = baseline.fp_bp_per_image(o.slices);

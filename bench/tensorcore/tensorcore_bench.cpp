@@ -79,7 +79,8 @@ Json size_record(const SizeRun& run) {
   rec.num("size", run.n).num("rays", static_cast<double>(a.rows)).num("matrix_elements", elements);
   rec.num("nnz", static_cast<double>(a.nnz()))
       .num("sparsity_percent", 100.0 * (1 - a.nnz() / elements));
-  rec.num("csr_fp32_bytes", static_cast<double>(a.bytes_fp32())).num("csr_build_s", run.csr_build_s);
+  rec.num("csr_fp32_bytes", static_cast<double>(a.bytes_fp32()))
+      .num("csr_build_s", run.csr_build_s);
   std::printf(
       "\n== %dx%d: %.1fe9 elements, nnz %.1fe6 (sparsity %.2f%%), CSR fp32 %.2f GB, built in "
       "%.1f s\n",
@@ -91,9 +92,8 @@ Json size_record(const SizeRun& run) {
 // One image size: every table (timing tables only at the selected sizes).
 Json run_size(const Options& o, int n, Executor& pool, cudaStream_t stream, bool gpu,
               int multiprocessors) {
-  const bool tables =
-      o.table_sizes.empty() ||
-      std::find(o.table_sizes.begin(), o.table_sizes.end(), n) != o.table_sizes.end();
+  const bool tables = o.table_sizes.empty() || std::find(o.table_sizes.begin(), o.table_sizes.end(),
+                                                         n) != o.table_sizes.end();
   const auto t0 = Clock::now();
   SizeRun run(o, n, pool, stream);
   Json rec = size_record(run);
@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
     SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     multiprocessors = prop.multiProcessorCount;
     SLICESTREAM_CUDA_CHECK(cudaStreamCreate(&stream));
-    const double copy_gbs = ::slicestream::bench::copy_bandwidth_gbs(std::size_t{1} << 30, 20, stream);
+    const double copy_gbs =
+        ::slicestream::bench::copy_bandwidth_gbs(std::size_t{1} << 30, 20, stream);
     root.str("device", prop.name).num("copy_bandwidth_gbs", copy_gbs);
     std::printf("device %s, %d SMs; device-to-device copy %.0f GB/s (read + write)\n", prop.name,
                 prop.multiProcessorCount, copy_gbs);

@@ -99,7 +99,6 @@ cudaMemcpy3DParms linear_to_layer(const float* src, DetectorShape shape, cudaArr
   return p;
 }
 
-
 void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
                      cudaStream_t stream) {
   cudaMemcpy3DParms p{};

@@ -90,8 +90,8 @@ void fill_block_row(const CsrMatrix& a, const IndexMapping& rows, const ColumnLa
           static_cast<std::int32_t>(offset + to_mapped[a.col[static_cast<std::size_t>(k)]]);
       const std::int32_t bc = mc / m.block_cols;
       const long long block = first + s.slot[static_cast<std::size_t>(bc)];
-      const long long element =
-          block * m.block_elements() + static_cast<long long>(lr) * m.block_cols + mc % m.block_cols;
+      const long long element = block * m.block_elements() +
+                                static_cast<long long>(lr) * m.block_cols + mc % m.block_cols;
       m.blocks[static_cast<std::size_t>(element)] =
           float_to_half_bits(a.values[static_cast<std::size_t>(k)] / m.value_scale);
     }
@@ -134,16 +134,15 @@ std::vector<std::int32_t> blocks_per_block_row(Executor& executor, const CsrMatr
   if (block_col_count > 0x7fffffffLL) throw std::invalid_argument("BSR: too many block columns");
   std::vector<std::int32_t> counts(static_cast<std::size_t>(block_row_count), 0);
   std::vector<BlockRowScratch> scratch(static_cast<std::size_t>(executor.max_participants()));
-  executor.parallel_for(
-      static_cast<std::size_t>(block_row_count), kBlockRowGrain,
-      [&](std::size_t begin, std::size_t end, int participant) {
-        BlockRowScratch& s = scratch_for(scratch, participant, block_col_count);
-        for (std::size_t br = begin; br < end; ++br) {
-          collect_block_columns(a, rows, cols, block_rows, block_cols, static_cast<long long>(br),
-                                s);
-          counts[br] = static_cast<std::int32_t>(s.columns.size());
-        }
-      });
+  executor.parallel_for(static_cast<std::size_t>(block_row_count), kBlockRowGrain,
+                        [&](std::size_t begin, std::size_t end, int participant) {
+                          BlockRowScratch& s = scratch_for(scratch, participant, block_col_count);
+                          for (std::size_t br = begin; br < end; ++br) {
+                            collect_block_columns(a, rows, cols, block_rows, block_cols,
+                                                  static_cast<long long>(br), s);
+                            counts[br] = static_cast<std::int32_t>(s.columns.size());
+                          }
+                        });
   return counts;
 }
 

@@ -29,5 +29,4 @@ ColumnLayouts make_column_layouts(std::vector<IndexMapping> layouts,
                                   std::vector<std::uint8_t> ray_layout, int alignment = 16);
 ColumnLayouts single_layout(IndexMapping layout, int alignment = 16);
 
-
 }  // namespace slicestream::tensorcore

@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-
 namespace slicestream::tensorcore {
 
 namespace {
@@ -65,8 +64,8 @@ GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
 // The blocks of group g in chunk order; the plan's block ids are in the same order as chunk_block.
 void copy_group_blocks(const BsrMatrixHalf& bsr, const GroupPlan& plan, std::size_t g,
                        GroupedBlocks& out) {
-  const auto first = static_cast<std::size_t>(out.chunk_block[static_cast<std::size_t>(
-      out.group_chunk[g])]);
+  const auto first =
+      static_cast<std::size_t>(out.chunk_block[static_cast<std::size_t>(out.group_chunk[g])]);
   for (std::size_t i = 0; i < plan.block_ids.size(); ++i) {
     std::memcpy(out.blocks.data() + (first + i) * 256,
                 bsr.blocks.data() + static_cast<std::size_t>(plan.block_ids[i]) * 256,

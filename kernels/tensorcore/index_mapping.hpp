@@ -22,5 +22,4 @@ IndexMapping identity_mapping(long long size, long long mapped_size);
 // share a slot or a slot is out of range.
 IndexMapping mapping_from_slots(std::vector<std::int32_t> to_mapped, long long mapped_size);
 
-
 }  // namespace slicestream::tensorcore

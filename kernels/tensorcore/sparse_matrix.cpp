@@ -75,13 +75,12 @@ CsrMatrix build_dd_matrix(Executor& executor, const Geometry2d& geometry, const 
 
   const int angles = geometry.angles();
   std::vector<ProjectionRows> parts(static_cast<std::size_t>(angles));
-  executor.parallel_for(static_cast<std::size_t>(angles), 1,
-                        [&](std::size_t begin, std::size_t end, int) {
-                          for (std::size_t a = begin; a < end; ++a) {
-                            parts[a] = build_projection(geometry, grid, static_cast<int>(a),
-                                                        options.column_factors);
-                          }
-                        });
+  executor.parallel_for(
+      static_cast<std::size_t>(angles), 1, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t a = begin; a < end; ++a) {
+          parts[a] = build_projection(geometry, grid, static_cast<int>(a), options.column_factors);
+        }
+      });
 
   CsrMatrix m;
   m.rows = geometry.rays();
@@ -101,19 +100,17 @@ CsrMatrix build_dd_matrix(Executor& executor, const Geometry2d& geometry, const 
   if (nnz > 0x7fffffffLL) throw std::invalid_argument("build_dd_matrix: more than 2^31 non-zeros");
   m.col.resize(static_cast<std::size_t>(nnz));
   m.values.resize(static_cast<std::size_t>(nnz));
-  executor.parallel_for(static_cast<std::size_t>(angles), 1,
-                        [&](std::size_t begin, std::size_t end, int) {
-                          for (std::size_t a = begin; a < end; ++a) {
-                            ProjectionRows& part = parts[a];
-                            std::copy(part.col.begin(), part.col.end(),
-                                      m.col.begin() + part_offset[a]);
-                            std::copy(part.values.begin(), part.values.end(),
-                                      m.values.begin() + part_offset[a]);
-                            std::vector<long long>().swap(part.counts);
-                            std::vector<std::int32_t>().swap(part.col);
-                            std::vector<float>().swap(part.values);
-                          }
-                        });
+  executor.parallel_for(
+      static_cast<std::size_t>(angles), 1, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t a = begin; a < end; ++a) {
+          ProjectionRows& part = parts[a];
+          std::copy(part.col.begin(), part.col.end(), m.col.begin() + part_offset[a]);
+          std::copy(part.values.begin(), part.values.end(), m.values.begin() + part_offset[a]);
+          std::vector<long long>().swap(part.counts);
+          std::vector<std::int32_t>().swap(part.col);
+          std::vector<float>().swap(part.values);
+        }
+      });
   return m;
 }
 
@@ -141,8 +138,8 @@ void multiply_rows(const CsrMatrix& a, const float* x, float* y, int columns, st
 }
 
 // acc += A[begin:end, :]^T y[begin:end] (acc: cols x columns, double).
-void accumulate_transposed_rows(const CsrMatrix& a, const float* y, int columns,
-                                std::size_t begin, std::size_t end, std::vector<double>& acc) {
+void accumulate_transposed_rows(const CsrMatrix& a, const float* y, int columns, std::size_t begin,
+                                std::size_t end, std::vector<double>& acc) {
   for (std::size_t r = begin; r < end; ++r) {
     const float* yr = y + static_cast<long long>(r) * columns;
     for (long long k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {

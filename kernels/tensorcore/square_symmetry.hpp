@@ -61,5 +61,4 @@ std::string check_symmetry(const Geometry2d& geometry, const ImageGrid2d& grid);
 // Throws std::invalid_argument with check_symmetry's message when the symmetry does not hold.
 SymmetryPlan make_symmetry_plan(const Geometry2d& geometry, const ImageGrid2d& grid);
 
-
 }  // namespace slicestream::tensorcore

@@ -236,9 +236,9 @@ TEST(Expression, FusedReductionsMatchDoubleReference) {
   std::vector<float> r = a;
   const float alpha = 0.25f;
   double rr = 0;
-  evaluate_pass(fused(store(r.data(), array(r.data()) - alpha * vb),
-                      reduce_squared_norm(array(r.data()))),
-                Extent2D{static_cast<int>(n), 1}, &rr);
+  evaluate_pass(
+      fused(store(r.data(), array(r.data()) - alpha * vb), reduce_squared_norm(array(r.data()))),
+      Extent2D{static_cast<int>(n), 1}, &rr);
   double ref_rr = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const float expected = a[i] - alpha * b[i];

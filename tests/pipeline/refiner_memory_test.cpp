@@ -44,11 +44,10 @@ TEST(RefinerMemory, EstimatesCountMatrixWorkspaceAndVectors) {
   EXPECT_GT(matrix, std::size_t{3100} * kMiB);
   EXPECT_LT(matrix, std::size_t{3300} * kMiB);
   const std::size_t cuda = estimated_cuda_refiner_bytes(setup);
-  EXPECT_EQ(cuda,
-            matrix + static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
-                static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel +
-                solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
-                static_cast<std::size_t>(2 * rays + pixels) * sizeof(float));
+  EXPECT_EQ(cuda, matrix + static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
+                      static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel +
+                      solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
+                      static_cast<std::size_t>(2 * rays + pixels) * sizeof(float));
   const std::size_t cpu = estimated_cpu_refiner_bytes(setup);
   EXPECT_GT(cpu, matrix + solvers::cgls_workspace_bytes({rays, pixels, 1, 0}));
   // Beside the matrix the workspaces are small: a few percent.

@@ -28,8 +28,8 @@ void round_columns_to_half(float* data, long long rows, int columns, float* scal
   }
 }
 
-BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
-                                 Executor& executor, const BsrProjectorCpuOptions& options)
+BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix, Executor& executor,
+                                 const BsrProjectorCpuOptions& options)
     : matrix_(std::move(matrix)),
       executor_(executor),
       compensated_(options.compensated),

@@ -1,7 +1,7 @@
 // The CPU twin of the Tensor Core projector: the same fp16 blocks, renumbering, symmetry
 // transforms and fp16 operand rounding (per-column power-of-two scaling,
-// kernels/tensorcore/operand_scaling.hpp) as the CUDA path, with exact accumulation. Tests compare the GPU against it, and CGLS over it
-// predicts the accuracy of the mixed-precision solver.
+// kernels/tensorcore/operand_scaling.hpp) as the CUDA path, with exact accumulation. Tests compare
+// the GPU against it, and CGLS over it predicts the accuracy of the mixed-precision solver.
 #pragma once
 
 #include <memory>

@@ -44,19 +44,18 @@ void dd_backward_cpu(Executor& executor, const Geometry2d& geometry, const Image
   const int bins = geometry.bins;
   const std::size_t pixels = static_cast<std::size_t>(grid.pixels());
   std::vector<std::vector<double>> partial(static_cast<std::size_t>(executor.max_participants()));
-  executor.parallel_for(
-      static_cast<std::size_t>(geometry.angles()), 1,
-      [&](std::size_t begin, std::size_t end, int participant) {
-        std::vector<double>& acc = partial[static_cast<std::size_t>(participant)];
-        if (acc.empty()) acc.assign(pixels, 0.0);
-        for (std::size_t a = begin; a < end; ++a) {
-          const float* rays = sinogram + a * static_cast<std::size_t>(bins);
-          DistanceDrivenProjection(geometry, grid, static_cast<int>(a))
-              .enumerate([&](int bin, long long pixel, double w) {
-                acc[static_cast<std::size_t>(pixel)] += w * rays[bin];
-              });
-        }
-      });
+  executor.parallel_for(static_cast<std::size_t>(geometry.angles()), 1,
+                        [&](std::size_t begin, std::size_t end, int participant) {
+                          std::vector<double>& acc = partial[static_cast<std::size_t>(participant)];
+                          if (acc.empty()) acc.assign(pixels, 0.0);
+                          for (std::size_t a = begin; a < end; ++a) {
+                            const float* rays = sinogram + a * static_cast<std::size_t>(bins);
+                            DistanceDrivenProjection(geometry, grid, static_cast<int>(a))
+                                .enumerate([&](int bin, long long pixel, double w) {
+                                  acc[static_cast<std::size_t>(pixel)] += w * rays[bin];
+                                });
+                          }
+                        });
   for (std::size_t p = 0; p < pixels; ++p) {
     double sum = 0;
     for (const std::vector<double>& acc : partial) {

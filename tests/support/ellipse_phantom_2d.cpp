@@ -83,8 +83,9 @@ void sample_row(const std::vector<Ellipse2d>& phantom, const ImageGrid2d& grid, 
     double sum = 0;
     for (int sy = 0; sy < supersample; ++sy) {
       for (int sx = 0; sx < supersample; ++sx) {
-        const Vec2 p{(col + (sx + 0.5) / supersample - grid.width / 2.0) * px,
-                     (static_cast<double>(row) + (sy + 0.5) / supersample - grid.height / 2.0) * px};
+        const Vec2 p{
+            (col + (sx + 0.5) / supersample - grid.width / 2.0) * px,
+            (static_cast<double>(row) + (sy + 0.5) / supersample - grid.height / 2.0) * px};
         sum += value_at(phantom, p);
       }
     }
@@ -127,13 +128,13 @@ std::vector<float> sample_phantom(Executor& executor, const std::vector<Ellipse2
 std::vector<float> project_phantom(Executor& executor, const std::vector<Ellipse2d>& phantom,
                                    const Geometry2d& geometry, int supersample) {
   std::vector<float> sinogram(static_cast<std::size_t>(geometry.rays()));
-  executor.parallel_for(static_cast<std::size_t>(geometry.angles()), 1,
-                        [&](std::size_t begin, std::size_t end, int) {
-                          for (std::size_t a = begin; a < end; ++a) {
-                            project_angle(phantom, geometry, supersample, a,
-                                          sinogram.data() + a * static_cast<std::size_t>(geometry.bins));
-                          }
-                        });
+  executor.parallel_for(
+      static_cast<std::size_t>(geometry.angles()), 1, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t a = begin; a < end; ++a) {
+          project_angle(phantom, geometry, supersample, a,
+                        sinogram.data() + a * static_cast<std::size_t>(geometry.bins));
+        }
+      });
   return sinogram;
 }
 

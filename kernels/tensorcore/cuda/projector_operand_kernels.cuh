@@ -26,7 +26,6 @@ int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-
 // Column c of a product with `real` value columns, compensated (lo_offset = real) or not (0):
 // the value column it carries, or -1 for padding.
 __host__ __device__ inline int value_column(int c, int real, int lo_offset) {

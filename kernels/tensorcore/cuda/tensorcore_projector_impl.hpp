@@ -66,8 +66,8 @@ struct TensorCoreProjector::Impl {
                       int columns, int per_slice_columns, int lo, cudaStream_t stream);
   bool gathered(int slices) const {
     const int real = slices * (options.compensated_operands ? 2 : 1);
-    return gathered_available && options.gathered_symmetry &&
-           options.split_accumulation && real >= 16 && real <= 64;
+    return gathered_available && options.gathered_symmetry && options.split_accumulation &&
+           real >= 16 && real <= 64;
   }
   // Gathered products: columns and the compensating columns' offset.
   int gathered_columns(int slices) const {
@@ -83,8 +83,12 @@ struct TensorCoreProjector::Impl {
   void backward_gathered(const float* sinogram, float* image, int slices, cudaStream_t stream,
                          const float* max_abs);
   int real_columns(int slices) const { return slices * per_slice; }
-  int lo_offset(int slices) const { return options.compensated_operands ? real_columns(slices) : 0; }
-  int product_values(int slices) const { return real_columns(slices) * (options.compensated_operands ? 2 : 1); }
+  int lo_offset(int slices) const {
+    return options.compensated_operands ? real_columns(slices) : 0;
+  }
+  int product_values(int slices) const {
+    return real_columns(slices) * (options.compensated_operands ? 2 : 1);
+  }
 };
 
 }  // namespace slicestream::tensorcore::cuda

@@ -62,7 +62,7 @@ class CpuSliceRefiner final : public SliceRefiner {
   std::shared_ptr<const tensorcore::CsrMatrix> matrix_;
   tensorcore::CsrProjector projector_;
   solvers::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
-  std::vector<float> ax_;                // A x of residual()
+  std::vector<float> ax_;             // A x of residual()
   MemoryCharge charge_;
 };
 

@@ -105,7 +105,7 @@ class CudaSliceRefiner final : public SliceRefiner {
   DeviceBuffer<float> ax_;
   DeviceBuffer<float> x_;
   solvers::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
-  MemoryCharge charge_;                           // last: charged once everything is allocated
+  MemoryCharge charge_;                        // last: charged once everything is allocated
 };
 
 // Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
@@ -144,9 +144,9 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
                           "the system matrix and CGLS vectors of a " + slice + " need up to");
     // The matrix is built on the host, on threads of a pool that lives as long as the build.
     WorkerPool build_workers(refiner_build_threads());
-    auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
-        tensorcore::build_tensorcore_matrix(build_workers, setup.geometry, setup.grid,
-                                            refiner_matrix_options()));
+    auto matrix =
+        std::make_shared<const tensorcore::TensorCoreMatrix>(tensorcore::build_tensorcore_matrix(
+            build_workers, setup.geometry, setup.grid, refiner_matrix_options()));
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;

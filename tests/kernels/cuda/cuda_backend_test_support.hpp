@@ -53,8 +53,8 @@ inline std::vector<float> read(Backend& backend, const ReconTarget& target) {
 
 // uint16 counts of a phantom projection: dark + gain * exp(-line integral) + noise.
 inline std::vector<std::uint16_t> phantom_frame(RandomSource& random,
-                                         const std::vector<phantom::Ellipsoid>& object,
-                                         const ScanGeometry& geometry, int slot) {
+                                                const std::vector<phantom::Ellipsoid>& object,
+                                                const ScanGeometry& geometry, int slot) {
   const DetectorShape shape = geometry.detector;
   std::vector<float> integrals(shape.pixels());
   phantom::project(object, geometry.beam, geometry.vectors[static_cast<std::size_t>(slot)], shape,
@@ -69,7 +69,7 @@ inline std::vector<std::uint16_t> phantom_frame(RandomSource& random,
 }
 
 inline void expect_same(Backend& cpu, Backend& gpu, const ReconTarget& a, const ReconTarget& b,
-                 const std::string& what) {
+                        const std::string& what) {
   const std::vector<float> expected = read(cpu, a);
   const std::vector<float> actual = read(gpu, b);
   ASSERT_GT(test::max_abs(expected), 0.0) << what;
@@ -98,8 +98,8 @@ struct PhantomScan {
   float scale = 0;  // angular weight of the window
 };
 
-inline PhantomScan phantom_scan(BeamKind beam, DetectorShape detector, int window, FilterConfig filter,
-                         std::size_t in_flight) {
+inline PhantomScan phantom_scan(BeamKind beam, DetectorShape detector, int window,
+                                FilterConfig filter, std::size_t in_flight) {
   PhantomScan scan;
   scan.setup.geometry = test::circular_geometry(beam, detector, window);
   scan.setup.pixel_type = PixelType::kUint16;

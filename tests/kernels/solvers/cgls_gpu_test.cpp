@@ -48,8 +48,8 @@ TEST(TensorCoreGpu, CglsMatchesTheCpuTwinAndSinglePrecision) {
 
   TensorCoreMatrixOptions tc;
   tc.shape = WmmaShape::kM8N32K16;
-  auto m =
-      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), *a, geometry, grid, tc, nullptr));
+  auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), *a, geometry, grid, tc, nullptr));
   cuda::TensorCoreProjector gpu(m);
   DeviceBuffer<float> d_x16(std::vector<float>(truth.size(), 0.0f));
   const CglsReport gpu_report = solve_fresh(gpu, d_b.data(), d_x16.data(), 1, options);
@@ -97,7 +97,8 @@ TEST(TensorCoreGpu, CglsWorkspaceIsReusedAcrossSolves) {
   SLICESTREAM_REQUIRE_GPU();
   const ImageGrid2d grid{64, 64, 1.0};
   const Geometry2d geometry = testing::small_parallel(180, 128, 64.0);
-  const std::vector<float> data = project_phantom(testing::pool(), shepp_logan_2d(32.0), geometry, 8);
+  const std::vector<float> data =
+      project_phantom(testing::pool(), shepp_logan_2d(32.0), geometry, 8);
   TensorCoreMatrixOptions tc;
   tc.shape = WmmaShape::kM32N8K16;
   cuda::TensorCoreProjectorOptions compensated;

@@ -68,7 +68,8 @@ struct PhantomProblem {
 
 TEST(Cgls, ConvergesOnTheAnalyticPhantom) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)),
+                  testing::pool());
   std::vector<float> x(p.truth.size(), 0.0f);
   CglsOptions options;
   options.max_iterations = 20;
@@ -125,7 +126,8 @@ TEST(Cgls, HalfPrecisionMatrixWithinOnePercentOfSingle) {
 
 TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)),
+                  testing::pool());
   const long long rays = p.geometry.rays();
   // Column 0: the phantom; column 1: 3x the phantom; column 2: no data.
   std::vector<float> b(static_cast<std::size_t>(rays * 3), 0.0f);
@@ -154,7 +156,8 @@ TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
 // served three columns serves one without growing, and it grows (only) for a larger problem.
 TEST(CglsWorkspace, ReusedAcrossSolvesGrowsOnlyWhenNeeded) {
   const PhantomProblem p;
-  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)), testing::pool());
+  CsrProjector op(std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid)),
+                  testing::pool());
   const long long rays = p.geometry.rays();
   const long long pixels = p.grid.pixels();
   CglsOptions options;

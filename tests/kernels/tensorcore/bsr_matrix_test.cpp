@@ -69,7 +69,8 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
       TensorCoreMatrixOptions options;
       options.shape = shape;
       options.ordering = ordering;
-      const TensorCoreMatrix m = build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
+      const TensorCoreMatrix m =
+          build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
       const BsrMatrixHalf& bsr = m.bsr;
       SCOPED_TRACE(std::string(to_string(shape)) + " " + to_string(ordering));
       ASSERT_EQ(bsr.rows % bsr.block_rows, 0);
@@ -210,7 +211,8 @@ TEST(MmaAccumulation, LongChainsBiasTowardZeroAndSplittingThemHelps) {
   const Problem p;
   TensorCoreMatrixOptions options;
   options.shape = WmmaShape::kM16N16K16;
-  const TensorCoreMatrix m = build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
+  const TensorCoreMatrix m =
+      build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
   const int columns = 2;
   const std::vector<float> x =
       testing::random_vector(static_cast<std::size_t>(m.bsr.cols * columns), 61, 0, 1);
@@ -252,9 +254,11 @@ TEST(BsrMatrix, RefusesMismatchedMappings) {
   const Problem p;
   const IndexMapping rows = identity_mapping(p.a.rows, p.a.rows);
   const ColumnLayouts wrong = single_layout(identity_mapping(p.a.cols - 1, p.a.cols));
-  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, wrong, WmmaShape::kM16N16K16, 1.0f), std::invalid_argument);
+  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, wrong, WmmaShape::kM16N16K16, 1.0f),
+               std::invalid_argument);
   const ColumnLayouts cols = single_layout(identity_mapping(p.a.cols, p.a.cols));
-  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, cols, WmmaShape::kM16N16K16, 0.0f), std::invalid_argument);
+  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, cols, WmmaShape::kM16N16K16, 0.0f),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
   SLICESTREAM_REQUIRE_GPU();
   const SmallProblem p;
   const auto sym = p.gathered_matrix();
-  cuda::TensorCoreProjector gathered(sym);  // the default options: gathered products on
+  cuda::TensorCoreProjector gathered(sym);           // the default options: gathered products on
   EXPECT_FALSE(gathered.uses_gathered_products(1));  // the column form: 8 columns
   EXPECT_TRUE(gathered.uses_gathered_products(32));
   for (bool compensated : {false, true}) {
@@ -99,7 +99,8 @@ TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
         in[i] = half_bits_to_float(in_half[i]);
       }
       std::vector<float> want(static_cast<std::size_t>(out_rows * columns), 0.0f);
-      gathered_product_cpu(testing::pool(), blocks, source.data(), target.data(), in.data(), want.data(), columns);
+      gathered_product_cpu(testing::pool(), blocks, source.data(), target.data(), in.data(),
+                           want.data(), columns);
       DeviceBuffer<std::uint16_t> d_in(in_half);
       DeviceBuffer<float> scale(
           std::vector<float>(static_cast<std::size_t>(columns), blocks.value_scale));

@@ -34,7 +34,6 @@ std::string validate_mapping(const IndexMapping& mapping) {
   return {};
 }
 
-
 TEST(PseudoMorton, FollowsAlgorithmTwo) {
   // bx = 4, by = 2 on a 16 x 8 space (padded height 8): hand-evaluated Alg. 2.
   const PseudoMortonParams p{4, 2};

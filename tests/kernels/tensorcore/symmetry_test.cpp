@@ -47,7 +47,8 @@ TEST(Symmetry, RefusesClearly) {
   EXPECT_NE(half_fan.find("not invariant"), std::string::npos) << half_fan;
   TensorCoreMatrixOptions options;
   options.symmetric = true;
-  EXPECT_THROW(build_tensorcore_matrix(testing::pool(), testing::small_parallel(64, 48, 32.0, 0.25), grid, options),
+  EXPECT_THROW(build_tensorcore_matrix(testing::pool(), testing::small_parallel(64, 48, 32.0, 0.25),
+                                       grid, options),
                std::invalid_argument);
 }
 
@@ -94,8 +95,10 @@ TEST(Symmetry, SymmetricTensorCoreTwinMatchesPlain) {
   plain_options.shape = WmmaShape::kM32N8K16;
   TensorCoreMatrixOptions sym_options = plain_options;
   sym_options.symmetric = true;
-  auto plain = std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), g, grid, plain_options));
-  auto sym = std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), g, grid, sym_options));
+  auto plain = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), g, grid, plain_options));
+  auto sym = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), g, grid, sym_options));
   EXPECT_LT(sym->bsr.bytes() * 5, plain->bsr.bytes());
   BsrProjectorCpu plain_op(plain, testing::pool()), sym_op(sym, testing::pool());
   const std::vector<float> x =
@@ -141,10 +144,10 @@ TEST(Symmetry, GatheredProductsEqualThePlainMatrix) {
       const std::vector<float> y =
           testing::random_vector(static_cast<std::size_t>(g.rays() * slices), 12, -1, 1);
       std::vector<float> ax(y.size(), 0.0f), aty(x.size(), 0.0f);
-      gathered_product_cpu(testing::pool(), m.gathered_forward, t.pixel_of_col.data(), t.ray_of_row.data(), x.data(),
-                           ax.data(), slices);
-      gathered_product_cpu(testing::pool(), m.gathered_backward, t.ray_of_row.data(), t.pixel_of_col.data(),
-                           y.data(), aty.data(), slices);
+      gathered_product_cpu(testing::pool(), m.gathered_forward, t.pixel_of_col.data(),
+                           t.ray_of_row.data(), x.data(), ax.data(), slices);
+      gathered_product_cpu(testing::pool(), m.gathered_backward, t.ray_of_row.data(),
+                           t.pixel_of_col.data(), y.data(), aty.data(), slices);
       std::vector<float> ref_ax(y.size()), ref_aty(x.size());
       csr_multiply(testing::pool(), a, x.data(), ref_ax.data(), slices);
       csr_multiply_transposed(testing::pool(), a, y.data(), ref_aty.data(), slices);

@@ -55,8 +55,8 @@ TEST(TensorCoreGpu, CompensatedOperandsMatchTheCpuTwin) {
       TensorCoreMatrixOptions options;
       options.shape = shape;
       options.symmetric = symmetric;
-      auto m =
-          std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
+      auto m = std::make_shared<TensorCoreMatrix>(
+          build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
       cuda::TensorCoreProjectorOptions compensated;
       compensated.compensated_operands = true;
       cuda::TensorCoreProjector gpu(m, compensated);
@@ -80,11 +80,11 @@ TEST(TensorCoreGpu, SymmetricProjectorMatchesTwinAndPlain) {
     TensorCoreMatrixOptions options;
     options.shape = shape;
     options.symmetric = true;
-    auto sym =
-        std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
+    auto sym = std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
     options.symmetric = false;
-    auto plain =
-        std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
+    auto plain = std::make_shared<TensorCoreMatrix>(
+        build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options));
     cuda::TensorCoreProjector gpu(sym);
     cuda::TensorCoreProjector gpu_plain(plain);
     BsrProjectorCpu cpu(sym, testing::pool());
@@ -162,8 +162,8 @@ TEST(TensorCoreGpu, RefusesTooManyColumns) {
   TensorCoreMatrixOptions options;
   options.shape = WmmaShape::kM16N16K16;
   options.symmetric = true;
-  cuda::TensorCoreProjector gpu(
-      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options)));
+  cuda::TensorCoreProjector gpu(std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), p.geometry, p.grid, options)));
   EXPECT_EQ(gpu.forward_columns(32), 256);
   EXPECT_THROW(gpu.forward_columns(33), std::invalid_argument);
   EXPECT_THROW(gpu.transposed_columns(40), std::invalid_argument);
@@ -205,9 +205,9 @@ TEST(TensorCoreGpu, RepeatedProductsRerunTheLastProduct) {
   }
 }
 
-// The twin's model of tensor core accumulation (mma_accumulation_model.hpp) against the kernels: with
-// one accumulation chain per output (split off) the model must explain the GPU better than exact
-// sums do; with split chains (the default) the GPU matches the model and exact sums alike.
+// The twin's model of tensor core accumulation (mma_accumulation_model.hpp) against the kernels:
+// with one accumulation chain per output (split off) the model must explain the GPU better than
+// exact sums do; with split chains (the default) the GPU matches the model and exact sums alike.
 TEST(TensorCoreGpu, AccumulationModelExplainsTheKernels) {
   SLICESTREAM_REQUIRE_GPU();
   const SmallProblem p;

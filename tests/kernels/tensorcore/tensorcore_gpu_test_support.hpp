@@ -59,7 +59,7 @@ struct SmallProblem {
 
 // Runs the GPU projector and its CPU twin on the same input; returns the relative difference.
 inline double compare_forward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int slices,
-                       std::uint32_t seed) {
+                              std::uint32_t seed) {
   const std::vector<float> image =
       random_vector(static_cast<std::size_t>(gpu.pixels() * slices), seed, -1, 1);
   DeviceBuffer<float> d_image(image);
@@ -74,7 +74,7 @@ inline double compare_forward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& c
 }
 
 inline double compare_backward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int slices,
-                        std::uint32_t seed) {
+                               std::uint32_t seed) {
   const std::vector<float> sino =
       random_vector(static_cast<std::size_t>(gpu.rays() * slices), seed, -1, 1);
   DeviceBuffer<float> d_sino(sino);

@@ -1,9 +1,9 @@
 // The fp32 cuSPARSE baseline from the same distance-driven matrix, configured for speed (the
-// reference the Tensor Core projector is measured against): CSR with 32-bit indices; A^T stored as a second CSR (made on the GPU with
-// csr2csc) so that back projection is a non-transposed product too; several right-hand sides with
-// row-major dense operands and CUSPARSE_SPMM_CSR_ALG3, preprocessed once per column count; one
-// right-hand side with SpMV (CUSPARSE_SPMV_CSR_ALG1). If ALG3 is refused it falls back to ALG2
-// and says so in configuration().
+// reference the Tensor Core projector is measured against): CSR with 32-bit indices; A^T stored as
+// a second CSR (made on the GPU with csr2csc) so that back projection is a non-transposed product
+// too; several right-hand sides with row-major dense operands and CUSPARSE_SPMM_CSR_ALG3,
+// preprocessed once per column count; one right-hand side with SpMV (CUSPARSE_SPMV_CSR_ALG1). If
+// ALG3 is refused it falls back to ALG2 and says so in configuration().
 #pragma once
 
 #include <cuda_runtime.h>
