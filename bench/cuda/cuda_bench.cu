@@ -26,6 +26,7 @@
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_probe.hpp"
 #include "texture_ceiling.hpp"
 

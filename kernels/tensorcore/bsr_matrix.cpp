@@ -28,10 +28,11 @@ struct BlockRowScratch {
   std::vector<std::int32_t> columns;
 };
 
-// The sorted distinct block columns of block row `br`, left in scratch.columns.
-void collect_block_columns(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
-                           int block_rows, int block_cols, long long br, BlockRowScratch& s) {
-  s.columns.clear();
+// Calls visit(lr, mapped_column, k) for every non-zero k of the CSR matrix in row lr of block
+// row `br` (mapped_column: the entry's column in the ray's column layout).
+template <class Visit>
+void for_each_entry(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
+                    int block_rows, long long br, const Visit& visit) {
   for (int lr = 0; lr < block_rows; ++lr) {
     const long long slot = br * block_rows + lr;
     if (slot >= rows.mapped_size()) break;
@@ -42,14 +43,23 @@ void collect_block_columns(const CsrMatrix& a, const IndexMapping& rows, const C
     const long long offset = cols.offset[static_cast<std::size_t>(layout)];
     for (long long k = a.row_ptr[static_cast<std::size_t>(original)];
          k < a.row_ptr[static_cast<std::size_t>(original) + 1]; ++k) {
-      const std::int32_t bc = static_cast<std::int32_t>(
-          (offset + to_mapped[a.col[static_cast<std::size_t>(k)]]) / block_cols);
-      if (s.stamp[static_cast<std::size_t>(bc)] != br) {
-        s.stamp[static_cast<std::size_t>(bc)] = br;
-        s.columns.push_back(bc);
-      }
+      visit(lr, static_cast<std::int32_t>(offset + to_mapped[a.col[static_cast<std::size_t>(k)]]),
+            k);
     }
   }
+}
+
+// The sorted distinct block columns of block row `br`, left in scratch.columns.
+void collect_block_columns(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
+                           int block_rows, int block_cols, long long br, BlockRowScratch& s) {
+  s.columns.clear();
+  for_each_entry(a, rows, cols, block_rows, br, [&](int, std::int32_t mapped_column, long long) {
+    const std::int32_t bc = mapped_column / block_cols;
+    if (s.stamp[static_cast<std::size_t>(bc)] != br) {
+      s.stamp[static_cast<std::size_t>(bc)] = br;
+      s.columns.push_back(bc);
+    }
+  });
   std::sort(s.columns.begin(), s.columns.end());
 }
 
@@ -76,26 +86,13 @@ void fill_block_row(const CsrMatrix& a, const IndexMapping& rows, const ColumnLa
     m.col_index[static_cast<std::size_t>(first) + i] = s.columns[i];
     s.slot[static_cast<std::size_t>(s.columns[i])] = static_cast<std::int32_t>(i);
   }
-  for (int lr = 0; lr < m.block_rows; ++lr) {
-    const long long slot = br * m.block_rows + lr;
-    if (slot >= rows.mapped_size()) break;
-    const std::int32_t original = rows.to_original[static_cast<std::size_t>(slot)];
-    if (original < 0) continue;
-    const int layout = cols.layout_of_ray(original);
-    const std::int32_t* to_mapped = cols.layouts[static_cast<std::size_t>(layout)].to_mapped.data();
-    const long long offset = cols.offset[static_cast<std::size_t>(layout)];
-    for (long long k = a.row_ptr[static_cast<std::size_t>(original)];
-         k < a.row_ptr[static_cast<std::size_t>(original) + 1]; ++k) {
-      const std::int32_t mc =
-          static_cast<std::int32_t>(offset + to_mapped[a.col[static_cast<std::size_t>(k)]]);
-      const std::int32_t bc = mc / m.block_cols;
-      const long long block = first + s.slot[static_cast<std::size_t>(bc)];
-      const long long element = block * m.block_elements() +
-                                static_cast<long long>(lr) * m.block_cols + mc % m.block_cols;
-      m.blocks[static_cast<std::size_t>(element)] =
-          float_to_half_bits(a.values[static_cast<std::size_t>(k)] / m.value_scale);
-    }
-  }
+  for_each_entry(a, rows, cols, m.block_rows, br, [&](int lr, std::int32_t mc, long long k) {
+    const long long block = first + s.slot[static_cast<std::size_t>(mc / m.block_cols)];
+    const long long element =
+        block * m.block_elements() + static_cast<long long>(lr) * m.block_cols + mc % m.block_cols;
+    m.blocks[static_cast<std::size_t>(element)] =
+        float_to_half_bits(a.values[static_cast<std::size_t>(k)] / m.value_scale);
+  });
 }
 
 // Column index: a counting sort of the blocks by block column, block rows ascending.

@@ -200,11 +200,6 @@ __global__ void rows_operand_kernel(const float* __restrict__ values, long long 
   }
 }
 
-template <class T>
-::slicestream::cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
-  return ::slicestream::cuda::DeviceBuffer<T>(host);
-}
-
 }  // namespace
 
 }  // namespace slicestream::tensorcore::cuda

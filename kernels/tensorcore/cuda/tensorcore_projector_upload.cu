@@ -13,12 +13,12 @@ void TensorCoreProjector::Impl::upload_matrix() {
   const BsrMatrixHalf& bsr = m->bsr;
   std::vector<std::uint16_t> padded_blocks(bsr.blocks);
   padded_blocks.resize(padded_blocks.size() + static_cast<std::size_t>(bsr.block_elements()), 0);
-  blocks = upload(padded_blocks);
-  row_ptr = upload(bsr.row_ptr);
-  col_index = upload(bsr.col_index);
-  col_ptr = upload(bsr.col_ptr);
-  col_blocks = upload(bsr.col_blocks);
-  col_block_rows = upload(bsr.col_block_rows);
+  blocks = DeviceBuffer(padded_blocks);
+  row_ptr = DeviceBuffer(bsr.row_ptr);
+  col_index = DeviceBuffer(bsr.col_index);
+  col_ptr = DeviceBuffer(bsr.col_ptr);
+  col_blocks = DeviceBuffer(bsr.col_blocks);
+  col_block_rows = DeviceBuffer(bsr.col_block_rows);
 
   const long long pixels = m->grid.pixels();
   const long long rays = m->geometry.rays();
@@ -57,15 +57,15 @@ void TensorCoreProjector::Impl::upload_matrix() {
           static_cast<int>(offset + layout.to_mapped[static_cast<std::size_t>(source)]);
     }
   }
-  col_source = upload(cols);
-  pixel_slots = upload(slots);
+  col_source = DeviceBuffer(cols);
+  pixel_slots = DeviceBuffer(slots);
 
   std::vector<int> rows(static_cast<std::size_t>(bsr.rows), -1);
   for (long long r = 0; r < rays; ++r) {
     rows[static_cast<std::size_t>(m->row_mapping.to_mapped[static_cast<std::size_t>(r)])] =
         static_cast<int>(r);
   }
-  row_source = upload(rows);
+  row_source = DeviceBuffer(rows);
   std::vector<int> ray_slots(static_cast<std::size_t>((plan != nullptr ? 8 : 1) * rays));
   std::vector<int> images(plan != nullptr ? static_cast<std::size_t>(8 * rays) : 0);
   for (long long r = 0; r < rays; ++r) {
@@ -84,20 +84,20 @@ void TensorCoreProjector::Impl::upload_matrix() {
           plan->ray_image[static_cast<std::size_t>(t)][static_cast<std::size_t>(r)];
     }
   }
-  ray_slot = upload(ray_slots);
+  ray_slot = DeviceBuffer(ray_slots);
   if (plan != nullptr) {
-    ray_image = upload(images);
-    octant_image = upload(octant);
-    transform_mask = upload(mask);
+    ray_image = DeviceBuffer(images);
+    octant_image = DeviceBuffer(octant);
+    transform_mask = DeviceBuffer(mask);
   }
 }
 
 void TensorCoreProjector::Impl::DeviceGroupedBlocks::upload_from(const GroupedBlocks& g) {
-  blocks = upload(g.blocks);
-  group_chunk = upload(g.group_chunk);
-  chunk_tile = upload(g.chunk_tile);
-  chunk_block = upload(g.chunk_block);
-  chunk_mask = upload(g.chunk_mask);
+  blocks = DeviceBuffer(g.blocks);
+  group_chunk = DeviceBuffer(g.group_chunk);
+  chunk_tile = DeviceBuffer(g.chunk_tile);
+  chunk_block = DeviceBuffer(g.chunk_block);
+  chunk_mask = DeviceBuffer(g.chunk_mask);
   groups = static_cast<int>(g.group_count());
 }
 
@@ -122,8 +122,8 @@ void TensorCoreProjector::Impl::upload_gathered() {
   const SymmetricGatherTables tables = make_symmetric_gather_tables(*m);
   gathered_fwd.upload_from(m->gathered_forward);
   gathered_bwd.upload_from(m->gathered_backward);
-  ray_of_row = upload(tables.ray_of_row);
-  pixel_of_col = upload(tables.pixel_of_col);
+  ray_of_row = DeviceBuffer(tables.ray_of_row);
+  pixel_of_col = DeviceBuffer(tables.pixel_of_col);
   gathered_available = true;
 }
 

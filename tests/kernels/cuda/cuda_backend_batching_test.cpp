@@ -15,19 +15,8 @@
 #include "tests/kernels/cuda/cuda_test_support.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
 
-namespace slicestream {
+namespace slicestream::test {
 namespace {
-
-using test::expect_same;
-using test::live_of;
-using test::make_targets;
-using test::phantom_frame;
-using test::phantom_scan;
-using test::PhantomScan;
-using test::RandomSource;
-using test::read;
-using test::Targets;
-using test::variants;
 
 // Batched updates (replace_projections) on the GPU against the same updates one by one on the
 // CPU backend: batches longer than max_batch, repeated slots inside a batch, live, shadow
@@ -259,4 +248,4 @@ TEST(CudaBackend, ThePipelineOnTheGpuMatchesTheCpuPipeline) {
 }
 
 }  // namespace
-}  // namespace slicestream
+}  // namespace slicestream::test

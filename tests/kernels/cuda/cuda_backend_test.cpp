@@ -17,19 +17,8 @@
 #include "tests/kernels/cuda/cuda_test_support.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
 
-namespace slicestream {
+namespace slicestream::test {
 namespace {
-
-using test::expect_same;
-using test::live_of;
-using test::make_targets;
-using test::phantom_frame;
-using test::phantom_scan;
-using test::PhantomScan;
-using test::RandomSource;
-using test::read;
-using test::Targets;
-using test::variants;
 
 void run_same_sequence(BeamKind beam) {
   const PhantomScan scan = phantom_scan(beam, {40, 64}, 24, {FilterWindow::kSheppLogan, 0.9f}, 4);
@@ -233,4 +222,4 @@ TEST(CudaBackend, MisuseIsABackendError) {
 }
 
 }  // namespace
-}  // namespace slicestream
+}  // namespace slicestream::test

@@ -117,7 +117,7 @@ TEST(Cgls, HalfPrecisionMatrixWithinOnePercentOfSingle) {
     tc.shape = WmmaShape::kM16N16K16;
     BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
                                     testing::pool(), *a, p.geometry, p.grid, tc, nullptr)),
-                                testing::pool(), {true});
+                                testing::pool(), {true, {}});
     std::vector<float> x16(p.truth.size(), 0.0f);
     solve_fresh(compensated, p.data.data(), x16.data(), 1, options);
     EXPECT_LT(std::abs(testing::relative_error(x16, p.truth) - error32), 1e-4 * error32);

@@ -166,7 +166,7 @@ TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
   const auto m = std::make_shared<TensorCoreMatrix>(
       build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr));
   BsrProjectorCpu plain(m, testing::pool());
-  BsrProjectorCpu compensated(m, testing::pool(), {true});
+  BsrProjectorCpu compensated(m, testing::pool(), {true, {}});
   const int columns = 3;
   const std::vector<float> x =
       testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * columns), 51);

@@ -14,14 +14,8 @@
 #include "tests/kernels/tensorcore/tensorcore_gpu_test_support.hpp"
 #include "tests/support/gathered_product_cpu.hpp"
 
-namespace slicestream::tensorcore {
+namespace slicestream::tensorcore::testing {
 namespace {
-
-using testing::compare_backward;
-using testing::compare_forward;
-using testing::DeviceBuffer;
-using testing::nan_vector;
-using testing::SmallProblem;
 
 // The gathered symmetric products (one column per slice, operands read through the symmetry)
 // against the CPU twin of the symmetric projector, plain and compensated operands.
@@ -36,7 +30,7 @@ TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
     cuda::TensorCoreProjectorOptions options;
     options.compensated_operands = compensated;
     cuda::TensorCoreProjector gpu(sym, options);
-    BsrProjectorCpu cpu(sym, testing::pool(), {compensated});
+    BsrProjectorCpu cpu(sym, testing::pool(), {compensated, {}});
     for (int slices : compensated ? std::vector<int>{8, 13, 32} : std::vector<int>{16, 20, 64}) {
       SCOPED_TRACE(std::string(compensated ? "compensated" : "fp16") + " slices " +
                    std::to_string(slices));
@@ -134,4 +128,4 @@ TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
 }
 
 }  // namespace
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::tensorcore::testing

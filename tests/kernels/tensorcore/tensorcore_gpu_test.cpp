@@ -17,14 +17,8 @@
 #include "tests/kernels/tensorcore/tensorcore_gpu_test_support.hpp"
 #include "tests/support/cuda/cusparse_projector.hpp"
 
-namespace slicestream::tensorcore {
+namespace slicestream::tensorcore::testing {
 namespace {
-
-using testing::compare_backward;
-using testing::compare_forward;
-using testing::DeviceBuffer;
-using testing::nan_vector;
-using testing::SmallProblem;
 
 TEST(TensorCoreGpu, WmmaProductsMatchTheCpuTwin) {
   SLICESTREAM_REQUIRE_GPU();
@@ -60,7 +54,7 @@ TEST(TensorCoreGpu, CompensatedOperandsMatchTheCpuTwin) {
       cuda::TensorCoreProjectorOptions compensated;
       compensated.compensated_operands = true;
       cuda::TensorCoreProjector gpu(m, compensated);
-      BsrProjectorCpu cpu(m, testing::pool(), {true});
+      BsrProjectorCpu cpu(m, testing::pool(), {true, {}});
       for (int slices : {1, 4, 16}) {
         SCOPED_TRACE(std::string(to_string(shape)) + (symmetric ? " symmetric" : "") + " slices " +
                      std::to_string(slices));
@@ -259,4 +253,4 @@ TEST(TensorCoreGpu, AccumulationModelExplainsTheKernels) {
 }
 
 }  // namespace
-}  // namespace slicestream::tensorcore
+}  // namespace slicestream::tensorcore::testing
