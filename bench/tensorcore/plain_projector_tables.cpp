@@ -17,11 +17,8 @@ Json plain_projector_tables(SizeRun& run, const CusparseBaseline& baseline, Best
   for (BlockOrdering ordering : {BlockOrdering::kPseudoMorton, BlockOrdering::kRaySheared}) {
     if (!selected(o.orderings, to_string(ordering))) continue;
     Json oj;
-    for (WmmaShape shape : kAllWmmaShapes) {
-      if (!selected(o.shapes, to_string(shape))) continue;
-      TensorCoreMatrixOptions options;
-      options.shape = shape;
-      options.ordering = ordering;
+    for (WmmaShape shape : selected_shapes(o)) {
+      const TensorCoreMatrixOptions options{shape, ordering, false};
       const auto tb = ::slicestream::bench::Clock::now();
       auto m = std::make_shared<const TensorCoreMatrix>(
           build_tensorcore_matrix(run.pool, run.a, run.geometry(), run.grid(), options, nullptr));

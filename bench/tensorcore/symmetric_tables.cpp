@@ -126,11 +126,8 @@ Json symmetric_tables(SizeRun& run, const CusparseBaseline& baseline, int multip
   dd.column_factors = &plan->column_factor;
   const CsrMatrix a_oct = build_dd_matrix(run.pool, run.geometry(), run.grid(), dd);
   Json sj;
-  for (WmmaShape shape : kAllWmmaShapes) {
-    if (!selected(o.shapes, to_string(shape))) continue;
-    TensorCoreMatrixOptions options;
-    options.shape = shape;
-    options.symmetric = true;
+  for (WmmaShape shape : selected_shapes(o)) {
+    const TensorCoreMatrixOptions options{shape, BlockOrdering::kPseudoMorton, true};
     const auto m = std::make_shared<const TensorCoreMatrix>(
         build_tensorcore_matrix(run.pool, a_oct, run.geometry(), run.grid(), options, plan));
     Json j = column_form(run, m, baseline);

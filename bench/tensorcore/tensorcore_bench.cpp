@@ -40,6 +40,14 @@ bool selected(const std::vector<std::string>& wanted, const std::string& name) {
                      [&](const std::string& w) { return lower(w) == lower(name); });
 }
 
+std::vector<WmmaShape> selected_shapes(const Options& o) {
+  std::vector<WmmaShape> shapes;
+  for (WmmaShape shape : kAllWmmaShapes) {
+    if (selected(o.shapes, to_string(shape))) shapes.push_back(shape);
+  }
+  return shapes;
+}
+
 SizeRun::SizeRun(const Options& options, int size, Executor& executor, cudaStream_t stream_)
     : o(options),
       n(size),

@@ -39,6 +39,8 @@ struct Options {
 
 // Whether `name` is in `wanted` (case-insensitive); an empty list selects everything.
 bool selected(const std::vector<std::string>& wanted, const std::string& name);
+// The fragment shapes --shapes selects, in kAllWmmaShapes order.
+std::vector<WmmaShape> selected_shapes(const Options& o);
 
 // One image size: the accuracy problem (whose grid and geometry the tables share, the paper's
 // set-up), its matrix, fresh random inputs and the scaled phantom data of the CG timings.
