@@ -71,10 +71,6 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
          d.gathered_bwd.bytes() + d.ray_of_row.bytes() + d.pixel_of_col.bytes();
 }
 
-const TensorCoreProjectorOptions& TensorCoreProjector::options() const {
-  return impl_->options;
-}
-
 bool TensorCoreProjector::uses_gathered_products(int slices) const {
   return impl_->gathered(slices);
 }

@@ -56,7 +56,6 @@ class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
                 const float* max_abs = nullptr) override;
 
-  const TensorCoreProjectorOptions& options() const;
   // Whether forward/backward of `slices` slices take the gathered products.
   bool uses_gathered_products(int slices) const;
 
