@@ -6,6 +6,7 @@
 // products are in gathered_gpu_test.cpp, GPU CGLS in tests/kernels/solvers.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -182,20 +183,17 @@ TEST(TensorCoreGpu, RepeatedProductsRerunTheLastProduct) {
     DeviceBuffer<float> y(
         testing::random_vector(static_cast<std::size_t>(p.geometry.rays() * slices), 92, 0, 1));
     DeviceBuffer<float> ax(y.size()), aty(x.size());
-    gpu.forward(x.data(), ax.data(), slices, nullptr);
-    const std::vector<float> once_ax = ax.download();
-    gpu.repeat_last_product(nullptr);
-    std::vector<float> expected_ax = once_ax;
-    for (float& v : expected_ax)
-      v *= factor;
-    EXPECT_LT(testing::relative_error(ax.download(), expected_ax), 1e-6);
-    gpu.backward(y.data(), aty.data(), slices, nullptr);
-    const std::vector<float> once_aty = aty.download();
-    gpu.repeat_last_product(nullptr);
-    std::vector<float> expected_aty = once_aty;
-    for (float& v : expected_aty)
-      v *= factor;
-    EXPECT_LT(testing::relative_error(aty.download(), expected_aty), 1e-6);
+    // `project` writes `out`; repeating its product leaves `out` times `factor`.
+    auto expect_repeat = [&](const std::function<void()>& project, DeviceBuffer<float>& out) {
+      project();
+      std::vector<float> expected = out.download();
+      for (float& v : expected)
+        v *= factor;
+      gpu.repeat_last_product(nullptr);
+      EXPECT_LT(testing::relative_error(out.download(), expected), 1e-6);
+    };
+    expect_repeat([&] { gpu.forward(x.data(), ax.data(), slices, nullptr); }, ax);
+    expect_repeat([&] { gpu.backward(y.data(), aty.data(), slices, nullptr); }, aty);
   }
 }
 
