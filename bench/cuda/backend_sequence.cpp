@@ -8,12 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/stopwatch.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 
 namespace slicestream::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();

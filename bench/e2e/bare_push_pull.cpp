@@ -7,13 +7,12 @@
 
 #include <zmq.hpp>
 
+#include "bench/common/stopwatch.hpp"
 #include "clients/common/data_sender.hpp"
 
 namespace slicestream::bench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 v1::Frame frame_header(const BareOptions& options, std::uint32_t index) {
   v1::Frame frame;
@@ -64,8 +63,7 @@ BareResult measure_bare_push_pull(const BareOptions& options) {
   std::uint64_t received = 0;
   Clock::time_point measure_start;
   Clock::time_point last;
-  const auto measured =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.seconds));
+  const auto measured = clock_duration(options.seconds);
   const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30) + measured;
   zmq::message_t part;
   while (!sender_done.load()) {

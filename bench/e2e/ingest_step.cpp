@@ -10,14 +10,13 @@
 
 #include <zmq.hpp>
 
+#include "bench/common/stopwatch.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 
 namespace slicestream::bench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr auto kServerStartTimeout = std::chrono::seconds(60);  // CUDA start-up included
 constexpr auto kServerStopGrace = std::chrono::seconds(30);
@@ -153,11 +152,7 @@ std::string bare_endpoint(Transport transport, const std::string& dir, const std
 StepResult run_ingest_step(const StepConfig& c) {
   StepResult r;
   const Clock::time_point begin = Clock::now();
-  const Clock::time_point deadline = begin + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(c.timeout_s));
-  auto seconds_since_begin = [&begin] {
-    return std::chrono::duration<double>(Clock::now() - begin).count();
-  };
+  const Clock::time_point deadline = begin + clock_duration(c.timeout_s);
   Endpoints endpoints;
   std::unique_ptr<client::RequestClient> client;
   v1::StatusReport status;
@@ -170,7 +165,7 @@ StepResult run_ingest_step(const StepConfig& c) {
   }
   r.server_started = true;
   r.backend = status.backend() + " (" + status.backend_device() + ")";
-  r.server_start_s = seconds_since_begin();
+  r.server_start_s = seconds_since(begin);
 
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
@@ -179,10 +174,8 @@ StepResult run_ingest_step(const StepConfig& c) {
   Clock::time_point detector_exit;
   std::uint64_t last_count = 0;
   Clock::time_point last_change = Clock::now();
-  const auto stall =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.stall_s));
-  const auto interval =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.poll_interval_s));
+  const auto stall = clock_duration(c.stall_s);
+  const auto interval = clock_duration(c.poll_interval_s);
   Clock::time_point next_poll = Clock::now();
   while (true) {
     std::this_thread::sleep_until(next_poll);
@@ -192,7 +185,7 @@ StepResult run_ingest_step(const StepConfig& c) {
       if (response.ok()) {
         status = response.reply.status();
         const std::uint64_t integrated = counter(status, "projections_integrated");
-        samples.push_back({seconds_since_begin(), integrated});
+        samples.push_back({seconds_since(begin), integrated});
         if (integrated != last_count) {
           last_count = integrated;
           last_change = Clock::now();

@@ -235,8 +235,7 @@ std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& 
   // Whatever the scan, the targets and the other refiners leave of the memory limit.
   const std::size_t used = m.used();
   const std::size_t left = used < m.memory_limit ? m.memory_limit - used : 1;
-  return make_cpu_slice_refiner(setup, std::min(m.workers.threads(), refiner_build_threads()), left,
-                                m.refiner_bytes);
+  return make_cpu_slice_refiner(setup, m.workers, left, m.refiner_bytes);
 }
 
 std::string CpuBackend::refiner_memory_problem(const RefinementSetup& setup) const {

@@ -77,9 +77,8 @@ class CudaBackend final : public Backend {
   // reserve_bytes (device_memory_budget.hpp).
   std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
-  // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
-  // interpolation the scan's store cannot serve throws BackendError.
-  void set_backproject_tuning(const cuda::BackprojectTuning& tuning);
+  // CUDA specifics (benchmarks, tests). The backprojection tuning is options().tuning, fixed at
+  // construction; an interpolation the scan's store cannot serve throws BackendError at begin_scan.
   // Whether the store's texture layers are written by updates (false while skipped).
   bool texture_layer_writes() const;
   // Graphs captured so far per stage of the current scan (0 without graphs): a stream of frames

@@ -137,22 +137,6 @@ void CudaBackend::set_slot_maps(const std::vector<ProjectionMap>& maps) {
   });
 }
 
-void CudaBackend::set_backproject_tuning(const cuda::BackprojectTuning& tuning) {
-  Impl& m = *impl_;
-  guarded("set_backproject_tuning", [&] {
-    const std::string problem = cuda::validate(tuning);
-    if (!problem.empty()) throw BackendError("cuda backend: invalid tuning: " + problem);
-    if (m.scan) {
-      const cuda::BackprojectTuning effective = m.effective_tuning(tuning, *m.scan->store);
-      m.use_device();
-      // Layers first: a texture path must find them current (ordered on the reconstruct stream).
-      m.apply_texture_policy(*m.scan, effective);
-      m.scan->backprojector->set_tuning(effective);
-    }
-    m.options.tuning = tuning;
-  });
-}
-
 bool CudaBackend::texture_layer_writes() const {
   return impl_->scan && impl_->scan->store->texture_layer_writes();
 }

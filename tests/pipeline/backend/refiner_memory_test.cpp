@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "kernels/tensorcore/cgls_workspace.hpp"
+#include "kernels/solvers/cgls_workspace.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
@@ -44,13 +44,12 @@ TEST(RefinerMemory, EstimatesCountMatrixWorkspaceAndVectors) {
   EXPECT_GT(matrix, std::size_t{3100} * kMiB);
   EXPECT_LT(matrix, std::size_t{3300} * kMiB);
   const std::size_t cuda = estimated_cuda_refiner_bytes(setup);
-  EXPECT_EQ(cuda,
-            matrix + static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
-                static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel +
-                tensorcore::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
-                static_cast<std::size_t>(2 * rays + pixels) * sizeof(float));
+  EXPECT_EQ(cuda, matrix + static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
+                      static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel +
+                      solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
+                      static_cast<std::size_t>(2 * rays + pixels) * sizeof(float));
   const std::size_t cpu = estimated_cpu_refiner_bytes(setup);
-  EXPECT_GT(cpu, matrix + tensorcore::cgls_workspace_bytes({rays, pixels, 1, 0}));
+  EXPECT_GT(cpu, matrix + solvers::cgls_workspace_bytes({rays, pixels, 1, 0}));
   // Beside the matrix the workspaces are small: a few percent.
   EXPECT_LT(cuda, matrix + matrix / 20);
   EXPECT_LT(cpu, matrix + matrix / 20);
