@@ -6,9 +6,9 @@
 #include <chrono>
 #include <exception>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/data_codec.hpp"
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
 
 namespace slicestream {
 

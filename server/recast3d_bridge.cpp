@@ -329,7 +329,7 @@ void Recast3dBridge::on_remove_slice(std::int32_t id) {
 }
 
 void Recast3dBridge::on_control(const Packet& packet) {
-  const ControlChange change = control_change(packet, parameters_);
+  const ControlChange change = control_change(packet);
   if (!change.refused.empty()) {
     ++counters_.recast3d_refused;
     spdlog::warn("RECAST3D bridge: control change refused: {}", printable(change.refused, 200));

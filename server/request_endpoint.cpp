@@ -5,12 +5,12 @@
 #include <chrono>
 #include <exception>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/enum_codec.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/codec/reply_codec.hpp"
 #include "server/codec/request_codec.hpp"
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
 
 namespace slicestream {
 
@@ -23,14 +23,12 @@ constexpr std::size_t kPartsKept = 4;
 
 RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& address,
                                  const WireLimits& limits, PipelinePort& pipeline,
-                                 ServerCounters& counters, const FilterConfig& initial_filter)
+                                 ServerCounters& counters)
     : socket_(context, zmq::socket_type::router),
       limits_(limits),
       pipeline_(pipeline),
       counters_(counters),
-      replies_(std::make_shared<ReplyQueue>()),
-      filter_(initial_filter),
-      confirmed_filter_(initial_filter) {
+      replies_(std::make_shared<ReplyQueue>()) {
   socket_.set(zmq::sockopt::linger, 0);
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
@@ -110,18 +108,13 @@ void RequestEndpoint::receive_request() {
     return;
   }
   const zmq::message_t& body = parts[envelope_size];
-  DecodedRequest decoded = decode_request(body.data(), body.size(), limits_, filter_);
+  DecodedRequest decoded = decode_request(body.data(), body.size(), limits_);
   if (!decoded.command.ok()) {
     reject(std::move(envelope), decoded.request_id, decoded.command.error());
     return;
   }
   Command& command = decoded.command.value();
-  Pending pending{std::move(envelope), decoded.request_id, false};
-  if (const auto* set = std::get_if<SetParametersCommand>(&command)) {
-    pending.sets_parameters = true;
-    ++set_parameters_in_flight_;
-    if (set->filter) filter_ = *set->filter;
-  }
+  Pending pending{std::move(envelope), decoded.request_id};
   const std::uint64_t token = next_token_++;
   pending_.emplace(token, std::move(pending));
   spdlog::debug("request {} (token {}) submitted", decoded.request_id, token);
@@ -167,16 +160,7 @@ void RequestEndpoint::deliver_completed() {
   }
 }
 
-void RequestEndpoint::track_filter(const Pending& pending, const CommandReply& reply) {
-  if (pending.sets_parameters) --set_parameters_in_flight_;
-  if (reply.status.ok() && reply.parameters) confirmed_filter_ = reply.parameters->filter;
-  if (reply.status.ok() && reply.report) confirmed_filter_ = reply.report->parameters.filter;
-  // With nothing in flight the pipeline's own value is the truth (also after a refusal).
-  if (set_parameters_in_flight_ == 0) filter_ = confirmed_filter_;
-}
-
 void RequestEndpoint::complete(Pending pending, CommandReply reply) {
-  track_filter(pending, reply);
   zmq::message_t payload;
   bool has_payload = false;
   if (reply.status.ok() && reply.slice) {

@@ -18,7 +18,6 @@
 
 #include <zmq.hpp>
 
-#include "kernels/filter_config.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/log_throttle.hpp"
@@ -31,11 +30,9 @@ namespace slicestream {
 
 class RequestEndpoint {
  public:
-  // Binds at once (throws std::runtime_error naming the address on failure). `initial_filter`
-  // is the filter in force at start (SetParameters may set window and cutoff separately).
+  // Binds at once (throws std::runtime_error naming the address on failure).
   RequestEndpoint(zmq::context_t& context, const std::string& address, const WireLimits& limits,
-                  PipelinePort& pipeline, ServerCounters& counters,
-                  const FilterConfig& initial_filter);
+                  PipelinePort& pipeline, ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
@@ -48,7 +45,6 @@ class RequestEndpoint {
   struct Pending {
     std::vector<zmq::message_t> envelope;
     std::uint64_t request_id = 0;
-    bool sets_parameters = false;
   };
 
   void run();
@@ -57,7 +53,6 @@ class RequestEndpoint {
               const WireError& error);
   void deliver_completed();
   void complete(Pending pending, CommandReply reply);
-  void track_filter(const Pending& pending, const CommandReply& reply);
   void send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
                   zmq::message_t* payload);
   void answer_pending_unavailable();
@@ -70,12 +65,6 @@ class RequestEndpoint {
   std::shared_ptr<ReplyQueue> replies_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
-  // The filter that SetParameters completes partial updates with: the latest one submitted,
-  // re-synchronised with the pipeline's (confirmed_filter_, from its replies) whenever no
-  // SetParameters is in flight.
-  FilterConfig filter_;
-  FilterConfig confirmed_filter_;
-  int set_parameters_in_flight_ = 0;
   LogThrottle log_throttle_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -33,9 +33,8 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
   data_ = std::make_unique<DataEndpoint>(context_, config.endpoints.data, config.data_hwm,
                                          config.limits, *port_, counters_);
-  requests_ =
-      std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, config.limits, *port_,
-                                        counters_, config.pipeline.parameters.filter);
+  requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, config.limits,
+                                                *port_, counters_);
   const tomop::TomopConfig& tomop = config.tomop;
   if (!tomop.data.empty()) {
     tomop_data_ = std::make_unique<tomop::TomopDataEndpoint>(

@@ -4,9 +4,9 @@
 
 #include <cstring>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
 
 namespace slicestream {
 

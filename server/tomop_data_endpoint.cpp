@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
+#include "kernels/steady_clock.hpp"
 
 namespace slicestream::tomop {
 

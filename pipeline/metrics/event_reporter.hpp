@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/metrics/metrics_registry.hpp"
 #include "pipeline/messages/publish_sink.hpp"
+#include "pipeline/metrics/metrics_registry.hpp"
 
 namespace slicestream {
 
@@ -30,8 +30,11 @@ class EventReporter {
   EventReporter(MetricsRegistry& metrics, Publish publish);
 
   // Input that was not used (or pixels that were zeroed): counted under metrics.discards[reason].
-  void discard(const std::string& reason, const std::string& message, std::uint64_t scan_id,
+  void discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id,
                std::uint64_t count = 1, EventKind kind = EventKind::kError);
+  // Input rejected before it reached the pipeline (the server's codecs): counted and reported
+  // under the rejecter's `reason`.
+  void reject(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // A failure of a stage or the backend: counted under metrics.errors.
   void error(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // Something the operator should know that loses nothing (incomplete calibration, ...).

@@ -1,11 +1,11 @@
-// The requests endpoint's inbound codec: Request protobuf -> pipeline Command, with validation
-// (size limit, protocol version, known kind, orientation, slice sizes, parameter ranges).
+// The requests endpoint's inbound codec: Request protobuf -> pipeline Command, with the checks of
+// the wire form (size limit, protocol version, known kind and enum values, orientation, slice
+// sizes). Parameter ranges are the pipeline's (pipeline/messages/parameters.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/filter_config.hpp"
 #include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
@@ -18,11 +18,7 @@ struct DecodedRequest {
   Decoded<Command> command;
 };
 
-// `current_filter` completes a SetParameters that sets only one of filter / filter_cutoff (the
-// pipeline command carries the whole FilterConfig).
-DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits,
-                              const FilterConfig& current_filter);
-Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits,
-                                     const FilterConfig& current_filter);
+DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits);
+Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits);
 
 }  // namespace slicestream

@@ -1,6 +1,7 @@
 #include "server/tomop/recast3d_controls.hpp"
 
-#include <cmath>
+#include <optional>
+#include <string>
 
 namespace slicestream::tomop {
 
@@ -10,12 +11,6 @@ constexpr FilterWindow kWindows[] = {FilterWindow::kRamLak, FilterWindow::kShepp
                                      FilterWindow::kCosine, FilterWindow::kHamming,
                                      FilterWindow::kHann};
 constexpr WindowMode kModes[] = {WindowMode::kSlidingWindow, WindowMode::kPerRotation};
-// The viewer prints a float control into a 32-byte buffer; offsets stay far below that.
-constexpr double kMaxOffsetPx = 65536;
-
-const char* mode_name(WindowMode mode) {
-  return mode == WindowMode::kSlidingWindow ? "sliding" : "rotation";
-}
 
 template <typename T, std::size_t N, typename Name>
 std::vector<std::string> current_first(const T (&choices)[N], T current, Name name) {
@@ -32,46 +27,39 @@ ControlChange refuse(std::string why) {
   return change;
 }
 
-ControlChange on_enum(const ParameterEnum& p, const Parameters& current) {
+ControlChange on_enum(const ParameterEnum& p) {
   if (p.values.empty()) return refuse("no value chosen for '" + p.parameter_name + "'");
   const std::string& chosen = p.values.front();
   ControlChange change;
   if (p.parameter_name == kFilterControl) {
     const std::optional<FilterWindow> window = parse_filter_window(chosen);
     if (!window) return refuse("unknown filter '" + chosen + "'");
-    FilterConfig filter = current.filter;
-    filter.window = *window;
     change.parameters = SetParametersCommand{};
-    change.parameters->filter = filter;
+    change.parameters->filter_window = *window;
     return change;
   }
   if (p.parameter_name == kModeControl) {
-    for (WindowMode mode : kModes) {
-      if (chosen == mode_name(mode)) {
-        change.parameters = SetParametersCommand{};
-        change.parameters->window_mode = mode;
-        return change;
-      }
-    }
-    return refuse("unknown window mode '" + chosen + "'");
+    const std::optional<WindowMode> mode = value_in(kWindowModeNames, chosen);
+    if (!mode) return refuse("unknown window mode '" + chosen + "'");
+    change.parameters = SetParametersCommand{};
+    change.parameters->window_mode = *mode;
+    return change;
   }
   return refuse("no enum control named '" + p.parameter_name + "'");
 }
 
-ControlChange on_float(const ParameterFloat& p, const Parameters& current) {
+ControlChange on_float(const ParameterFloat& p) {
   const double value = p.value;
   ControlChange change;
   if (p.parameter_name == kCutoffControl) {
-    if (!(value > 0 && value <= 1)) return refuse("the filter cutoff must be in (0, 1]");
-    FilterConfig filter = current.filter;
-    filter.cutoff = value;
+    if (std::string problem = filter_cutoff_problem(value); !problem.empty()) return refuse(problem);
     change.parameters = SetParametersCommand{};
-    change.parameters->filter = filter;
+    change.parameters->filter_cutoff = static_cast<float>(value);
     return change;
   }
   if (p.parameter_name == kOffsetControl) {
-    if (!std::isfinite(value) || std::abs(value) > kMaxOffsetPx) {
-      return refuse("the rotation axis offset must be a finite number of columns");
+    if (std::string problem = rotation_axis_offset_problem(value); !problem.empty()) {
+      return refuse(problem);
     }
     change.parameters = SetParametersCommand{};
     change.parameters->rotation_axis_offset_px = value;
@@ -92,14 +80,14 @@ std::vector<Packet> control_packets(std::int32_t scene_id, const Parameters& cur
       ParameterFloat{scene_id, kOffsetControl, static_cast<float>(current.rotation_axis_offset_px)},
       ParameterEnum{scene_id, kModeControl,
                     current_first(kModes, current.window_mode,
-                                  [](WindowMode m) { return std::string(mode_name(m)); })},
+                                  [](WindowMode m) { return std::string(to_string(m)); })},
       ParameterBool{scene_id, kRefineControl, refine_on},
   };
 }
 
-ControlChange control_change(const Packet& packet, const Parameters& current) {
-  if (const auto* e = std::get_if<ParameterEnum>(&packet)) return on_enum(*e, current);
-  if (const auto* f = std::get_if<ParameterFloat>(&packet)) return on_float(*f, current);
+ControlChange control_change(const Packet& packet) {
+  if (const auto* e = std::get_if<ParameterEnum>(&packet)) return on_enum(*e);
+  if (const auto* f = std::get_if<ParameterFloat>(&packet)) return on_float(*f);
   if (const auto* b = std::get_if<ParameterBool>(&packet)) {
     if (b->parameter_name != kRefineControl) {
       return refuse("no bool control named '" + b->parameter_name + "'");

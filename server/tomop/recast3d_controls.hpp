@@ -37,6 +37,6 @@ struct ControlChange {
 };
 
 // A ParameterBool / ParameterFloat / ParameterEnum from the viewer.
-ControlChange control_change(const Packet& packet, const Parameters& current);
+ControlChange control_change(const Packet& packet);
 
 }  // namespace slicestream::tomop

@@ -62,7 +62,7 @@ TEST(ReplyCodec, StatusReport) {
   report.backend_device = "test CPU";
   report.scan_active = true;
   report.scan_id = 12;
-  report.scan_state = "reconstructing";
+  report.scan_state = ScanState::kReconstructing;
   SetSliceCommand slice;
   slice.slice_id = 4;
   slice.orientation.values = {1, 0, 0, 0, 1, 0, -0.5f, -0.5f, 0};

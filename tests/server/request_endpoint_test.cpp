@@ -17,15 +17,12 @@ namespace {
 using client::RequestClient;
 using client::Response;
 
-const FilterConfig kInitialFilter{FilterWindow::kHann, 0.7f};
-
 CommandReply answer(const Command& command) {
   CommandReply reply;
   if (std::holds_alternative<GetStatusCommand>(command)) {
     StatusReport report;
     report.backend = "fake";
-    report.scan_state = "idle";
-    report.parameters.filter = kInitialFilter;
+    report.scan_state = ScanState::kIdle;
     reply.report = report;
   } else if (const auto* get = std::get_if<GetSliceCommand>(&command)) {
     SliceImage slice;
@@ -39,7 +36,8 @@ CommandReply answer(const Command& command) {
     reply.slice = std::move(slice);
   } else if (const auto* set = std::get_if<SetParametersCommand>(&command)) {
     Parameters parameters;
-    if (set->filter) parameters.filter = *set->filter;
+    if (set->filter_window) parameters.filter.window = *set->filter_window;
+    if (set->filter_cutoff) parameters.filter.cutoff = *set->filter_cutoff;
     reply.parameters = parameters;
   } else if (const auto* remove = std::get_if<RemoveSliceCommand>(&command)) {
     reply.status = {StatusCode::kNotFound, "no slice " + std::to_string(remove->slice_id)};
@@ -52,7 +50,7 @@ class RequestEndpointTest : public ::testing::Test {
   void SetUp() override {
     fake_.set_responder(answer);
     endpoint_ = std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", WireLimits{},
-                                                  fake_, counters_, kInitialFilter);
+                                                  fake_, counters_);
     endpoint_->start();
   }
   void TearDown() override { endpoint_->stop(); }
@@ -180,7 +178,9 @@ TEST_F(RequestEndpointTest, ReqSocketsAndReqStyleEnvelopesWork) {
   EXPECT_EQ(parse(reply[1]).request_id(), 5u);
 }
 
-TEST_F(RequestEndpointTest, PartialFilterUpdatesKeepTheOtherHalf) {
+// The endpoint holds no pipeline state: a partial filter update reaches the pipeline as it came
+// (the reconstruct stage completes it, tests/pipeline/commands_test.cpp).
+TEST_F(RequestEndpointTest, PartialFilterUpdatesPassThrough) {
   RequestClient client(endpoint_->address(), 5000);
   v1::SetParameters cutoff_only;
   cutoff_only.set_filter_cutoff(0.25f);
@@ -193,11 +193,10 @@ TEST_F(RequestEndpointTest, PartialFilterUpdatesKeepTheOtherHalf) {
   ASSERT_EQ(commands.size(), 2u);
   const auto& first = std::get<SetParametersCommand>(commands[0]);
   const auto& second = std::get<SetParametersCommand>(commands[1]);
-  ASSERT_TRUE(first.filter && second.filter);
-  EXPECT_EQ(first.filter->window, FilterWindow::kHann);
-  EXPECT_EQ(first.filter->cutoff, 0.25f);
-  EXPECT_EQ(second.filter->window, FilterWindow::kCosine);
-  EXPECT_EQ(second.filter->cutoff, 0.25f);
+  EXPECT_FALSE(first.filter_window.has_value());
+  EXPECT_EQ(first.filter_cutoff, std::optional<float>(0.25f));
+  EXPECT_EQ(second.filter_window, std::optional<FilterWindow>(FilterWindow::kCosine));
+  EXPECT_FALSE(second.filter_cutoff.has_value());
 }
 
 TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
@@ -205,7 +204,7 @@ TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
   test::FakePipeline fake;
   fake.hold_replies();
   ServerCounters counters;
-  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", {}, fake, counters, {});
+  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", {}, fake, counters);
   endpoint.start();
   RequestClient client(endpoint.address(), 10000);
   auto response = std::async(std::launch::async, [&] { return client.get_status(); });
@@ -245,15 +244,15 @@ TEST(Binding, ErrorsNameTheEndpointAndAddress) {
   zmq::context_t context(1);
   test::FakePipeline fake;
   ServerCounters counters;
-  RequestEndpoint first(context, "tcp://127.0.0.1:*", {}, fake, counters, {});
+  RequestEndpoint first(context, "tcp://127.0.0.1:*", {}, fake, counters);
   try {
-    RequestEndpoint second(context, first.address(), {}, fake, counters, {});
+    RequestEndpoint second(context, first.address(), {}, fake, counters);
     FAIL() << "binding an address in use must fail";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("requests"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find(first.address()), std::string::npos) << error.what();
   }
-  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", {}, fake, counters, {}),
+  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", {}, fake, counters),
                std::runtime_error);
 }
 
