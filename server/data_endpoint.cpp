@@ -80,7 +80,20 @@ void DataEndpoint::handle(std::size_t part_count) {
     pipeline_.report_rejected(error.reason, error.message, error.scan_id);
     return;
   }
+  if (capture_ != nullptr) show_capture(decoded.value());
   pipeline_.submit(std::move(decoded.value()));
+}
+
+void DataEndpoint::show_capture(const DataMessage& message) {
+  if (const auto* frame = std::get_if<RawFrame>(&message)) {
+    capture_->observe_frame(*frame);
+  } else if (const auto* begin = std::get_if<ScanBegin>(&message)) {
+    // The header as received: a replay sends the detector's own ScanBegin again.
+    capture_->observe_scan_begin(begin->scan.scan_id,
+                                 std::string(parts_[0].data<char>(), parts_[0].size()));
+  } else {
+    capture_->observe_scan_end(std::get<ScanEnd>(message).scan_id);
+  }
 }
 
 void DataEndpoint::run() {

@@ -13,6 +13,7 @@
 
 #include <zmq.hpp>
 
+#include "server/capture/capture_recorder.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/server_counters.hpp"
@@ -29,6 +30,9 @@ class DataEndpoint {
   DataEndpoint& operator=(const DataEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
+  // Every message decoded is also shown to `capture` (before the pipeline takes it). Call before
+  // start().
+  void attach_capture(CaptureRecorder& capture) { capture_ = &capture; }
   void start();
   // Stops reading and returns when the thread has ended: a message being submitted is finished
   // first (with a pipeline that keeps running, that is bounded by one stage's work).
@@ -39,12 +43,14 @@ class DataEndpoint {
   // Reads one whole message: its first parts into parts_ and the total part count.
   bool receive(std::size_t* part_count);
   void handle(std::size_t part_count);
+  void show_capture(const DataMessage& message);
 
   zmq::socket_t socket_;
   std::string address_;
   WireLimits limits_;
   PipelinePort& pipeline_;
   ServerCounters& counters_;
+  CaptureRecorder* capture_ = nullptr;
   std::vector<zmq::message_t> parts_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

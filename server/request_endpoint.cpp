@@ -109,6 +109,10 @@ void RequestEndpoint::receive_request() {
   }
   const zmq::message_t& body = parts[envelope_size];
   DecodedRequest decoded = decode_request(body.data(), body.size(), limits_);
+  if (decoded.capture && capture_ != nullptr) {
+    answer_capture(std::move(envelope), decoded.request_id, *decoded.capture);
+    return;
+  }
   if (!decoded.command.ok()) {
     reject(std::move(envelope), decoded.request_id, decoded.command.error());
     return;
@@ -144,6 +148,24 @@ void RequestEndpoint::reject(std::vector<zmq::message_t> envelope, std::uint64_t
                  suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
   }
   send_reply(envelope, encode_error_reply(request_id, error), nullptr);
+}
+
+void RequestEndpoint::answer_capture(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
+                                     const Decoded<CaptureRequest>& request) {
+  if (!request.ok()) {
+    reject(std::move(envelope), request_id, request.error());
+    return;
+  }
+  const CaptureReply answer =
+      request.value().enabled ? capture_->start(request.value().label) : capture_->stop();
+  v1::Reply reply;
+  reply.set_protocol_version(1);
+  reply.set_request_id(request_id);
+  reply.set_code(to_wire(answer.status.code));
+  reply.set_message(answer.status.message);
+  reply.set_reason(answer.status.reason);
+  *reply.mutable_capture() = answer.capture;
+  send_reply(envelope, reply, nullptr);
 }
 
 void RequestEndpoint::deliver_completed() {
@@ -184,8 +206,10 @@ void RequestEndpoint::complete(Pending pending, CommandReply reply) {
     spdlog::debug("request {}: {} {}", pending.request_id,
                   v1::StatusCode_Name(to_wire(reply.status.code)), reply.status.message);
   }
-  const v1::Reply wire =
-      encode_reply(pending.request_id, reply, steady_now_ns(), counters_.snapshot());
+  v1::Reply wire = encode_reply(pending.request_id, reply, steady_now_ns(), counters_.snapshot());
+  if (capture_ != nullptr && wire.has_status()) {
+    *wire.mutable_status()->mutable_capture() = capture_->status();
+  }
   send_reply(pending.envelope, wire, has_payload ? &payload : nullptr);
 }
 

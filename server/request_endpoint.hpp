@@ -18,6 +18,8 @@
 
 #include <zmq.hpp>
 
+#include "server/capture/capture_recorder.hpp"
+#include "server/codec/request_codec.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/log_throttle.hpp"
@@ -38,6 +40,9 @@ class RequestEndpoint {
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
+  // SetCapture is answered by `capture`, and GetStatus reports it; without one, SetCapture is
+  // refused. Call before start().
+  void attach_capture(CaptureRecorder& capture) { capture_ = &capture; }
   void start();
   void stop();  // answers pending requests UNAVAILABLE, then ends the thread
 
@@ -51,6 +56,8 @@ class RequestEndpoint {
   void receive_request();
   void reject(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
               const WireError& error);
+  void answer_capture(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
+                      const Decoded<CaptureRequest>& request);
   void deliver_completed();
   void complete(Pending pending, CommandReply reply);
   void send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
@@ -62,6 +69,7 @@ class RequestEndpoint {
   WireLimits limits_;
   PipelinePort& pipeline_;
   ServerCounters& counters_;
+  CaptureRecorder* capture_ = nullptr;
   std::shared_ptr<ReplyQueue> replies_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;

@@ -35,6 +35,11 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
                                          config.limits, *port_, counters_);
   requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, config.limits,
                                                 *port_, counters_);
+  if (!config.capture.directory.empty()) {
+    capture_ = std::make_unique<CaptureRecorder>(config.capture);
+    data_->attach_capture(*capture_);
+    requests_->attach_capture(*capture_);
+  }
   const tomop::TomopConfig& tomop = config.tomop;
   if (!tomop.data.empty()) {
     tomop_data_ = std::make_unique<tomop::TomopDataEndpoint>(
@@ -71,6 +76,8 @@ void Server::stop(bool drain) {
   if (!drain) pipeline_->stop(false);
   data_->stop();
   if (tomop_data_) tomop_data_->stop();
+  // Nothing more arrives: the file being written is closed and what is queued is written.
+  if (capture_) capture_->shutdown();
   if (drain) {
     spdlog::info("draining: finishing every frame accepted so far");
     pipeline_->stop(true);

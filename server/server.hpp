@@ -58,6 +58,7 @@ class Server {
   std::unique_ptr<RequestEndpoint> requests_;
   std::unique_ptr<tomop::TomopDataEndpoint> tomop_data_;
   std::unique_ptr<tomop::Recast3dBridge> recast3d_;
+  std::unique_ptr<CaptureRecorder> capture_;  // with a capture directory only
   bool started_ = false;
   bool stopped_ = false;
 };

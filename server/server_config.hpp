@@ -6,6 +6,7 @@
 
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
+#include "server/capture/capture_config.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/tomop_config.hpp"
 
@@ -30,6 +31,7 @@ struct ServerConfig {
   double stats_interval_s = 10;  // 0: no periodic stats log
   std::string log_level = "info";
   tomop::TomopConfig tomop;  // RECAST3D's protocol: the adapters' data port, the viewer bridge
+  CaptureConfig capture;     // raw frames to DXchange HDF5 (server/capture/)
 };
 
 }  // namespace slicestream

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/capture/capture_options.hpp"
 #include "server/tomop_options.hpp"
 
 namespace slicestream {
@@ -217,6 +218,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
   tomop::add_tomop_options(app, config.tomop);
+  add_capture_options(app, config.capture);
   app.add_option("--stats-interval", config.stats_interval_s,
                  "seconds between stats log lines (0: none)")
       ->check(kNonNegative)
@@ -238,6 +240,9 @@ std::string finalize_server_config(ServerConfig& config) {
     return "--recast3d-slice-size must not exceed --max-slice-side";
   }
   if (std::string problem = tomop::finalize_tomop_config(config.tomop); !problem.empty()) {
+    return problem;
+  }
+  if (std::string problem = finalize_capture_config(config.capture); !problem.empty()) {
     return problem;
   }
   return pipeline_config_problem(config.pipeline);

@@ -66,6 +66,21 @@ Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
   return Command(command);
 }
 
+Decoded<CaptureRequest> decode_set_capture(const v1::SetCapture& wire) {
+  const std::string& label = wire.label();
+  const bool allowed_characters = std::all_of(label.begin(), label.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+  if (label.size() > kMaxCaptureLabel || !allowed_characters || label.rfind('.', 0) == 0) {
+    return invalid(wire_reason::kBadValue,
+                   "SetCapture.label must be at most " + std::to_string(kMaxCaptureLabel) +
+                       " letters, digits, '-', '_' or '.', not starting with '.' (got " +
+                       std::to_string(label.size()) + " bytes)");
+  }
+  return CaptureRequest{wire.enabled(), label};
+}
+
 }  // namespace
 
 Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits) {
@@ -95,12 +110,14 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
       return decode_set_parameters(request.set_parameters());
     case v1::Request::kSetRefinement:
       return decode_set_refinement(request.set_refinement());
+    case v1::Request::kSetCapture:
+      return invalid(wire_reason::kUnknownKind, "this endpoint does not capture scans");
     case v1::Request::BODY_NOT_SET:
       break;
   }
   return invalid(wire_reason::kUnknownKind,
                  "Request carries none of SetSlice, RemoveSlice, GetSlice, GetStatus, "
-                 "SetParameters, SetRefinement (unset or from a newer protocol)");
+                 "SetParameters, SetRefinement, SetCapture (unset or from a newer protocol)");
 }
 
 DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits) {
@@ -110,15 +127,19 @@ DecodedRequest decode_request(const void* data, std::size_t size, const WireLimi
                 "request of " + std::to_string(size) + " bytes exceeds the limit of " +
                     std::to_string(limits.max_request_bytes) + " bytes (--max-request-bytes)");
     error.code = StatusCode::kResourceExhausted;
-    return {0, std::move(error)};
+    return {0, std::move(error), {}};
   }
   v1::Request request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) {
-    return {0, invalid(wire_reason::kUndecodableRequest,
-                       "the request (" + std::to_string(size) +
-                           " bytes) is not a slicestream.v1.Request protobuf")};
+    return {0,
+            invalid(wire_reason::kUndecodableRequest,
+                    "the request (" + std::to_string(size) +
+                        " bytes) is not a slicestream.v1.Request protobuf"),
+            {}};
   }
-  return {request.request_id(), decode_request_body(request, limits)};
+  DecodedRequest decoded{request.request_id(), decode_request_body(request, limits), {}};
+  if (request.has_set_capture()) decoded.capture = decode_set_capture(request.set_capture());
+  return decoded;
 }
 
 }  // namespace slicestream

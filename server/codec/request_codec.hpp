@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
@@ -13,9 +15,19 @@
 
 namespace slicestream {
 
+// SetCapture: answered by the server's capture (server/capture/), not by the pipeline.
+struct CaptureRequest {
+  bool enabled = false;
+  std::string label;  // checked: at most kMaxCaptureLabel of [A-Za-z0-9._-], not starting with '.'
+};
+inline constexpr std::size_t kMaxCaptureLabel = 64;
+
 struct DecodedRequest {
   std::uint64_t request_id = 0;  // 0 when the request could not be parsed
+  // The pipeline's command. For a SetCapture it is a refusal (unknown_kind) that an endpoint
+  // without a capture sends back as it is; `capture` then holds the decoded request.
   Decoded<Command> command;
+  std::optional<Decoded<CaptureRequest>> capture;
 };
 
 DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits);
