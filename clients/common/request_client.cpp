@@ -155,4 +155,12 @@ Response RequestClient::set_refinement(std::uint32_t slice_id, bool enabled,
   return call(std::move(request));
 }
 
+Response RequestClient::set_capture(bool enabled, const std::string& label) {
+  v1::Request request;
+  v1::SetCapture* body = request.mutable_set_capture();
+  body->set_enabled(enabled);
+  body->set_label(label);
+  return call(std::move(request));
+}
+
 }  // namespace slicestream::client

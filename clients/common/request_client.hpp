@@ -47,6 +47,8 @@ class RequestClient {
   // iterations 0: residual only; enabled false switches the slice's refinement off.
   Response set_refinement(std::uint32_t slice_id, bool enabled, std::uint32_t iterations,
                           double interval_s);
+  // enabled: start capturing scans on the server (label goes into the file name); else stop.
+  Response set_capture(bool enabled, const std::string& label = {});
 
   const std::string& endpoint() const { return endpoint_; }
   void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }

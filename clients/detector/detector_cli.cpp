@@ -207,6 +207,9 @@ void add_replay(CLI::App& app, DetectorCommand& command) {
   hdf5->add_option("--dataset-flats", f.flats_dataset)->capture_default_str();
   hdf5->add_option("--dataset-darks", f.darks_dataset)->capture_default_str();
   hdf5->add_option("--dataset-theta", f.theta_dataset, "angles in degrees")->capture_default_str();
+  hdf5->add_flag("--ignore-capture", f.ignore_capture,
+                 "a slicestream capture is replayed with its own ScanBegin and frame placements; "
+                 "this treats it as plain DXchange with the geometry flags");
   add_replay_flags(*hdf5, command);
   hdf5->callback([&command] { command.mode = DetectorMode::kReplayHdf5; });
 

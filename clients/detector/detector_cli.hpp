@@ -72,6 +72,7 @@ struct ReplayFlags {
   int repeat = 1;
   bool flip_rows = false;
   bool already_linear = false;
+  bool ignore_capture = false;  // replay a slicestream capture as plain DXchange, with the flags
 };
 
 struct DetectorCommand {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "clients/detector/capture_replay_source.hpp"
 #include "clients/detector/detector_preset.hpp"
 #include "clients/detector/dxchange_file.hpp"
 #include "clients/detector/number_file.hpp"
@@ -276,18 +277,35 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
           << simulator->cache_bytes() / (1 << 20) << " MiB)\n";
     }
     source = std::move(simulator);
-  } else {
-    ReplayConfig config = make_replay_config(command);
-    std::unique_ptr<RecordedScan> scan;
+  }
+  std::unique_ptr<RecordedScan> scan;
+  if (command.mode != DetectorMode::kSimulate) {
     if (command.mode == DetectorMode::kReplayHdf5) {
       const ReplayFlags& f = command.replay;
-      scan = std::make_unique<DxchangeFile>(
+      auto file = std::make_unique<DxchangeFile>(
           f.hdf5_file,
           DxchangeLayout{f.projections_dataset, f.flats_dataset, f.darks_dataset, f.theta_dataset});
+      if (!f.ignore_capture && CaptureReplaySource::is_capture(*file)) {
+        auto capture =
+            std::make_unique<CaptureReplaySource>(std::move(file), command.stream.description);
+        if (verbose) {
+          err << "replay: " << capture->recording().describe()
+              << "; a slicestream capture: its own ScanBegin and frame placements\n";
+        }
+        for (const std::string& warning : capture->warnings())
+          err << "warning: " << warning << "\n";
+        connect_server();
+        source = std::move(capture);
+      } else {
+        scan = std::move(file);
+      }
     } else {
       scan = std::make_unique<TiffStack>(TiffStackPaths{
           command.replay.tiff_projections, command.replay.tiff_darks, command.replay.tiff_flats});
     }
+  }
+  if (!source) {
+    ReplayConfig config = make_replay_config(command);
     auto replay = std::make_unique<ReplaySource>(std::move(scan), config);
     if (verbose) {
       err << "replay: " << replay->recording().describe() << "; "

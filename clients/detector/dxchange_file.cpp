@@ -133,25 +133,14 @@ DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout
     open_frames(FrameKind::kProjection, layout.projections, true);
     open_frames(FrameKind::kFlat, layout.flats, false);
     open_frames(FrameKind::kDark, layout.darks, false);
-    if (path_exists(file_, layout.theta_deg)) {
-      Handle theta(H5Dopen2(file_, layout.theta_deg.c_str(), H5P_DEFAULT), H5Dclose);
-      Handle space(theta.valid() ? H5Dget_space(theta.get()) : -1, H5Sclose);
-      if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
-        throw std::runtime_error(path + ":" + layout.theta_deg + " must be a 1D list of angles");
-      }
-      const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-      std::vector<double> angles(static_cast<std::size_t>(n));
-      if (n > 0 && H5Dread(theta.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                           angles.data()) < 0) {
-        throw std::runtime_error(path + ":" + layout.theta_deg + " cannot be read as numbers");
-      }
-      if (angles.size() != count(FrameKind::kProjection)) {
+    if (std::optional<std::vector<double>> angles = read_numbers(layout.theta_deg)) {
+      if (angles->size() != count(FrameKind::kProjection)) {
         throw std::runtime_error(path + ":" + layout.theta_deg + " has " +
-                                 std::to_string(angles.size()) + " angles but " +
+                                 std::to_string(angles->size()) + " angles but " +
                                  layout.projections + " has " +
                                  std::to_string(count(FrameKind::kProjection)) + " projections");
       }
-      angles_deg_ = std::move(angles);
+      angles_deg_ = std::move(*angles);
     }
   } catch (...) {
     for (auto& dataset : datasets_)
@@ -159,6 +148,38 @@ DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout
     H5Fclose(file_);
     throw;
   }
+}
+
+std::optional<std::vector<double>> DxchangeFile::read_numbers(const std::string& dataset) const {
+  if (!path_exists(file_, dataset)) return std::nullopt;
+  Handle id(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
+    throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of numbers");
+  }
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<double> values(static_cast<std::size_t>(n));
+  if (n > 0 &&
+      H5Dread(id.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    throw std::runtime_error(path_ + ":" + dataset + " cannot be read as numbers");
+  }
+  return values;
+}
+
+std::optional<std::string> DxchangeFile::read_bytes(const std::string& dataset) const {
+  if (!path_exists(file_, dataset)) return std::nullopt;
+  Handle id(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
+    throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of bytes");
+  }
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::string bytes(static_cast<std::size_t>(n), '\0');
+  if (n > 0 &&
+      H5Dread(id.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
+    throw std::runtime_error(path_ + ":" + dataset + " cannot be read as bytes");
+  }
+  return bytes;
 }
 
 DxchangeFile::~DxchangeFile() {

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "clients/detector/recorded_scan.hpp"
 
@@ -32,6 +34,11 @@ class DxchangeFile final : public RecordedScan {
   std::optional<std::vector<double>> angles_deg() const override { return angles_deg_; }
   void read(FrameKind kind, std::size_t index, PixelBuffer& out) override;
   std::string describe() const override;
+
+  // A 1D dataset as numbers / as raw bytes; nullopt when the file has none at that path. Throws
+  // std::runtime_error for one of another shape or type.
+  std::optional<std::vector<double>> read_numbers(const std::string& dataset) const;
+  std::optional<std::string> read_bytes(const std::string& dataset) const;
 
  private:
   struct Dataset;

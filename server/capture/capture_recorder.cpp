@@ -106,7 +106,7 @@ CaptureReply CaptureRecorder::stop() {
     close_file_locked("stopped", false);
     message = "stopped; " + file_ + " is being finished";
   } else if (was_recording) {
-    message = "stopped before a scan began";
+    message = "stopped between scans";
   }
   if (was_recording) spdlog::info("capture stopped: {}", message);
   return {{StatusCode::kOk, message}, status_locked()};

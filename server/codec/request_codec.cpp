@@ -111,7 +111,10 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
     case v1::Request::kSetRefinement:
       return decode_set_refinement(request.set_refinement());
     case v1::Request::kSetCapture:
-      return invalid(wire_reason::kUnknownKind, "this endpoint does not capture scans");
+      return WireError{StatusCode::kFailedPrecondition, "capture_off",
+                       "the server captures no scans: start it with --capture-dir DIR (or "
+                       "--capture DIR to record every scan)",
+                       0};
     case v1::Request::BODY_NOT_SET:
       break;
   }

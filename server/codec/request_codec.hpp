@@ -24,8 +24,9 @@ inline constexpr std::size_t kMaxCaptureLabel = 64;
 
 struct DecodedRequest {
   std::uint64_t request_id = 0;  // 0 when the request could not be parsed
-  // The pipeline's command. For a SetCapture it is a refusal (unknown_kind) that an endpoint
-  // without a capture sends back as it is; `capture` then holds the decoded request.
+  // The pipeline's command. For a SetCapture it is a refusal (FAILED_PRECONDITION, capture_off)
+  // that a server without a capture directory sends back as it is; `capture` then holds the
+  // decoded request.
   Decoded<Command> command;
   std::optional<Decoded<CaptureRequest>> capture;
 };
