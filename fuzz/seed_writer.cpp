@@ -95,6 +95,10 @@ void request_seeds(const fs::path& dir) {
   refinement.mutable_set_refinement()->set_iterations(10);
   refinement.mutable_set_refinement()->set_interval_s(1);
   write(dir, "set_refinement", refinement.SerializeAsString());
+  v1::Request capture = request(7);
+  capture.mutable_set_capture()->set_enabled(true);
+  capture.mutable_set_capture()->set_label("beamtime-3.a_b");
+  write(dir, "set_capture", capture.SerializeAsString());
 }
 
 std::string packet_bytes(const tomop::Packet& packet) {
