@@ -30,6 +30,8 @@ need=()
 for tool in podman:podman buildah:buildah debootstrap:debootstrap podman-compose:podman-compose; do
   command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
 done
+# podman-compose resolves service names through CNI's dnsname plugin.
+[[ -e /usr/lib/cni/dnsname ]] || need+=(golang-github-containernetworking-plugin-dnsname)
 if ((${#need[@]})); then
   sudo_cmd=()
   [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)

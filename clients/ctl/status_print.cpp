@@ -78,6 +78,12 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
   out << fmt::format("scan      {} {}{}\n", s.scan_id(), s.scan_state(),
                      s.scan_active() ? " (active)" : "");
   out << fmt::format("uptime    {:.1f} s\n", s.uptime_s());
+  if (s.has_capture()) {
+    const v1::CaptureStatus& c = s.capture();
+    out << fmt::format("capture   {} in {}{} ({} frames written, {} dropped)\n", c.state(),
+                       c.directory(), c.file().empty() ? "" : ", file " + c.file(),
+                       c.frames_written(), c.frames_dropped());
+  }
   out << "parameters\n";
   print_parameters(out, s.parameters());
   out << "slices\n";
