@@ -86,7 +86,14 @@ void DataEndpoint::handle(std::size_t part_count) {
 
 void DataEndpoint::show_capture(const DataMessage& message) {
   if (const auto* frame = std::get_if<RawFrame>(&message)) {
-    capture_->observe_frame(*frame);
+    std::uint64_t suppressed = 0;
+    if (!capture_->observe_frame(*frame) && capture_log_throttle_.allow(&suppressed)) {
+      spdlog::warn(
+          "capture: the writer is behind (--capture-queue-bytes full): {} frame {} of "
+          "scan {} is not captured (it is still reconstructed){}",
+          to_string(frame->kind), frame->index, frame->scan_id,
+          suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+    }
   } else if (const auto* begin = std::get_if<ScanBegin>(&message)) {
     // The header as received: a replay sends the detector's own ScanBegin again.
     capture_->observe_scan_begin(begin->scan.scan_id,

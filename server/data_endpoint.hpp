@@ -15,6 +15,7 @@
 
 #include "server/capture/capture_recorder.hpp"
 #include "server/codec/wire_limits.hpp"
+#include "server/log_throttle.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/server_counters.hpp"
 
@@ -51,6 +52,7 @@ class DataEndpoint {
   PipelinePort& pipeline_;
   ServerCounters& counters_;
   CaptureRecorder* capture_ = nullptr;
+  LogThrottle capture_log_throttle_;
   std::vector<zmq::message_t> parts_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

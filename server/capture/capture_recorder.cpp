@@ -56,11 +56,11 @@ void CaptureRecorder::observe_scan_begin(std::uint64_t scan_id, std::string data
   if (recording_) open_file_locked();
 }
 
-void CaptureRecorder::observe_frame(const RawFrame& frame) {
+bool CaptureRecorder::observe_frame(const RawFrame& frame) {
   std::lock_guard lock(mutex_);
-  if (!scan_ || frame.scan_id != scan_->id) return;  // the pipeline refuses it, too
+  if (!scan_ || frame.scan_id != scan_->id) return true;  // the pipeline refuses it, too
   pretrigger_.push(frame);
-  if (file_open_) enqueue_frame_locked(frame, /*bounded=*/true);
+  return !file_open_ || enqueue_frame_locked(frame, /*bounded=*/true);
 }
 
 void CaptureRecorder::observe_scan_end(std::uint64_t scan_id) {
@@ -149,19 +149,11 @@ void CaptureRecorder::close_file_locked(const char* reason, bool scan_ended) {
   wake_.notify_one();
 }
 
-void CaptureRecorder::enqueue_frame_locked(RawFrame frame, bool bounded) {
+bool CaptureRecorder::enqueue_frame_locked(RawFrame frame, bool bounded) {
   if (bounded && queued_bytes_ + frame.payload_bytes > config_.queue_bytes) {
     ++frames_dropped_;
     ++dropped_in_file_;
-    std::uint64_t suppressed = 0;
-    if (drop_log_.allow(&suppressed)) {
-      spdlog::warn(
-          "capture: the writer is behind ({} MiB queued): {} frame {} of scan {} is not "
-          "captured (it is still reconstructed){}",
-          queued_bytes_ >> 20, to_string(frame.kind), frame.index, frame.scan_id,
-          suppressed ? fmt::format(" ({} more suppressed)", suppressed) : "");
-    }
-    return;
+    return false;
   }
   queued_bytes_ += frame.payload_bytes;
   Item item;
@@ -169,6 +161,7 @@ void CaptureRecorder::enqueue_frame_locked(RawFrame frame, bool bounded) {
   item.frame = std::move(frame);
   queue_.push_back(std::move(item));
   wake_.notify_one();
+  return true;
 }
 
 std::string CaptureRecorder::next_path_locked() const {

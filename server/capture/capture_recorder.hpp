@@ -4,9 +4,10 @@
 // (observe_*: a short lock, no I/O, never blocks); the requests endpoint starts and stops it
 // (SetCapture) and reads its status; --capture records every scan from its start.
 //
-// Bounded memory: the pre-trigger buffer (PretriggerRing, --capture-pretrigger-mb) and the writer
-// queue (--capture-queue-mb, pixel bytes). A frame the queue cannot take is dropped from the
-// capture, counted (status, log, the file's frames_dropped attribute) and still reconstructed.
+// Bounded memory: the pre-trigger buffer (PretriggerRing, --capture-pretrigger-bytes) and the
+// writer queue (--capture-queue-bytes, pixel bytes). A frame the queue cannot take is dropped from
+// the capture, counted (status, the file's frames_dropped attribute, the data endpoint's log) and
+// still reconstructed.
 // Frames share their payload with the transport: capturing copies no pixels until the writer
 // writes them.
 #pragma once
@@ -25,7 +26,6 @@
 #include "server/capture/capture_config.hpp"
 #include "server/capture/dxchange_writer.hpp"
 #include "server/capture/pretrigger_ring.hpp"
-#include "server/log_throttle.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {
@@ -45,7 +45,9 @@ class CaptureRecorder {
 
   // The data endpoint's thread. `data_header`: the ScanBegin's DataHeader bytes as received.
   void observe_scan_begin(std::uint64_t scan_id, std::string data_header);
-  void observe_frame(const RawFrame& frame);
+  // False when the frame belongs in a capture but the writer queue could not take it: it is not
+  // captured (counted here; the caller logs it, throttled).
+  bool observe_frame(const RawFrame& frame);
   void observe_scan_end(std::uint64_t scan_id);
 
   // SetCapture. Start: records the current scan (the pre-trigger frames first) or, without one,
@@ -73,7 +75,7 @@ class CaptureRecorder {
 
   void open_file_locked();
   void close_file_locked(const char* reason, bool scan_ended);
-  void enqueue_frame_locked(RawFrame frame, bool bounded);
+  bool enqueue_frame_locked(RawFrame frame, bool bounded);
   std::string next_path_locked() const;
   v1::CaptureStatus status_locked() const;
   void run_writer();
@@ -92,7 +94,6 @@ class CaptureRecorder {
   std::string file_;  // the file being written, else the last one
   std::uint64_t dropped_in_file_ = 0;
   bool stopping_ = false;
-  LogThrottle drop_log_;
 
   // Written by the writer thread, read under mutex_.
   std::uint64_t files_ = 0;

@@ -199,7 +199,7 @@ TEST(CaptureRecorder, FramesTheQueueCannotTakeAreCountedNotWaitedFor) {
     EXPECT_EQ(recorder.status().state(), "waiting_for_scan");
     recorder.observe_scan_begin(33, scan.header_bytes());
     for (std::uint32_t i = 0; i < 50; ++i) {
-      recorder.observe_frame(scan.frame(FrameKind::kProjection, i));
+      EXPECT_FALSE(recorder.observe_frame(scan.frame(FrameKind::kProjection, i)));
     }
     recorder.observe_scan_end(33);
     recorder.shutdown();
