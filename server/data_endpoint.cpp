@@ -7,8 +7,8 @@
 #include <exception>
 
 #include "server/codec/data_codec.hpp"
+#include "server/codec/steady_clock_ns.hpp"
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
 
 namespace slicestream {
 

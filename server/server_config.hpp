@@ -7,6 +7,7 @@
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
+#include "server/http/http_config.hpp"
 
 namespace slicestream {
 
@@ -22,6 +23,7 @@ struct ServerConfig {
   // block; small, because the pipeline's queues already hold queue_depth frames per stage.
   int data_hwm = 16;
   int slices_hwm = 32;  // publications queued per subscriber before a slow one misses some
+  HttpConfig http;      // the viewer, /metrics, /api/status, /healthz, /ws
   WireLimits limits;
   PipelineConfig pipeline;
   BackendKind backend = BackendKind::kAuto;

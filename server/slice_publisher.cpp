@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "server/codec/publish_codec.hpp"
+#include "server/codec/steady_clock_ns.hpp"
 #include "server/socket_binding.hpp"
-#include "server/steady_clock_ns.hpp"
 
 namespace slicestream {
 

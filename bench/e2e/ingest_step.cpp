@@ -68,7 +68,9 @@ std::vector<std::string> server_command(const StepConfig& c, const Endpoints& en
                                    "--data-hwm",
                                    std::to_string(c.data_hwm),
                                    "--stats-interval",
-                                   "1"};
+                                   "1",
+                                   "--http",
+                                   c.http_listen};
   argv.insert(argv.end(), c.server_args.begin(), c.server_args.end());
   return argv;
 }
@@ -172,6 +174,7 @@ StepResult run_ingest_step(const StepConfig& c) {
   r.backend = status.backend() + " (" + status.backend_device() + ")";
   r.server_start_s = seconds_since_begin();
 
+  if (c.on_server_ready) c.on_server_ready(endpoints);
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
   std::optional<v1::StatusReport> mid_scan;

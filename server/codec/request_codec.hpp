@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/filter_config.hpp"
 #include "pipeline/messages/command.hpp"
@@ -17,6 +18,12 @@ struct DecodedRequest {
   std::uint64_t request_id = 0;  // 0 when the request could not be parsed
   Decoded<Command> command;
 };
+
+// The size limit and the protobuf parse of a Request, before its body is validated.
+Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits);
+
+// "set_slice", "get_status", ... (the body's field name), "none" when the body is unset.
+std::string request_kind(const v1::Request& request);
 
 // `current_filter` completes a SetParameters that sets only one of filter / filter_cutoff (the
 // pipeline command carries the whole FilterConfig).

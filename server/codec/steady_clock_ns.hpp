@@ -1,4 +1,5 @@
-// The server clock used for arrival and publication times (CLOCK_MONOTONIC on Linux).
+// The server clock used for arrival and publication times (CLOCK_MONOTONIC on Linux), which the
+// codecs stamp into headers.
 #pragma once
 
 #include <chrono>
