@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ struct StepConfig {
   // After the detector has exited: how long the integrated count may stand still before the
   // rest of the scan counts as lost (its ScanEnd never arrived).
   double stall_s = 10;
+  // The server's HTTP endpoint (--http), and what runs once the server answers, before the
+  // detector starts (e.g. WebSocket clients, bench/web).
+  std::string http_listen = "127.0.0.1:0";
+  std::function<void(const Endpoints&)> on_server_ready;
 };
 
 struct StepResult {
