@@ -43,8 +43,8 @@ struct StepConfig {
   std::uint64_t frames = 0;
   double offered_fps = 0;  // 0: as fast as back-pressure allows
   std::uint64_t scan_id = 1;
-  int data_hwm = 0;  // the server's --data-hwm
-  int send_hwm = 0;  // the detector's --send-hwm
+  int data_hwm = 0;  // the server's --data-hwm (0: its default)
+  int send_hwm = 0;  // the detector's --send-hwm (0: its default for the frame size)
   // Where and how.
   Transport transport = Transport::kTcp;
   std::string work_dir;  // logs and ipc sockets

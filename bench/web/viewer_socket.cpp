@@ -131,9 +131,9 @@ bool ViewerSocket::read_until(std::uint32_t slice_id, Accept accept,
       orientation[i] = static_cast<float>(list->list_value().values(i).number_value());
     // 64-bit integers travel as strings in protobuf's JSON mapping.
     const std::uint64_t projections =
-        integrated ? std::stoull(integrated->string_value().empty() ? "0"
-                                                                    : integrated->string_value())
-                   : 0;
+        integrated
+            ? std::stoull(integrated->string_value().empty() ? "0" : integrated->string_value())
+            : 0;
     if (accept(orientation, projections)) return true;
   }
   return false;
@@ -143,7 +143,7 @@ bool ViewerSocket::wait_for_slice(std::uint32_t slice_id, std::uint64_t projecti
                                   float (&orientation)[9], std::chrono::milliseconds timeout) {
   return read_until(
       slice_id,
-      [&](const float (&seen)[9], std::uint64_t integrated) {
+      [&](const float(&seen)[9], std::uint64_t integrated) {
         if (integrated < projections) return false;
         std::copy(std::begin(seen), std::end(seen), std::begin(orientation));
         return true;
@@ -156,16 +156,16 @@ double ViewerSocket::move_slice(std::uint32_t slice_id, const float (&orientatio
   std::string values;
   for (float v : orientation)
     values += (values.empty() ? "" : ",") + std::to_string(v);
-  const std::string request =
-      R"({"protocol_version":1,"request_id":"1","set_slice":{"slice_id":)" +
-      std::to_string(slice_id) + R"(,"orientation":{"values":[)" + values +
-      R"(]},"width":)" + std::to_string(width) + R"(,"height":)" + std::to_string(height) + "}}";
+  const std::string request = R"({"protocol_version":1,"request_id":"1","set_slice":{"slice_id":)" +
+                              std::to_string(slice_id) + R"(,"orientation":{"values":[)" + values +
+                              R"(]},"width":)" + std::to_string(width) + R"(,"height":)" +
+                              std::to_string(height) + "}}";
   const auto begin = std::chrono::steady_clock::now();
   impl_->ws.text(true);
   impl_->ws.write(net::buffer(request));
   const bool arrived = read_until(
       slice_id,
-      [&](const float (&seen)[9], std::uint64_t) {
+      [&](const float(&seen)[9], std::uint64_t) {
         for (int i = 0; i < 9; ++i) {
           if (std::abs(seen[i] - orientation[i]) > 1e-4f * (1 + std::abs(seen[i]))) return false;
         }

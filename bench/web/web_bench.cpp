@@ -90,7 +90,8 @@ StepConfig step_config(const Options& o, const std::string& tag, std::uint64_t f
 // One scan with `readers` clients reading everything (and a stalled one with `slow`).
 bool frame_rate_case(const Options& o, int readers, bool slow, Report& report) {
   const std::string name = slow ? "1 stalled client" : std::to_string(readers) + " reading";
-  StepConfig c = step_config(o, "rate-" + std::to_string(readers) + (slow ? "-slow" : ""), o.frames);
+  StepConfig c =
+      step_config(o, "rate-" + std::to_string(readers) + (slow ? "-slow" : ""), o.frames);
   const int port = free_tcp_port();
   c.http_listen = "127.0.0.1:" + std::to_string(port);
   std::vector<std::unique_ptr<ViewerSocket>> sockets;
@@ -105,16 +106,18 @@ bool frame_rate_case(const Options& o, int readers, bool slow, Report& report) {
   };
   const StepResult r = run_ingest_step(c);
   double images = 0, megabytes = 0;
-  for (int k = 0; k < readers; ++k) {
-    images += static_cast<double>(sockets[static_cast<std::size_t>(k)]->images());
-    megabytes += static_cast<double>(sockets[static_cast<std::size_t>(k)]->bytes()) / 1e6;
+  for (std::size_t k = 0; k < sockets.size() && k < static_cast<std::size_t>(readers); ++k) {
+    images += static_cast<double>(sockets[k]->images());
+    megabytes += static_cast<double>(sockets[k]->bytes()) / 1e6;
   }
   sockets.clear();
   if (!r.ok) std::fprintf(stderr, "%s: %s\n", name.c_str(), r.failure.c_str());
   const double seconds = r.scan_seconds > 0 ? r.scan_seconds : 1;
   report.add("frame rate with WebSocket clients")
       .set("clients", name)
-      .set("status", !r.ok ? "FAILED" : r.integrated == c.frames ? "ok" : "LOSS")
+      .set("status", !r.ok                      ? "FAILED"
+                     : r.integrated == c.frames ? "ok"
+                                                : "LOSS")
       .set("offered f/s", o.fps, 1)
       .set("frames", static_cast<double>(c.frames), 0)
       .set("integrated", static_cast<double>(r.integrated), 0)
@@ -186,8 +189,9 @@ bool drag_case(const Options& o, Report& report) {
 int main(int argc, char** argv) {
   using namespace slicestream::bench;
   Options o;
-  CLI::App app{"web_bench: what WebSocket viewers cost the server, and the time from a slice move "
-               "to its image (server side)"};
+  CLI::App app{
+      "web_bench: what WebSocket viewers cost the server, and the time from a slice move "
+      "to its image (server side)"};
   app.add_option("--server", o.server_path, "slicestream-server")->capture_default_str();
   app.add_option("--detector", o.detector_path, "slicestream-detector")->capture_default_str();
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();

@@ -121,6 +121,10 @@ void HttpEndpoint::on_accept(beast::error_code error, tcp::socket socket) {
   if (error) {
     spdlog::warn("http endpoint: accept failed: {}", error.message());
   } else {
+    // Replies and images are written back to back: without this, Nagle's algorithm holds the
+    // second write until the client's delayed ACK of the first (tens of ms per slice move).
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
     auto session = std::make_shared<HttpSession>(std::move(socket), *context_);
     if (counters_.connections_open.load() > config_.max_connections) {
       ++counters_.connections_refused;

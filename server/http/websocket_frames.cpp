@@ -62,9 +62,10 @@ std::string encode_image_message(const std::string& type, const std::string& fie
 }
 
 ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-                         std::vector<float> values)
+                         std::vector<float> values, std::array<float, 9> place)
     : type_(std::move(type)),
       slice_id_(slice_id),
+      place_(place),
       header_(std::move(header)),
       values_(std::move(values)) {}
 

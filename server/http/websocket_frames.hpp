@@ -11,6 +11,7 @@
 // holds the PublishHeader of the publication or "reply" the Reply.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,15 +33,18 @@ std::string encode_image_message(const std::string& type, const std::string& fie
 // HTTP thread), and shared by every connection that sends it.
 class ImageUpdate {
  public:
+  // `place`: the slice's orientation (none for the preview).
   ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-              std::vector<float> values);
+              std::vector<float> values, std::array<float, 9> place = {});
   const std::string& type() const { return type_; }
   std::uint32_t slice_id() const { return slice_id_; }
+  const std::array<float, 9>& place() const { return place_; }
   std::shared_ptr<const std::string> encoded(ImageEncoding encoding);
 
  private:
   std::string type_;  // "slice", "refined", "preview"
   std::uint32_t slice_id_ = 0;
+  std::array<float, 9> place_{};
   v1::PublishHeader header_;
   std::vector<float> values_;
   std::shared_ptr<const std::string> encoded_[2];

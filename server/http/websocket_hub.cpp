@@ -17,14 +17,15 @@ WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& cou
 void WebSocketHub::publish_slice(const SliceImage& slice) {
   if (session_count_.load() == 0) return;
   offer(std::make_shared<ImageUpdate>(kSliceTopic, slice.slice_id,
-                                      encode_slice(slice, steady_now_ns()), slice.values));
+                                      encode_slice(slice, steady_now_ns()), slice.values,
+                                      slice.orientation.values));
 }
 
 void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
   if (session_count_.load() == 0) return;
   offer(std::make_shared<ImageUpdate>(kRefinedTopic, refined.slice.slice_id,
                                       encode_refined(refined, steady_now_ns()),
-                                      refined.slice.values));
+                                      refined.slice.values, refined.slice.orientation.values));
 }
 
 void WebSocketHub::publish_preview(const PreviewVolume& preview) {

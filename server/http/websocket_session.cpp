@@ -243,7 +243,10 @@ bool WebSocketSession::next_image(Outgoing* out) {
   std::optional<Clock::time_point> earliest;
   for (auto& [key, stream] : streams_) {
     if (!stream.waiting) continue;
-    if (stream.next_allowed <= now) {
+    // A slice at a new place (moved by someone) goes out at once: the rate limits the steady
+    // updates, not the answer to a move.
+    const bool moved = stream.waiting->place() != stream.sent_place;
+    if (moved || stream.next_allowed <= now) {
       if (!best || stream.offered < best->offered) best = &stream;
     } else if (!earliest || stream.next_allowed < *earliest) {
       earliest = stream.next_allowed;
@@ -251,6 +254,7 @@ bool WebSocketSession::next_image(Outgoing* out) {
   }
   if (best) {
     *out = {best->waiting->encoded(options_.encoding), true};
+    best->sent_place = best->waiting->place();
     best->waiting.reset();
     best->next_allowed = now + min_interval_;
     return true;

@@ -9,6 +9,7 @@
 // requests in flight, each refusal answered with its reason. docs/viewer.md has the protocol.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -56,6 +57,7 @@ class WebSocketSession : public Connection, public std::enable_shared_from_this<
     std::shared_ptr<ImageUpdate> waiting;
     std::uint64_t offered = 0;  // order of offers, for fairness between streams
     Clock::time_point next_allowed{};
+    std::array<float, 9> sent_place{};  // where the last image sent was
   };
 
   void on_accept(beast::error_code error);

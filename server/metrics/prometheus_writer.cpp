@@ -8,12 +8,14 @@ namespace slicestream {
 
 namespace {
 
-// HELP text: backslash and line feed escaped.
-std::string escape_help(const std::string& text) {
+// Backslash and line feed escaped, and double quotes with `quotes` (label values; HELP text
+// keeps them).
+std::string escape(const std::string& text, bool quotes) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') {
-      out += "\\\\";
+    if (c == '\\' || (quotes && c == '"')) {
+      out += '\\';
+      out += c;
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -36,19 +38,7 @@ std::string format_labels(const PrometheusWriter::Labels& labels) {
 }  // namespace
 
 std::string escape_label_value(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return escape(value, true);
 }
 
 std::string format_sample_value(double value) {
@@ -58,7 +48,7 @@ std::string format_sample_value(double value) {
 }
 
 void PrometheusWriter::family(const std::string& name, const char* type, const std::string& help) {
-  out_ << "# HELP " << name << ' ' << escape_help(help) << '\n';
+  out_ << "# HELP " << name << ' ' << escape(help, false) << '\n';
   out_ << "# TYPE " << name << ' ' << type << '\n';
 }
 

@@ -8,6 +8,7 @@ import numpy as np
 import zmq
 
 from .errors import ProtocolError, RequestError
+from ._socket_owner import SocketOwner
 from .wire import PROTOCOL_VERSION, v1
 
 _FILTERS = {name: getattr(v1, f"FILTER_WINDOW_{name.upper().replace('-', '_')}")
@@ -24,7 +25,7 @@ def slice_values(header, payload):
     return np.frombuffer(payload, dtype="<f4").reshape(header.height, header.width).copy()
 
 
-class Client:
+class Client(SocketOwner):
     def __init__(self, requests_endpoint, timeout_ms=10000, context=None):
         self._context = context or zmq.Context.instance()
         self._endpoint = requests_endpoint
@@ -131,12 +132,3 @@ class Client:
                 raise TimeoutError(f"scan {scan_id}: {received} of {frames_sent} frames received, "
                                    f"state {status.scan_state!r}")
             time.sleep(0.02)
-
-    def close(self):
-        self._socket.close(linger=0)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

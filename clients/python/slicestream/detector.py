@@ -5,6 +5,7 @@ import time
 import numpy as np
 import zmq
 
+from ._socket_owner import SocketOwner
 from .wire import PROTOCOL_VERSION, v1
 
 _PIXEL_TYPES = {
@@ -20,7 +21,7 @@ def _set_box(wire, box):
     (wire.max_mm.x, wire.max_mm.y, wire.max_mm.z) = box.max
 
 
-class Detector:
+class Detector(SocketOwner):
     """Sends one scan at a time. PUSH never drops: when the server is full, `send_*` blocks
     (back-pressure) for at most `send_timeout_ms` (then zmq.Again)."""
 
@@ -93,12 +94,3 @@ class Detector:
 
     def _send(self, header):
         self._socket.send(header.SerializeToString())
-
-    def close(self):
-        self._socket.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

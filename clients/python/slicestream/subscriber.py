@@ -9,6 +9,7 @@ import zmq
 
 from .client import slice_values
 from .errors import ProtocolError
+from ._socket_owner import SocketOwner
 from .wire import v1
 
 TOPICS = ("slice", "refined", "preview", "event")
@@ -21,7 +22,7 @@ class Publication:
     values: Optional[np.ndarray]  # slices (height, width), row 0 at the bottom; preview (z, y, x)
 
 
-class Subscriber:
+class Subscriber(SocketOwner):
     def __init__(self, slices_endpoint, topics=TOPICS, context=None, receive_hwm=1000):
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.SUB)
@@ -62,12 +63,3 @@ class Subscriber:
             publication = self.receive(timeout_ms=-1)
             if publication is not None:
                 yield publication
-
-    def close(self):
-        self._socket.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -169,7 +169,7 @@ export class VolumeView {
     this.boxLines.position.set(...centre);
     this.scene.add(this.boxLines);
     const radius = 0.5 * Math.hypot(...size);
-    const distance = radius / Math.sin((this.camera.fov * Math.PI) / 360) * 1.1;
+    const distance = radius / Math.sin((this.camera.fov * Math.PI) / 360) * 0.9;
     const direction = new THREE.Vector3(1.1, -1.6, 0.9).normalize();
     this.camera.position.set(...centre).addScaledVector(direction, distance);
     this.camera.near = distance / 100;

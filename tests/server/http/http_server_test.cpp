@@ -62,18 +62,7 @@ TEST(HttpServer, ABrowserClientWatchesAndSteersAPhantomScan) {
 
   const test::PhantomScan scan =
       test::make_parallel_scan(5, {48, 64}, static_cast<int>(kProjections));
-  {
-    client::DataSender sender(server.data_address());
-    sender.send_scan_begin(scan.begin);
-    test::send_calibration(sender, scan);
-    test::send_projections(sender, scan, 0, kProjections);
-    v1::ScanEnd end;
-    end.set_scan_id(5);
-    end.set_frames_sent(kProjections);
-    sender.send_scan_end(end);
-    sender.close();
-  }
-  test::wait_read(server, 1 + 2 + kProjections + 1);
+  test::wait_read(server, test::send_scan(server.data_address(), scan, kProjections));
   server.wait_idle();
 
   // The three default slices, final: they match the phantom.

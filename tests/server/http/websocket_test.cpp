@@ -328,6 +328,26 @@ TEST_F(WebSocketTest, UpdatesPerSliceAreLimitedToTheRate) {
   EXPECT_GE(received, 3);
 }
 
+TEST_F(WebSocketTest, AMovedSliceIsSentAtOnceWhateverTheRate) {
+  config_.max_update_rate_hz = 0.2;  // one image per 5 s
+  start();
+  TestWebSocket ws(endpoint_->address(), "/ws?encoding=f32");
+  wait_sessions(1);
+  SliceImage slice = make_slice(3, 16, 16, 1, 7);
+  endpoint_->publish_sink().publish_slice(slice);
+  ASSERT_TRUE(ws.receive_type("slice"));
+  slice.sequence = 2;  // the same place: held back by the rate
+  endpoint_->publish_sink().publish_slice(slice);
+  slice.orientation.values[8] = 0.5f;  // moved: at once
+  slice.sequence = 3;
+  const auto begin = std::chrono::steady_clock::now();
+  endpoint_->publish_sink().publish_slice(slice);
+  auto moved = ws.receive_type("slice");
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->number_at({"header", "slice", "sequence"}), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
+}
+
 TEST_F(WebSocketTest, StoppingTheServerClosesSessionsWithGoingAway) {
   start();
   TestWebSocket ws(endpoint_->address());
