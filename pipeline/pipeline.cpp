@@ -38,13 +38,13 @@ void Pipeline::Impl::internal_error(const char* stage, const std::exception& e) 
 // ------------------------------------------------------------------------------ shutdown
 
 void Pipeline::Impl::count_left(IngestItem& item) {
-  if (!std::holds_alternative<FlushMarker>(item)) metrics.add_discard("shutdown");
+  if (!std::holds_alternative<FlushMarker>(item)) metrics.add_discard(DiscardReason::kShutdown);
 }
 
 void Pipeline::Impl::count_left(StageItem& item) {
   std::visit(Overloaded{
-                 [&](ProjectionItem&) { metrics.add_discard("shutdown"); },
-                 [&](ScanEndItem&) { metrics.add_discard("shutdown"); },
+                 [&](ProjectionItem&) { metrics.add_discard(DiscardReason::kShutdown); },
+                 [&](ScanEndItem&) { metrics.add_discard(DiscardReason::kShutdown); },
                  [&](CommandItem& c) {
                    if (c.on_reply) c.on_reply(unavailable("the pipeline is stopping"));
                  },
@@ -55,7 +55,8 @@ void Pipeline::Impl::count_left(StageItem& item) {
 }
 
 void Pipeline::Impl::count_left(PublishItem& item) {
-  if (!std::holds_alternative<FlushMarker>(item)) metrics.add_discard("shutdown_unpublished");
+  if (!std::holds_alternative<FlushMarker>(item))
+    metrics.add_discard(DiscardReason::kShutdownUnpublished);
 }
 
 void Pipeline::Impl::drain_all() {
@@ -74,6 +75,8 @@ void Pipeline::Impl::drain_all() {
 Pipeline::Pipeline(const PipelineConfig& config, std::unique_ptr<Backend> backend,
                    PublishSink& sink) {
   if (!backend) throw std::invalid_argument("Pipeline needs a backend");
+  const std::string problem = pipeline_config_problem(config);
+  if (!problem.empty()) throw std::invalid_argument("pipeline config: " + problem);
   impl_ = std::make_unique<Impl>(config, std::move(backend), sink);
 }
 
@@ -127,7 +130,7 @@ void Pipeline::stop(bool drain) {
 bool Pipeline::submit(DataMessage message) {
   Impl& m = *impl_;
   if (!m.accepting) {
-    m.metrics.add_discard("shutdown");
+    m.metrics.add_discard(DiscardReason::kShutdown);
     return false;
   }
   IngestItem item = std::visit(
@@ -137,7 +140,7 @@ bool Pipeline::submit(DataMessage message) {
       },
       message);
   if (!m.ingest_queue.push(std::move(item))) {
-    m.metrics.add_discard("shutdown");
+    m.metrics.add_discard(DiscardReason::kShutdown);
     return false;
   }
   return true;
@@ -155,7 +158,7 @@ void Pipeline::submit_command(Command command, ReplyCallback on_reply) {
 
 void Pipeline::report_rejected(const std::string& reason, const std::string& message,
                                std::uint64_t scan_id) {
-  impl_->events.discard(reason, message, scan_id);
+  impl_->events.reject(reason, message, scan_id);
 }
 
 void Pipeline::wait_idle() {

@@ -10,26 +10,20 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/steady_clock.hpp"
 #include "pipeline/bounded_queue.hpp"
-#include "pipeline/refinement/detector_row_selection.hpp"
+#include "pipeline/messages/stage_items.hpp"
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline/metrics/metrics_registry.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/refinement/detector_row_selection.hpp"
 #include "pipeline/stages/reconstructor.hpp"
 #include "pipeline/stages/scan_ingest.hpp"
-#include "pipeline/messages/stage_items.hpp"
 
 namespace slicestream {
 
 // Commands overtake queued frames through the reconstruct queue's priority lane.
 constexpr std::size_t kCommandQueueCapacity = 64;
-
-// The clock of RawFrame::arrival_ns and of the latency metrics.
-inline std::uint64_t steady_now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
 
 struct Pipeline::Impl {
   Impl(const PipelineConfig& config_, std::unique_ptr<Backend> backend_, PublishSink& sink_)

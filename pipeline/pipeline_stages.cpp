@@ -2,7 +2,6 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "pipeline/messages/overloaded.hpp"
@@ -82,7 +81,7 @@ void Pipeline::Impl::preprocess_loop() {
         projection->buffer =
             backend->preprocess(projection->raw.view(), projection->placement.vector, &counters);
       } catch (const std::exception& e) {
-        metrics.add_discard("backend_error");
+        metrics.add_discard(DiscardReason::kBackendError);
         events.error("backend_error",
                      "projection " + std::to_string(projection->meta.index) +
                          " not preprocessed: " + e.what(),
@@ -108,7 +107,7 @@ void Pipeline::Impl::preprocess_loop() {
       metrics.counters().pixels_clamped += counters.clamped_low;
       metrics.counters().pixels_non_finite += counters.non_finite;
       if (counters.non_finite > 0) {
-        events.discard("non_finite_pixels",
+        events.discard(DiscardReason::kNonFinitePixels,
                        "projection " + std::to_string(projection->meta.index) + " of scan " +
                            std::to_string(projection->meta.scan_id) + ": " +
                            std::to_string(counters.non_finite) +
@@ -135,7 +134,7 @@ void Pipeline::Impl::filter_loop() {
       try {
         backend->filter(*projection->buffer);
       } catch (const std::exception& e) {
-        metrics.add_discard("backend_error");
+        metrics.add_discard(DiscardReason::kBackendError);
         events.error(
             "backend_error",
             "projection " + std::to_string(projection->meta.index) + " not filtered: " + e.what(),
@@ -153,7 +152,10 @@ void Pipeline::Impl::filter_loop() {
 void Pipeline::Impl::reconstruct_loop() {
   name_thread("ss-reconstruct");
   StageStats& stats = metrics.stage(Stage::kReconstruct);
-  const auto max_batch = static_cast<std::size_t>(std::max(1, config.max_projection_batch));
+  // A batch is the projection popped and those already waiting behind it, at most
+  // max_projection_batch; the Reconstructor ends it earlier at a rotation boundary or a completed
+  // shadow, and the backend's update plan fuses it into runs of distinct slots.
+  const auto max_batch = static_cast<std::size_t>(config.max_projection_batch);
   std::optional<StageItem> held;  // popped while gathering a batch; handled next
   std::vector<ProjectionItem> batch;
   while (!aborting) {

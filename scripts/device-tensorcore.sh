@@ -30,13 +30,13 @@ bundle="$main_dir/.device-bundle/$bundle_name"
 # The device machine's CPU may differ from this one: x86-64-v3 instead of native.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLICESTREAM_CUDA=ON \
   -DSLICESTREAM_CPU_ARCH=x86-64-v3 >/dev/null
-cmake --build "$build_dir" -j "${JOBS:-2}" --target tensorcore_gpu_test expression_device_test \
-  tensorcore_bench
+cmake --build "$build_dir" -j "${JOBS:-2}" --target tensorcore_gpu_test cgls_gpu_test \
+  expression_device_test tensorcore_bench
 
 rm -rf "$bundle"
 mkdir -p "$bundle"
-binaries=(tests/kernels/tensorcore/tensorcore_gpu_test tests/kernels/expression_device_test
-          bench/tensorcore/tensorcore_bench)
+binaries=(tests/kernels/tensorcore/tensorcore_gpu_test tests/kernels/solvers/cgls_gpu_test
+          tests/kernels/expression_device_test bench/tensorcore/tensorcore_bench)
 for b in "${binaries[@]}"; do cp "$build_dir/$b" "$bundle/"; done
 # Non-glibc shared libraries, except cuSPARSE (160 MB) and the driver (the device's
 # CUDA 13 install provides them).
@@ -88,7 +88,10 @@ if [ "$run_tests" = 1 ]; then
   grep -E "Failure|OK \]|PASSED|FAILED|SKIPPED" -A3 "$out/expression_test.log" | head -20
   timeout "${TEST_TIMEOUT:-240}" ./tensorcore_gpu_test --gtest_output=json:"$out/gpu_test.json" > "$out/gpu_test.log" 2>&1
   rc=$?; echo "tensorcore_gpu_test exit $rc"; [ $rc = 0 ] || status=1
-  grep -E "FAILED|Failure|Expected|Which is|OK \]|cuSPARSE configuration|PASSED|SKIPPED|GPU vs|model k-step|320\^2 CG" "$out/gpu_test.log" | head -80
+  grep -E "FAILED|Failure|Expected|Which is|OK \]|cuSPARSE configuration|PASSED|SKIPPED|GPU vs|model k-step" "$out/gpu_test.log" | head -80
+  timeout "${TEST_TIMEOUT:-240}" ./cgls_gpu_test --gtest_output=json:"$out/cgls_gpu_test.json" > "$out/cgls_gpu_test.log" 2>&1
+  rc=$?; echo "cgls_gpu_test exit $rc"; [ $rc = 0 ] || status=1
+  grep -E "FAILED|Failure|Expected|Which is|OK \]|PASSED|SKIPPED|320\^2 CG" "$out/cgls_gpu_test.log" | head -40
 fi
 if [ "$run_bench" = 1 ]; then
   timeout "${BENCH_TIMEOUT:-400}" ./tensorcore_bench --json "$out/tensorcore_bench.json" $bench_args 2>&1 | tee "$out/bench.log" | grep -v "^  blocks"

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <exception>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/data_codec.hpp"
-#include "server/codec/steady_clock_ns.hpp"
 #include "server/socket_binding.hpp"
 
 namespace slicestream {

@@ -33,7 +33,7 @@ std::unique_ptr<Backend> choose_backend(const ServerConfig& config) {
   const BackendKind kind = config.backend;
   std::string why;
   if (kind == BackendKind::kAuto) {
-    const std::string unavailable = cuda_unavailable_reason();
+    const std::string unavailable = cuda_unavailable_reason(config.backend_options.cuda.device);
     why = unavailable.empty() ? "auto: a usable GPU was found"
                               : "auto: no CUDA backend (" + unavailable + ")";
   } else {

@@ -1,5 +1,6 @@
-// Hands every publication to several sinks in turn: the ZeroMQ publisher and, when the HTTP
-// endpoint is on, its WebSocket hub. Sinks are added before the pipeline starts.
+// One PublishSink that hands every publication to several (the PUB socket, the RECAST3D bridge, the
+// WebSocket hub). Sinks are added before the pipeline starts; each must return quickly (none may
+// wait on a peer).
 #pragma once
 
 #include <vector>
@@ -8,7 +9,7 @@
 
 namespace slicestream {
 
-class PublishFanout : public PublishSink {
+class PublishFanout final : public PublishSink {
  public:
   void add(PublishSink& sink) { sinks_.push_back(&sink); }
 

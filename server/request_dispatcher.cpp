@@ -8,10 +8,10 @@
 #include <memory>
 #include <utility>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/enum_codec.hpp"
 #include "server/codec/reply_codec.hpp"
 #include "server/codec/request_codec.hpp"
-#include "server/codec/steady_clock_ns.hpp"
 
 namespace slicestream {
 
@@ -48,14 +48,11 @@ std::string status_label(StatusCode code) {
 }  // namespace
 
 RequestDispatcher::RequestDispatcher(const WireLimits& limits, PipelinePort& pipeline,
-                                     ServerCounters& counters, RequestCounters& request_counters,
-                                     const FilterConfig& initial_filter)
+                                     ServerCounters& counters, RequestCounters& request_counters)
     : limits_(limits),
       pipeline_(pipeline),
       counters_(counters),
-      request_counters_(request_counters),
-      filter_(initial_filter),
-      confirmed_filter_(initial_filter) {}
+      request_counters_(request_counters) {}
 
 RequestDispatcher::Submission RequestDispatcher::submit(const std::string& endpoint,
                                                         const void* data, std::size_t size,
@@ -89,21 +86,9 @@ void RequestDispatcher::call(const std::string& endpoint, const v1::Request& req
 
 RequestDispatcher::Prepared RequestDispatcher::prepare(const std::string& endpoint,
                                                        const v1::Request& request) {
-  Prepared prepared{
-      {endpoint, request_kind(request), request.request_id(), false}, std::nullopt, {}};
+  Prepared prepared{{endpoint, request_kind(request), request.request_id()}, std::nullopt, {}};
   RequestTicket& ticket = prepared.ticket;
-  Decoded<Command> decoded = [&] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Decoded<Command> command = decode_request_body(request, limits_, filter_);
-    if (command.ok()) {
-      if (const auto* set = std::get_if<SetParametersCommand>(&command.value())) {
-        ticket.sets_parameters = true;
-        ++set_parameters_in_flight_;
-        if (set->filter) filter_ = *set->filter;
-      }
-    }
-    return command;
-  }();
+  Decoded<Command> decoded = decode_request_body(request, limits_);
   if (!decoded.ok()) {
     prepared.refusal = refuse(endpoint, ticket.request_id, ticket.kind, decoded.error());
     return prepared;
@@ -142,17 +127,7 @@ WireReply RequestDispatcher::refuse(const std::string& endpoint, std::uint64_t r
   return {encode_error_reply(request_id, error), std::nullopt};
 }
 
-void RequestDispatcher::track_filter(const RequestTicket& ticket, const CommandReply& reply) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (ticket.sets_parameters) --set_parameters_in_flight_;
-  if (reply.status.ok() && reply.parameters) confirmed_filter_ = reply.parameters->filter;
-  if (reply.status.ok() && reply.report) confirmed_filter_ = reply.report->parameters.filter;
-  // With nothing in flight the pipeline's own value is the truth (also after a refusal).
-  if (set_parameters_in_flight_ == 0) filter_ = confirmed_filter_;
-}
-
 WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply reply) {
-  track_filter(ticket, reply);
   check_slice(reply);
   if (!reply.status.ok()) {
     spdlog::debug("{} request {}: {} {}", ticket.endpoint, ticket.request_id,

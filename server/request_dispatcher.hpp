@@ -1,7 +1,7 @@
 // The one path of a slicestream.v1 Request into the pipeline and of its answer back, shared by
 // every endpoint that takes requests (the ZeroMQ requests endpoint, the WebSocket sessions and the
-// HTTP status route): the request codec's validation, the filter that completes a partial
-// SetParameters, submission through the PipelinePort, the reply codec and the request counters.
+// HTTP status route): the request codec's validation, submission through the PipelinePort, the
+// reply codec and the request counters.
 // Thread-safe. The endpoints keep only their transport (envelopes, sessions, framing).
 #pragma once
 
@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/filter_config.hpp"
 #include "server/codec/reply_codec.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
@@ -30,15 +29,12 @@ struct RequestTicket {
   std::string endpoint;
   std::string kind;
   std::uint64_t request_id = 0;
-  bool sets_parameters = false;
 };
 
 class RequestDispatcher {
  public:
-  // `initial_filter` is the filter in force at start (SetParameters may set window and cutoff
-  // separately).
   RequestDispatcher(const WireLimits& limits, PipelinePort& pipeline, ServerCounters& counters,
-                    RequestCounters& request_counters, const FilterConfig& initial_filter);
+                    RequestCounters& request_counters);
 
   // Either the request went to the pipeline (`ticket`: `on_reply` runs exactly once, on a
   // pipeline thread or, when the pipeline refuses at once, inside submit), or it was refused
@@ -77,23 +73,16 @@ class RequestDispatcher {
     std::optional<Command> command;  // absent: refused
     WireReply refusal;
   };
-  // Validates the request; a valid SetParameters becomes the filter to complete the next with.
+  // Validates the request.
   Prepared prepare(const std::string& endpoint, const v1::Request& request);
   // Hands the command to the pipeline; `on_reply` runs exactly once.
   void send(Command command, ReplyCallback on_reply);
-  void track_filter(const RequestTicket& ticket, const CommandReply& reply);
 
   const WireLimits limits_;
   PipelinePort& pipeline_;
   ServerCounters& counters_;
   RequestCounters& request_counters_;
-  std::mutex mutex_;  // the filters and the log throttle
-  // The filter that SetParameters completes partial updates with: the latest one submitted,
-  // re-synchronised with the pipeline's (confirmed_filter_, from its replies) whenever no
-  // SetParameters is in flight.
-  FilterConfig filter_;
-  FilterConfig confirmed_filter_;
-  int set_parameters_in_flight_ = 0;
+  std::mutex mutex_;  // the log throttle
   LogThrottle log_throttle_;
 };
 

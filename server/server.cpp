@@ -61,8 +61,8 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   publications_.add(*publisher_);
   pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), publications_);
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
-  dispatcher_ = std::make_unique<RequestDispatcher>(
-      config.limits, *port_, counters_, request_counters_, config.pipeline.parameters.filter);
+  dispatcher_ =
+      std::make_unique<RequestDispatcher>(config.limits, *port_, counters_, request_counters_);
   server_port_ = std::make_unique<ServerAccess>(*dispatcher_, *port_, counters_, request_counters_);
   data_ = std::make_unique<DataEndpoint>(context_, config.endpoints.data, config.data_hwm,
                                          config.limits, *port_, counters_);
@@ -71,6 +71,17 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   if (config.http.enabled()) {
     http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_);
     publications_.add(http_->publish_sink());  // before the pipeline starts
+  }
+  const tomop::TomopConfig& tomop = config.tomop;
+  if (!tomop.data.empty()) {
+    tomop_data_ = std::make_unique<tomop::TomopDataEndpoint>(
+        context_, tomop.data, tomop.data_socket, config.data_hwm, config.limits, *port_, counters_);
+  }
+  if (!tomop.recast3d.requests.empty()) {
+    recast3d_ = std::make_unique<tomop::Recast3dBridge>(
+        context_, tomop.recast3d, config.pipeline.default_slice_size, config.limits.max_slice_side,
+        *port_, counters_);
+    publications_.add(*recast3d_);
   }
 }
 
@@ -84,6 +95,8 @@ void Server::start() {
   pipeline_->start();
   requests_->start();
   data_->start();
+  if (tomop_data_) tomop_data_->start();
+  if (recast3d_) recast3d_->start();
   if (http_) http_->start();
   spdlog::info("slicestream-server ready: data {} | slices {} | requests {} | http {}",
                data_address(), slices_address(), requests_address(),
@@ -96,6 +109,7 @@ void Server::stop(bool drain) {
   // Without drain the pipeline stops first, so that a data thread blocked in submit() returns.
   if (!drain) pipeline_->stop(false);
   data_->stop();
+  if (tomop_data_) tomop_data_->stop();
   if (drain) {
     spdlog::info("draining: finishing every frame accepted so far");
     pipeline_->stop(true);
@@ -103,6 +117,7 @@ void Server::stop(bool drain) {
   // The pipeline has answered every command it took; the rest are answered UNAVAILABLE.
   requests_->stop();
   if (http_) http_->stop();
+  if (recast3d_) recast3d_->stop();
   publisher_->close();
   const MetricsSnapshot m = pipeline_->metrics();
   spdlog::info("server stopped: {} frames received, {} projections integrated, {} discards",

@@ -17,11 +17,13 @@
 #include "server/metrics/http_counters.hpp"
 #include "server/metrics/request_counters.hpp"
 #include "server/publish_fanout.hpp"
+#include "server/recast3d_bridge.hpp"
 #include "server/request_dispatcher.hpp"
 #include "server/request_endpoint.hpp"
 #include "server/server_config.hpp"
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
+#include "server/tomop_data_endpoint.hpp"
 
 namespace slicestream {
 
@@ -44,6 +46,8 @@ class Server {
   const std::string& requests_address() const { return requests_->address(); }
   // "http://host:port", empty with --http off.
   std::string http_address() const { return http_ ? http_->address() : std::string(); }
+  // The tomop data port as bound; empty without --tomop-data.
+  std::string tomop_data_address() const { return tomop_data_ ? tomop_data_->address() : ""; }
 
   MetricsSnapshot metrics() const { return pipeline_->metrics(); }
   CounterMap counters() const { return counters_.snapshot(); }
@@ -57,7 +61,7 @@ class Server {
   HttpCounters http_counters_;
   zmq::context_t context_;
   std::unique_ptr<SlicePublisher> publisher_;
-  PublishFanout publications_;
+  PublishFanout publications_;  // the publisher, the RECAST3D bridge, the WebSocket hub
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<PipelinePort> port_;
   std::unique_ptr<RequestDispatcher> dispatcher_;
@@ -65,6 +69,8 @@ class Server {
   std::unique_ptr<DataEndpoint> data_;
   std::unique_ptr<RequestEndpoint> requests_;
   std::unique_ptr<HttpEndpoint> http_;
+  std::unique_ptr<tomop::TomopDataEndpoint> tomop_data_;
+  std::unique_ptr<tomop::Recast3dBridge> recast3d_;
   bool started_ = false;
   bool stopped_ = false;
 };

@@ -1,21 +1,30 @@
 #include "server/server_options.hpp"
 
-#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "server/tomop_options.hpp"
 
 namespace slicestream {
 
 namespace {
 
-std::vector<std::pair<std::string, FilterWindow>> filter_names() {
-  std::vector<std::pair<std::string, FilterWindow>> names;
+template <typename Enum, std::size_t N>
+std::vector<std::pair<std::string, Enum>> choices_of(const NameTable<Enum, N>& table) {
+  std::vector<std::pair<std::string, Enum>> choices;
+  for (const auto& [value, name] : table)
+    choices.emplace_back(name, value);
+  return choices;
+}
+
+std::vector<std::pair<std::string, FilterWindow>> filter_choices() {
+  std::vector<std::pair<std::string, FilterWindow>> choices;
   for (FilterWindow window : {FilterWindow::kRamLak, FilterWindow::kSheppLogan,
                               FilterWindow::kCosine, FilterWindow::kHamming, FilterWindow::kHann}) {
-    names.emplace_back(to_string(window), window);
+    choices.emplace_back(to_string(window), window);
   }
-  return names;
+  return choices;
 }
 
 // A flag naming one of `choices`; an unknown name is refused with the list of known ones.
@@ -45,18 +54,20 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Enum& target,
       ->option_text(names + " (default " + current + ")");
 }
 
+// A number checked by its owner's check (pipeline/messages/parameters.hpp), so that each range is
+// written once.
+CLI::Validator checked_by(std::string (*problem)(double)) {
+  return CLI::Validator(
+      [problem](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        return problem(value);
+      },
+      "");
+}
+
 const CLI::Validator kNonNegative = CLI::NonNegativeNumber;
 const CLI::Validator kPositive = CLI::PositiveNumber;
-
-CLI::Validator cutoff_range() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const double value = std::stod(text);
-        if (!(value > 0 && value <= 1)) return "must be in (0, 1]";
-        return {};
-      },
-      "(0,1]");
-}
 
 void add_endpoint_options(CLI::App& app, ServerConfig& config) {
   const char* group = "Endpoints";
@@ -103,72 +114,85 @@ void add_http_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
 }
 
-void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
-  const char* group = "Reconstruction";
-  add_choice<BackendKind>(
-      app, "--backend", config.backend,
-      {{"cpu", BackendKind::kCpu}, {"cuda", BackendKind::kCuda}, {"auto", BackendKind::kAuto}},
-      "compute backend (auto: the GPU when one is usable)")
+void add_backend_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "Backend";
+  add_choice<BackendKind>(app, "--backend", config.backend, choices_of(kBackendKindNames),
+                          "compute backend (auto: the GPU when one is usable)")
       ->group(group);
-  app.add_option("--threads", config.backend_options.cpu_threads,
-                 "CPU backend worker threads (0: all cores)")
+  CpuBackendOptions& cpu = config.backend_options.cpu;
+  app.add_option("--threads", cpu.threads, "CPU backend worker threads (0: all cores)")
       ->check(kNonNegative)
       ->group(group);
   app.add_option_function<std::size_t>(
-         "--memory-limit-mb",
-         [&config](std::size_t mb) { config.backend_options.memory_limit_bytes = mb << 20; },
+         "--memory-limit-mb", [&cpu](std::size_t mb) { cpu.memory_limit_bytes = mb << 20; },
          "memory the CPU backend may use for a scan, MiB (0: 3/4 of physical memory)")
       ->group(group);
-  app.add_option("--cuda-device", config.backend_options.cuda_device, "CUDA device index")
+  CudaSettings& cuda = config.backend_options.cuda;
+  app.add_option("--cuda-device", cuda.device, "CUDA device index")
       ->check(kNonNegative)
       ->group(group);
+  app.add_option("--cuda-reserve", cuda.reserve_bytes,
+                 "GPU memory left free for the driver, cuFFT and other processes when a scan, a "
+                 "slice or a refinement is admitted (e.g. 256MiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
+  add_choice<CudaInterpolation>(
+      app, "--cuda-interpolation", cuda.interpolation, choices_of(kCudaInterpolationNames),
+      "how backprojection samples the projections: linear-memory, linear-quads, texture-gather "
+      "and texture-point4 agree with the CPU backend to rounding; texture-linear uses the texture "
+      "unit's 8-bit weights (faster on small set-ups, about 1e-3 off)")
+      ->group(group);
+  app.add_option("--cuda-graphs", cuda.use_graphs,
+                 "replay each stage's per-frame work as one CUDA graph (false: kernel by kernel)")
+      ->group(group);
+}
+
+void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "Reconstruction";
   Parameters& p = config.pipeline.parameters;
   add_choice<WindowMode>(
-      app, "--mode", p.window_mode,
-      {{"sliding", WindowMode::kSlidingWindow}, {"rotation", WindowMode::kPerRotation}},
-      "sliding: every frame updates every slice; rotation: publish once per rotation")
+      app, "--mode", p.window_mode, choices_of(kWindowModeNames),
+      "sliding: every frame updates every slice; per-rotation: publish once per rotation")
       ->group(group);
-  add_choice<FilterWindow>(app, "--filter", p.filter.window, filter_names(), "ramp filter window")
+  add_choice<FilterWindow>(app, "--filter", p.filter.window, filter_choices(), "ramp filter window")
       ->group(group);
-  app.add_option("--filter-cutoff", p.filter.cutoff, "filter cutoff, fraction of Nyquist")
-      ->check(cutoff_range())
+  app.add_option("--filter-cutoff", p.filter.cutoff, "filter cutoff, fraction of Nyquist (0, 1]")
+      ->check(checked_by(filter_cutoff_problem))
       ->group(group);
   app.add_option("--cor-offset", p.rotation_axis_offset_px,
                  "centre-of-rotation offset, detector columns")
+      ->check(checked_by(rotation_axis_offset_problem))
       ->group(group);
   app.add_option("--publish-rate", p.publish_rate_hz,
                  "most publications per second per slice (0: after every update)")
-      ->check(kNonNegative)
+      ->check(checked_by(publish_rate_problem))
       ->group(group);
   app.add_option("--preview-size", config.pipeline.preview_size,
                  "preview volume edge in voxels (0: no preview)")
-      ->check(CLI::Range(0, 1024))
       ->group(group);
   app.add_option("--preview-interval", p.preview_interval_s, "seconds between preview volumes")
-      ->check(kNonNegative)
+      ->check(checked_by(preview_interval_problem))
       ->group(group);
   app.add_option("--slice-size", config.pipeline.default_slice_size,
                  "edge in pixels of the three default slices (0: the detector width)")
-      ->check(kNonNegative)
       ->group(group);
   app.add_option("--queue-depth", config.pipeline.queue_depth, "items per pipeline stage queue")
-      ->check(CLI::Range(1, 100000))
+      ->group(group);
+  app.add_option("--max-projection-batch", config.pipeline.max_projection_batch,
+                 "projections waiting together in the reconstruct queue are stored and "
+                 "backprojected as one batch of at most this many (1: one by one); the CUDA "
+                 "backend keeps this many scratch projections on the GPU")
       ->group(group);
   app.add_option("--refresh-rotations", config.pipeline.refresh_rotations,
-                 "sliding window: rebuild slices from scratch every N rotations")
-      ->check(kPositive)
+                 "sliding window: rebuild slices from scratch every N rotations (0: never)")
       ->group(group);
-  app.add_option("--max-slices", config.pipeline.max_slices, "most slices at once")
-      ->check(kPositive)
-      ->group(group);
+  app.add_option("--max-slices", config.pipeline.max_slices, "most slices at once")->group(group);
   RefinementLimits& r = config.pipeline.refinement;
   app.add_option("--max-refined-slices", r.max_slices,
                  "most slices refined at once (SetRefinement)")
-      ->check(kPositive)
       ->group(group);
   app.add_option("--max-refine-iterations", r.max_iterations,
                  "most CGLS iterations per refinement a request may ask for")
-      ->check(kPositive)
       ->group(group);
   app.add_option("--max-refine-matrix", r.max_matrix_bytes,
                  "largest estimated system matrix of a refined slice (e.g. 2GiB); the automatic "
@@ -178,7 +202,6 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--residual-interval", r.residual_interval_s,
                  "seconds between automatic data-consistency checks of each live axial slice "
                  "(each measures the first full window of projections after it is due; 0: off)")
-      ->check(CLI::Range(0.0, 86400.0))
       ->group(group);
 }
 
@@ -216,8 +239,10 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   add_endpoint_options(app, config);
   add_http_options(app, config);
+  add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
+  tomop::add_tomop_options(app, config.tomop);
   app.add_option("--stats-interval", config.stats_interval_s,
                  "seconds between stats log lines (0: none)")
       ->check(kNonNegative)
@@ -233,16 +258,15 @@ std::string finalize_server_config(ServerConfig& config) {
       config.limits.max_request_bytes == 0) {
     return "--max-frame-bytes, --max-header-bytes and --max-request-bytes must be positive";
   }
-  if (!std::isfinite(config.pipeline.parameters.rotation_axis_offset_px) ||
-      std::abs(config.pipeline.parameters.rotation_axis_offset_px) >
-          config.limits.max_detector_side) {
-    return "--cor-offset must be a finite number of columns within --max-detector-side";
-  }
-  if (config.pipeline.default_slice_size > config.limits.max_slice_side) {
-    return "--slice-size must not exceed --max-slice-side";
-  }
+  // One flag bounds slice sizes at the codec and in the pipeline.
   config.pipeline.max_slice_side = config.limits.max_slice_side;
-  return {};
+  if (config.tomop.recast3d.slice_size > config.limits.max_slice_side) {
+    return "--recast3d-slice-size must not exceed --max-slice-side";
+  }
+  if (std::string problem = tomop::finalize_tomop_config(config.tomop); !problem.empty()) {
+    return problem;
+  }
+  return pipeline_config_problem(config.pipeline);
 }
 
 }  // namespace slicestream

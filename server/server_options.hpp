@@ -14,7 +14,8 @@ namespace slicestream {
 // Registers every option on `app`, bound to the fields of `config` (whose values are defaults).
 void add_server_options(CLI::App& app, ServerConfig& config);
 
-// Cross-field checks and derived values after parsing; empty when fine, else the problem.
+// After parsing: derived values, the server's cross-field checks and the pipeline's check of its
+// settings (pipeline_config_problem); empty when fine, else the problem.
 std::string finalize_server_config(ServerConfig& config);
 
 }  // namespace slicestream

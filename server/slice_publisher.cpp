@@ -4,8 +4,8 @@
 
 #include <cstring>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/publish_codec.hpp"
-#include "server/codec/steady_clock_ns.hpp"
 #include "server/socket_binding.hpp"
 
 namespace slicestream {

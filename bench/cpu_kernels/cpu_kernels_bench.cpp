@@ -9,25 +9,25 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kernels/steady_clock.hpp"
 #include "kernels/cpu/backproject_cpu.hpp"
 #include "kernels/cpu/preprocess_cpu.hpp"
 #include "kernels/cpu/ramp_filter_cpu.hpp"
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "kernels/projection_map.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
 
 namespace slicestream {
 namespace {
@@ -49,77 +49,6 @@ struct Measurement {
   double per_second = 0;            // items per wall-clock second
 };
 
-// Persistent workers, as in the server's backend: `run(threads, count, body)` calls
-// body(worker, begin, end) on `threads` contiguous parts of [0, count), the calling thread doing
-// part 0, and returns when all parts are done. No thread is created per call.
-class WorkerPool {
- public:
-  explicit WorkerPool(int threads) {
-    for (int t = 1; t < threads; ++t)
-      workers_.emplace_back([this, t] { work(t); });
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& w : workers_)
-      w.join();
-  }
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-
-  void run(int threads, int count, const std::function<void(int, int, int)>& body) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      body_ = &body;
-      threads_ = threads;
-      count_ = count;
-      pending_ = threads - 1;
-      ++generation_;
-    }
-    wake_.notify_all();
-    body(0, 0, part_end(0));
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-  }
-
- private:
-  int part_end(int part) const {
-    return static_cast<int>(static_cast<long long>(count_) * (part + 1) / threads_);
-  }
-
-  void work(int id) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (id >= threads_) continue;  // this call uses fewer threads
-      const auto* body = body_;
-      const int begin = part_end(id - 1);
-      const int end = part_end(id);
-      lock.unlock();
-      (*body)(id, begin, end);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  const std::function<void(int, int, int)>* body_ = nullptr;
-  int threads_ = 1;
-  int count_ = 0;
-  int pending_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-};
-
 struct CallTime {
   double wall_seconds;  // median wall-clock time per call
   double cpu_seconds;   // median CPU time of the whole process per call (all threads)
@@ -137,14 +66,12 @@ double median(std::vector<double> samples) {
 CallTime time_per_call(double min_seconds, const std::function<void()>& call) {
   call();  // warm-up: caches, page faults, FFTW wisdom
   std::vector<double> wall, cpu;
-  const auto start = std::chrono::steady_clock::now();
-  while (wall.size() < 5 ||
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-             min_seconds) {
+  const auto start = SteadyClock::now();
+  while (wall.size() < 5 || seconds_since(start) < min_seconds) {
     const std::clock_t c0 = std::clock();
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     call();
-    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    wall.push_back(seconds_since(t0));
     cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
   }
   return {median(wall), median(cpu)};
@@ -182,7 +109,10 @@ VolumeBox flexray_box() {
 class Bench {
  public:
   Bench(int threads, double seconds)
-      : threads_(threads), seconds_(seconds), rng_(12345), pool_(threads) {}
+      : threads_(threads),
+        seconds_(seconds),
+        rng_(12345),
+        pool_(threads > 1 ? std::make_unique<WorkerPool>(threads - 1) : nullptr) {}
 
   void run() {
     preprocess();
@@ -269,7 +199,7 @@ class Bench {
     const FrameView frame{raw.data(), PixelType::kUint16, kDetector};
     for (int threads : thread_counts()) {
       const CallTime s = time_per_call(seconds_, [&] {
-        pool_.run(threads, kDetector.rows, [&](int, int begin, int end) {
+        run(threads, kDetector.rows, [&](int, int begin, int end) {
           PreprocessCounters counters;
           cpu::preprocess_rows(frame, tables, PreprocessParams{}, cosine, out.data(), begin, end,
                                &counters);
@@ -286,7 +216,7 @@ class Bench {
     for (int threads : thread_counts()) {
       cpu::RampFilter ramp(kDetector, FilterConfig{}, threads);
       const CallTime s = time_per_call(seconds_, [&] {
-        pool_.run(threads, kDetector.rows, [&](int worker, int begin, int end) {
+        run(threads, kDetector.rows, [&](int worker, int begin, int end) {
           // Fresh input every call: filtering the same buffer again and again would drive its
           // values into denormals and time those instead.
           std::copy(input.begin() + static_cast<std::ptrdiff_t>(row_floats * begin),
@@ -318,7 +248,7 @@ class Bench {
       const CallTime s = time_per_call(seconds_, [&] {
         for (const SliceOrientation& slice : slices) {
           const GridSpec grid = slice_grid(slice, kSliceSide, kSliceSide);
-          pool_.run(threads, kSliceSide, [&](int, int begin, int end) {
+          run(threads, kSliceSide, [&](int, int begin, int end) {
             cpu::backproject_rows(grid, kDetector, refs.data(), kProjections, 1.0f, target.data(),
                                   0, begin, end);
           });
@@ -340,7 +270,7 @@ class Bench {
       const CallTime s = time_per_call(seconds_, [&] {
         for (const SliceOrientation& slice : slices) {
           const GridSpec grid = slice_grid(slice, kSliceSide, kSliceSide);
-          pool_.run(threads, kSliceSide, [&](int, int begin, int end) {
+          run(threads, kSliceSide, [&](int, int begin, int end) {
             cpu::backproject_rows(grid, kDetector, &ref, 1, 1.0f, target.data(), 0, begin, end);
           });
         }
@@ -350,6 +280,18 @@ class Bench {
     }
   }
 
+  // body(participant, begin, end) on `threads` contiguous parts of [0, count), the calling thread
+  // taking part: the server's backend splits rows over its WorkerPool the same way.
+  void run(int threads, int count, const std::function<void(int, int, int)>& body) {
+    InlineExecutor one_thread;
+    Executor& executor = threads > 1 ? static_cast<Executor&>(*pool_) : one_thread;
+    const auto grain = static_cast<std::size_t>((count + threads - 1) / threads);
+    executor.parallel_for(static_cast<std::size_t>(count), grain,
+                          [&](std::size_t begin, std::size_t end, int participant) {
+                            body(participant, static_cast<int>(begin), static_cast<int>(end));
+                          });
+  }
+
   std::vector<int> thread_counts() const {
     return threads_ == 1 ? std::vector<int>{1} : std::vector<int>{1, threads_};
   }
@@ -357,7 +299,7 @@ class Bench {
   int threads_;
   double seconds_;
   std::mt19937 rng_;
-  WorkerPool pool_;
+  std::unique_ptr<WorkerPool> pool_;  // threads_ - 1 workers beside the calling thread
   std::vector<Measurement> results_;
 };
 

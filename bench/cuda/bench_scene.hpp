@@ -19,7 +19,7 @@ struct SetupSpec {
   DetectorShape detector;  // rows x cols
   int slice_side;
   int projections;
-  // KernelKit's tuned cone-beam numbers on an H100 (issue 3): kernel only, and with the texture
+  // KernelKit's published tuned cone-beam numbers on an H100: kernel only, and with the texture
   // re-filled from device memory.
   double kernelkit_kernel_ms;
   double kernelkit_update_ms;

@@ -1,4 +1,4 @@
-// CUDA backend benchmark (issue 3): texture-fetch ceilings, quasi-3D full recompute for the three
+// CUDA backend benchmark: texture-fetch ceilings, quasi-3D full recompute for the three
 // KernelKit set-ups (cone and parallel; kernel only and with the texture re-filled from device
 // memory; a block-shape / points-per-thread search per interpolation path), and the incremental
 // per-projection refresh (one by one and in batches of 1, 2, 4, 8, texture layers written and
@@ -22,10 +22,11 @@
 #include <vector>
 
 #include "backend_sequence.hpp"
+#include "bench/common/gpu_timer.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
-#include "bench_timer.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_probe.hpp"
 #include "texture_ceiling.hpp"
 
@@ -60,13 +61,13 @@ Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& repo
   const float scale = angular_weight(scene.spec.projections);
   const std::vector<cuda::BackprojectJob> jobs =
       scene.full_recompute_jobs(scale, store_for(scene, interp));
-  cuda::Backprojector backprojector(scene.beam, scene.spec.detector);
   Best best;
   best.kernel_ms = 1e30;
   for (BackprojectTuning tuning : tuning_space()) {
     tuning.interpolation = interp;
-    backprojector.set_tuning(tuning);
-    const double ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+    const double ms =
+        median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
     report.add("tuning search")
         .set("setup", scene.spec.name)
         .set("beam", to_string(scene.beam))
@@ -97,34 +98,40 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale, store);
     // Re-filling every slot from device memory in place (texture layers with cudaMemcpy3DAsync,
     // and the store's linear copy): what the "with update" time adds.
-    const double refill_ms = median_ms(reps, [&](cudaStream_t s) {
-      for (int p = 0; p < n; ++p)
-        store.write_slot(p, scene.projection(p), s);
-    });
+    const double refill_ms = median_ms(
+        [&](cudaStream_t s) {
+          for (int p = 0; p < n; ++p)
+            store.write_slot(p, scene.projection(p), s);
+        },
+        reps, timing_stream());
     // --quick: no search, the backend's automatic tuning stands in for the best one.
     const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp, false}, 0.0}
                             : sweep(scene, interp, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
-    const double kernel_ms = median_ms(reps, [&](cudaStream_t s) { backprojector.run(jobs, s); });
+    const double kernel_ms =
+        median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
     // Side by side: the same tuning with the slices interleaved, and the automatic
     // points-per-thread choice the backend uses (32 x 4 blocks), without and with interleaving.
     BackprojectTuning interleaved = best.tuning;
     interleaved.interleave_targets = true;
     cuda::Backprojector interleaved_bp(scene.beam, scene.spec.detector, interleaved);
     const double interleaved_ms =
-        median_ms(reps, [&](cudaStream_t s) { interleaved_bp.run(jobs, s); });
+        median_ms([&](cudaStream_t s) { interleaved_bp.run(jobs, s); }, reps, timing_stream());
     BackprojectTuning automatic{32, 4, 0, interp, false};
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
-    const double auto_ms = median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
+    const double auto_ms =
+        median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
     automatic.interleave_targets = true;
-    auto_bp.set_tuning(automatic);
+    const cuda::Backprojector auto_interleaved_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_interleaved_ms =
-        median_ms(reps, [&](cudaStream_t s) { auto_bp.run(jobs, s); });
-    const double update_ms = median_ms(reps, [&](cudaStream_t s) {
-      for (int p = 0; p < n; ++p)
-        store.write_slot(p, scene.projection(p), s);
-      backprojector.run(jobs, s);
-    });
+        median_ms([&](cudaStream_t s) { auto_interleaved_bp.run(jobs, s); }, reps, timing_stream());
+    const double update_ms = median_ms(
+        [&](cudaStream_t s) {
+          for (int p = 0; p < n; ++p)
+            store.write_slot(p, scene.projection(p), s);
+          backprojector.run(jobs, s);
+        },
+        reps, timing_stream());
     const bool cone = scene.beam == BeamKind::kCone;
     report.add("quasi-3D full recompute")
         .set("setup", scene.spec.name)
@@ -150,10 +157,12 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
 // median of `reps` runs of the whole loop, divided by `frames`).
 template <class F>
 double us_per_frame(int reps, int frames, int step, F&& enqueue) {
-  const double ms = median_ms(reps, [&](cudaStream_t s) {
-    for (int k = 0; k < frames; k += step)
-      enqueue(k, s);
-  });
+  const double ms = median_ms(
+      [&](cudaStream_t s) {
+        for (int k = 0; k < frames; k += step)
+          enqueue(k, s);
+      },
+      reps, timing_stream());
   return 1e3 * ms / frames;
 }
 
@@ -192,14 +201,14 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
     return us_per_frame(reps, frames, 1, enqueue_frame);
   };
   const double total_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kDifference}}, s);
     backprojector.run(jobs_for(k), s);
   });
   const double replace_diff_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kDifference, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kDifference}}, s);
   });
   const double replace_us = per_frame_us([&](int k, cudaStream_t s) {
-    store.replace_slot(k, fresh(k), cuda::ScratchContent::kUnchanged, s);
+    store.replace_slots({{k, fresh(k), cuda::ScratchContent::kUnchanged}}, s);
   });
   const double memcpy3d_us =
       per_frame_us([&](int k, cudaStream_t s) { store.write_slot(k, fresh(k), s); });
@@ -322,7 +331,7 @@ void profile_batched(Scene& scene, cuda::ProjectionTextureStore& store, int batc
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"CUDA backend benchmark (issue 3)"};
+  CLI::App app{"CUDA backend benchmark"};
   std::string setups_arg = "flexray,highspeed,tomobank";
   std::string json_path = "cuda_bench.json";
   int reps = 20;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "bench/common/gpu_timer.hpp"
 #include "bench_scene.hpp"
-#include "bench_timer.hpp"
 #include "kernels/cuda/backproject_kernel.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
@@ -65,11 +65,13 @@ double samples_per_second(const cuda::ProjectionTextureStore& store, float* out)
   const dim3 block(32, 8);
   const dim3 grid(64, 128);  // 2M threads: fills the GPU many times over
   const double samples = static_cast<double>(grid.x * block.x) * grid.y * block.y * kSteps;
-  const double ms = median_ms(7, [&](cudaStream_t stream) {
-    ceiling_kernel<kFetch>
-        <<<grid, block, 0, stream>>>(ref.filtered, ref.point, ref.linear, ref.quads, out);
-    SLICESTREAM_CUDA_CHECK_LAUNCH("ceiling_kernel");
-  });
+  const double ms = median_ms(
+      [&](cudaStream_t stream) {
+        ceiling_kernel<kFetch>
+            <<<grid, block, 0, stream>>>(ref.filtered, ref.point, ref.linear, ref.quads, out);
+        SLICESTREAM_CUDA_CHECK_LAUNCH("ceiling_kernel");
+      },
+      7, timing_stream());
   return samples / (ms * 1e-3);
 }
 
@@ -109,10 +111,12 @@ std::vector<CeilingResult> measure_ceilings() {
   cuda::DeviceBuffer<unsigned char> a(bytes);
   cuda::DeviceBuffer<unsigned char> b(bytes);
   SLICESTREAM_CUDA_CHECK(cudaMemset(a.data(), 1, bytes));
-  const double ms = median_ms(7, [&](cudaStream_t stream) {
-    SLICESTREAM_CUDA_CHECK(
-        cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-  });
+  const double ms = median_ms(
+      [&](cudaStream_t stream) {
+        SLICESTREAM_CUDA_CHECK(
+            cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+      },
+      7, timing_stream());
   results.push_back({"device-to-device copy (read + write)", 2.0 * bytes / (ms * 1e-3), "B/s"});
   return results;
 }

@@ -1,4 +1,4 @@
-// End-to-end ingest benchmark (issue 3, item 4): the real slicestream-detector streaming into the
+// End-to-end ingest benchmark: the real slicestream-detector streaming into the
 // real slicestream-server over tcp (loopback) and ipc, at a ladder of frame rates, next to bare
 // ZeroMQ PUSH/PULL throughput for the same frame size measured in the same run. For every
 // set-up (the detector presets) and transport it reports the offered and sustained frame rate,
@@ -50,7 +50,7 @@ struct Options {
   int rows = 0;
   int cols = 0;
   int window = 0;
-  int data_hwm = ServerConfig{}.data_hwm;
+  int data_hwm = ServerConfig::kDefaultDataHwm;
   int send_hwm = 0;
   std::string server_args;
   std::string detector_args;

@@ -10,14 +10,13 @@
 
 #include <zmq.hpp>
 
+#include "kernels/steady_clock.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 
 namespace slicestream::bench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr auto kServerStartTimeout = std::chrono::seconds(60);  // CUDA start-up included
 constexpr auto kServerStopGrace = std::chrono::seconds(30);
@@ -96,7 +95,7 @@ std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpo
     auto server = std::make_unique<ChildProcess>(server_command(c, endpoints),
                                                  c.work_dir + "/" + c.tag + "-server.log");
     client = std::make_unique<client::RequestClient>(endpoints.requests, 250);
-    const Clock::time_point deadline = Clock::now() + kServerStartTimeout;
+    const SteadyClock::time_point deadline = SteadyClock::now() + kServerStartTimeout;
     while (true) {
       try {
         client::Response response = client->get_status();
@@ -113,7 +112,7 @@ std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpo
         throw std::runtime_error("the server exited with status " + std::to_string(*exited) +
                                  " at start-up:\n" + log);
       }
-      if (Clock::now() > deadline) {
+      if (SteadyClock::now() > deadline) {
         throw std::runtime_error("the server did not answer GetStatus within 60 s:\n" +
                                  server->log_tail(12));
       }
@@ -144,12 +143,8 @@ std::string bare_endpoint(Transport transport, const std::string& dir, const std
 
 StepResult run_ingest_step(const StepConfig& c) {
   StepResult r;
-  const Clock::time_point begin = Clock::now();
-  const Clock::time_point deadline = begin + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(c.timeout_s));
-  auto seconds_since_begin = [&begin] {
-    return std::chrono::duration<double>(Clock::now() - begin).count();
-  };
+  const SteadyClock::time_point begin = SteadyClock::now();
+  const SteadyClock::time_point deadline = begin + clock_duration(c.timeout_s);
   Endpoints endpoints;
   std::unique_ptr<client::RequestClient> client;
   v1::StatusReport status;
@@ -162,21 +157,19 @@ StepResult run_ingest_step(const StepConfig& c) {
   }
   r.server_started = true;
   r.backend = status.backend() + " (" + status.backend_device() + ")";
-  r.server_start_s = seconds_since_begin();
+  r.server_start_s = seconds_since(begin);
 
   if (c.on_server_ready) c.on_server_ready(endpoints);
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
   std::optional<v1::StatusReport> mid_scan;
   std::optional<int> detector_status;
-  Clock::time_point detector_exit;
+  SteadyClock::time_point detector_exit;
   std::uint64_t last_count = 0;
-  Clock::time_point last_change = Clock::now();
-  const auto stall =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.stall_s));
-  const auto interval =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.poll_interval_s));
-  Clock::time_point next_poll = Clock::now();
+  SteadyClock::time_point last_change = SteadyClock::now();
+  const auto stall = clock_duration(c.stall_s);
+  const auto interval = clock_duration(c.poll_interval_s);
+  SteadyClock::time_point next_poll = SteadyClock::now();
   while (true) {
     std::this_thread::sleep_until(next_poll);
     next_poll += interval;
@@ -185,10 +178,10 @@ StepResult run_ingest_step(const StepConfig& c) {
       if (response.ok()) {
         status = response.reply.status();
         const std::uint64_t integrated = counter(status, "projections_integrated");
-        samples.push_back({seconds_since_begin(), integrated});
+        samples.push_back({seconds_since(begin), integrated});
         if (integrated != last_count) {
           last_count = integrated;
-          last_change = Clock::now();
+          last_change = SteadyClock::now();
         }
         if (!mid_scan && 2 * integrated >= c.frames) mid_scan = status;
       }
@@ -201,7 +194,7 @@ StepResult run_ingest_step(const StepConfig& c) {
     }
     if (!detector_status) {
       detector_status = detector.poll();
-      if (detector_status) detector_exit = Clock::now();
+      if (detector_status) detector_exit = SteadyClock::now();
     }
     if (detector_status && *detector_status != 0) {
       r.failure = "the detector exited with status " + std::to_string(*detector_status) + ":\n" +
@@ -212,8 +205,8 @@ StepResult run_ingest_step(const StepConfig& c) {
     if (r.scan_ended && detector_status) break;
     // Everything was sent, but the server stopped integrating without seeing the scan's end: the
     // rest never reached it (counted as lost).
-    if (detector_status && Clock::now() - std::max(last_change, detector_exit) > stall) break;
-    if (Clock::now() > deadline) {
+    if (detector_status && SteadyClock::now() - std::max(last_change, detector_exit) > stall) break;
+    if (SteadyClock::now() > deadline) {
       r.failure = "the step did not finish within " + std::to_string(c.timeout_s) +
                   " s (scan state '" + status.scan_state() + "', " +
                   std::to_string(counter(status, "projections_integrated")) + " of " +

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/steady_clock.hpp"
 #include "kernels/phantom/ellipsoid_phantom.hpp"
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/metrics/latency_histogram.hpp"
@@ -33,7 +34,7 @@
 namespace slicestream {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
 constexpr int kRows = 400;
 constexpr int kCols = 600;
@@ -212,7 +213,7 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   }
   r.metrics = pipeline.metrics();  // busy fractions over the last two seconds of feeding
   pipeline.wait_idle();
-  r.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  r.seconds = seconds_since(begin);
   r.cpu_ms_per_frame = (process_cpu_ms() - cpu_begin) / static_cast<double>(r.frames);
   r.load_average = load_average();
   const MetricsSnapshot end = pipeline.metrics();

@@ -1,14 +1,14 @@
 // CG accuracy on the CPU twin: the benchmark's accuracy problem (720 x 512 parallel beam, Shepp-
 // Logan phantom, exact line integrals, 20 CGLS iterations from zero, error to the pixelised
 // phantom) solved with the fp32 CSR matrix and with the fp16 BSR twin under several operand and
-// accumulation models (exact sums, or the tensor core model of kernels/tensorcore/
-// mma_accumulation.hpp with and without split accumulation chains). No GPU needed; it answers
-// which part of the Tensor Core path costs accuracy (docs/performance.md, "CG accuracy").
+// accumulation models (exact sums, or the tensor core model of
+// tests/support/mma_accumulation_model.hpp with and without split accumulation chains). No GPU
+// needed; it answers which part of the Tensor Core path costs accuracy (docs/performance.md, "CG
+// accuracy").
 //
 //   cg_accuracy_cpu --size 320 --models exact,tc,tc-split --compensated 1
 #include <CLI/CLI.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -16,18 +16,29 @@
 #include <string>
 #include <vector>
 
-#include "kernels/tensorcore/bsr_projector_cpu.hpp"
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/steady_clock.hpp"
+#include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
-#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
+#include "tests/support/bsr_projector_cpu.hpp"
+#include "tests/support/ellipse_phantom_2d.hpp"
 
 namespace {
 
 using namespace slicestream::tensorcore;
+using slicestream::SteadyClock;
+using slicestream::seconds_since;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// One CGLS solve from zero; returns the error to `truth`.
+double solve_error(slicestream::solvers::ProjectionOperator& op, const std::vector<float>& data,
+                   const std::vector<float>& truth, int iterations) {
+  slicestream::solvers::CglsOptions options;
+  options.max_iterations = iterations;
+  slicestream::solvers::CglsWorkspace workspace;
+  std::vector<float> x(truth.size(), 0.0f);
+  slicestream::solvers::cgls_cpu(op, data.data(), x.data(), 1, options, workspace);
+  return relative_error(x, truth);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -39,8 +50,8 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
-// exact: double sums; tc: one accumulation chain per output (the kernels before the split);
-// tc-split: chains of kMmaChainBlocks blocks added in fp32 (the kernels now).
+// exact: double sums; tc: one accumulation chain per output (split accumulation off);
+// tc-split: chains of kMmaChainBlocks blocks added in fp32 (split accumulation on, the default).
 MmaAccumulation model_named(const std::string& name, int step_products, int extra_bits) {
   MmaAccumulation m;
   if (name == "exact") return m;
@@ -80,42 +91,37 @@ int main(int argc, char** argv) {
   const BlockOrdering ordering =
       ordering_name == "pseudo-morton" ? BlockOrdering::kPseudoMorton : BlockOrdering::kRaySheared;
 
-  auto t0 = std::chrono::steady_clock::now();
-  const PhantomProblem2d problem = make_phantom_problem(size, angles, bins);
+  slicestream::WorkerPool pool(0);
+  auto t0 = SteadyClock::now();
+  const PhantomProblem2d problem = make_phantom_problem(pool, size, angles, bins);
   const ImageGrid2d& grid = problem.grid;
   const Geometry2d& geometry = problem.geometry;
   const std::vector<float>& truth = problem.truth;
   const std::vector<float>& data = problem.data;
-  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(geometry, grid));
+  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(pool, geometry, grid));
   TensorCoreMatrixOptions tc;
   tc.shape = shape;
   tc.ordering = ordering;
-  const auto m =
-      std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(*a, geometry, grid, tc, nullptr));
+  const auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(pool, *a, geometry, grid, tc, nullptr));
   std::printf("%dx%d, %d angles x %d bins: nnz %.1fe6, %s %s, set-up %.1f s\n", size, size, angles,
               bins, a->nnz() / 1e6, to_string(ordering), to_string(shape), seconds_since(t0));
   std::fflush(stdout);
 
-  CglsOptions options;
-  options.max_iterations = iterations;
-  t0 = std::chrono::steady_clock::now();
-  CsrProjector single(a);
-  std::vector<float> x32(truth.size(), 0.0f);
-  cgls_cpu(single, data.data(), x32.data(), 1, options);
-  const double error32 = relative_error(x32, truth);
+  t0 = SteadyClock::now();
+  CsrProjector single(a, pool);
+  const double error32 = solve_error(single, data, truth, iterations);
   std::printf("fp32 CSR: error %.6f (%.1f s)\n", error32, seconds_since(t0));
   std::fflush(stdout);
 
   for (int comp : compensated) {
     for (const std::string& name : split(models)) {
-      t0 = std::chrono::steady_clock::now();
+      t0 = SteadyClock::now();
       BsrProjectorCpuOptions po;
       po.compensated = comp != 0;
       po.accumulation = model_named(name, step_products, extra_bits);
-      BsrProjectorCpu half(m, po);
-      std::vector<float> x16(truth.size(), 0.0f);
-      cgls_cpu(half, data.data(), x16.data(), 1, options);
-      const double error16 = relative_error(x16, truth);
+      BsrProjectorCpu half(m, pool, po);
+      const double error16 = solve_error(half, data, truth, iterations);
       std::printf(
           "fp16 %-11s operands, %-8s accumulation (k-step %d, +%d bits): error %.6f (%+.3f%% "
           "vs fp32, %.1f s)\n",

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/steady_clock.hpp"
+
 namespace slicestream::detector {
 
 namespace {
@@ -13,8 +15,7 @@ constexpr std::chrono::nanoseconds kMaxSleepSlice = std::chrono::milliseconds(50
 }  // namespace
 
 std::chrono::nanoseconds SteadyClock::now() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::nanoseconds(steady_now_ns());
 }
 
 void SteadyClock::sleep_until(std::chrono::nanoseconds time) {

@@ -9,6 +9,7 @@
 #include "clients/common/data_sender.hpp"
 #include "clients/common/scan_confirmation.hpp"
 #include "clients/detector/ordered_prefetcher.hpp"
+#include "kernels/steady_clock.hpp"
 
 namespace slicestream::detector {
 
@@ -44,9 +45,7 @@ class SendTimer {
  public:
   SendTimer(StreamCounters& counters, Clock& clock, double& blocked_seconds)
       : counters_(counters), clock_(clock), blocked_seconds_(blocked_seconds), start_(clock.now()) {
-    counters_.send_started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now().time_since_epoch())
-                                    .count();
+    counters_.send_started_ns = static_cast<std::int64_t>(steady_now_ns());
   }
   ~SendTimer() {
     counters_.send_started_ns = 0;

@@ -5,6 +5,8 @@
 #include <deque>
 #include <sstream>
 
+#include "kernels/steady_clock.hpp"
+
 namespace slicestream::detector {
 
 namespace {
@@ -14,12 +16,6 @@ constexpr double kMegabyte = 1e6;
 constexpr double kRateWindowS = 2.0;
 // A send blocked this long gets a hint on the progress line.
 constexpr double kStallHintS = 3.0;
-
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string fixed(double value, int decimals) {
   char text[64];
@@ -119,7 +115,8 @@ std::string ProgressReporter::line(double elapsed_s, double recent_fps,
   }
   const std::int64_t send_started = counters_.send_started_ns.load();
   if (send_started != 0) {
-    const double blocked_s = static_cast<double>(steady_ns() - send_started) * 1e-9;
+    const double blocked_s =
+        static_cast<double>(static_cast<std::int64_t>(steady_now_ns()) - send_started) * 1e-9;
     if (blocked_s > kStallHintS) {
       text << "  [blocked " << fixed(blocked_s, 0) << " s: is a server reading " << endpoint_
            << "?]";
@@ -135,13 +132,14 @@ void ProgressReporter::run() {
     std::uint64_t bytes;
   };
   const auto interval = interactive_ ? std::chrono::milliseconds(250) : std::chrono::seconds(5);
-  const std::int64_t start_ns = steady_ns();
+  const std::int64_t start_ns = static_cast<std::int64_t>(steady_now_ns());
   std::deque<Sample> samples{{start_ns, 0, 0}};
   std::size_t last_width = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     const bool stopping = wake_.wait_for(lock, interval, [this] { return stopping_; });
-    const Sample now{steady_ns(), counters_.frames_sent.load(), counters_.bytes_sent.load()};
+    const Sample now{static_cast<std::int64_t>(steady_now_ns()), counters_.frames_sent.load(),
+                     counters_.bytes_sent.load()};
     samples.push_back(now);
     while (samples.size() > 2 && now.time_ns - samples[1].time_ns > kRateWindowS * 1e9) {
       samples.pop_front();

@@ -14,7 +14,8 @@ namespace slicestream::cpu {
 namespace {
 
 // Upper bound on FFTW_MEASURE's search per plan. An unbounded search takes seconds for widths
-// like 1200 on a busy machine; most of its gain (about 2x over FFTW_ESTIMATE) comes early.
+// like 1200 on a busy machine; most of its gain over FFTW_ESTIMATE comes early
+// (docs/performance.md, "CPU ramp filter planning").
 constexpr double kPlanningSeconds = 0.1;
 
 // FFTW's planner is not thread-safe; backends may build filters while other threads plan (a new

@@ -232,17 +232,17 @@ std::string validate(const BackprojectTuning& tuning) {
 }
 
 Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning)
-    : beam_(beam), detector_(detector) {
-  set_tuning(tuning);
+    : beam_(beam), detector_(detector), tuning_(tuning) {
+  const std::string problem = validate(tuning);
+  if (!problem.empty()) throw CudaError("invalid backprojection tuning: " + problem);
   multiprocessors_ = current_device_multiprocessors();
 }
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
   BackprojectTuning t = tuning_;
   if (t.points_per_thread != 0) return t;
-  // Many points per thread amortise the per-source set-up (measured up to 4x from 1 to 8 on the
-  // H100), but too few blocks leave multiprocessors idle: take the largest that keeps six
-  // blocks per multiprocessor.
+  // Many points per thread amortise the per-source set-up (docs/performance.md), but too few
+  // blocks leave multiprocessors idle: take the largest that keeps six blocks per multiprocessor.
   const long long wanted = 6LL * multiprocessors_;
   for (int points : {8, 4, 2}) {
     long long blocks = 0;
@@ -258,12 +258,6 @@ BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJo
   }
   t.points_per_thread = 1;
   return t;
-}
-
-void Backprojector::set_tuning(const BackprojectTuning& tuning) {
-  const std::string problem = validate(tuning);
-  if (!problem.empty()) throw CudaError("invalid backprojection tuning: " + problem);
-  tuning_ = tuning;
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {

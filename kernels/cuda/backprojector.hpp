@@ -1,4 +1,4 @@
-// Voxel-driven backprojection on the GPU (issue 3, items 4 and 5): any GridSpec (slices of any
+// Voxel-driven backprojection on the GPU: any GridSpec (slices of any
 // orientation, preview volumes), cone (weight / den^2) and parallel beam, every target of a call
 // in one launch where the kernel's parameter space allows. The CPU twin is
 // cpu::backproject_rows; both evaluate, for every grid point X and source p,
@@ -35,13 +35,13 @@ struct BackprojectTuning {
   int block_x = 32;
   int block_y = 4;
   // Grid points per thread along the grid's y axis: 1, 2, 4, 8 or 16; 0 picks the largest of
-  // 1..8 that still gives every multiprocessor six blocks (measured best on the H100, bench/cuda).
+  // 1..8 that still gives every multiprocessor six blocks (the best choice in bench/cuda's
+  // tuning search, docs/performance.md).
   int points_per_thread = 0;
   BackprojectInterpolation interpolation = BackprojectInterpolation::kTextureGather;
   // Targets of equal shape in one launch take turns block by block, so that blocks running at
   // the same time cover the same rows of every slice (hoping for L2 reuse of detector rows).
-  // Measured side by side on the H100 it did not pay (Tomobank cone: 5.44 vs 5.15 ms with
-  // hardware filtering, 10.0 vs 9.65 ms exact), so it is off by default.
+  // Off by default: it did not pay in bench/cuda (docs/performance.md).
   bool interleave_targets = false;
 };
 // Empty when valid, else why not.
@@ -67,9 +67,10 @@ struct BackprojectJob {
 
 class Backprojector {
  public:
+  // Throws CudaError for an invalid tuning (validate). A cheap object: benchmarks and tests
+  // construct one per tuning.
   Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning = {});
 
-  void set_tuning(const BackprojectTuning& tuning);  // throws CudaError when invalid
   const BackprojectTuning& tuning() const { return tuning_; }
   // The tuning a call with these jobs runs with (points_per_thread resolved).
   BackprojectTuning resolved_tuning(const std::vector<BackprojectJob>& jobs) const;

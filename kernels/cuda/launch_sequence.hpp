@@ -1,5 +1,4 @@
-// Per-frame GPU work as data, replayable as CUDA graphs (issue 3: "CUDA graphs for the per-frame
-// sequence").
+// Per-frame GPU work as data, replayable as CUDA graphs (one graph launch per stage and frame).
 //
 // A LaunchSequence lists what one stage enqueues for one frame, in order: kernels with their
 // arguments (KernelLaunch), 1D copies, and fixed steps (library calls such as cuFFT, which enqueue

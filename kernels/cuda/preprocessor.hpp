@@ -1,4 +1,4 @@
-// CUDA twin of cpu::preprocess_rows (issue 3, item 1): a raw frame (uint16, uint32 or float32) is
+// CUDA twin of cpu::preprocess_rows: a raw frame (uint16, uint32 or float32) is
 // staged through a pinned ring and uploaded asynchronously, then one fused kernel, built from the
 // same kernels/expr expression as the CPU pass, does dark and flat correction, guards, -log and
 // the FDK cosine weight, counting guarded pixels in the same pass.

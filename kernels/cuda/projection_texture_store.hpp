@@ -1,4 +1,4 @@
-// The window of filtered projections on the GPU (issue 3, item 3).
+// The window of filtered projections on the GPU.
 //
 // Slots live in layered CUDA arrays, each bound to its texture objects for the lifetime of the
 // scan; an arriving projection overwrites its layer in place, nothing is re-created or
@@ -51,7 +51,7 @@ struct TextureRef {
   const float4* quads = nullptr;  // kQuads copy
 };
 
-// What replace_slot leaves in the scratch layer.
+// What a slot replacement (replace_slots) leaves in its scratch layer.
 enum class ScratchContent { kUnchanged, kDifference, kOldProjection };
 
 // One projection of a batched replacement: entry i of a batch leaves its scratch content in
@@ -100,15 +100,13 @@ class ProjectionTextureStore {
 
   // Overwrites `slot` with `projection` (device, rows x cols floats, row-major): the layer with
   // cudaMemcpy3DAsync, the linear copy alike. For filling a store; arriving projections take
-  // replace_slot.
+  // replace_slots.
   void write_slot(int slot, const float* projection, cudaStream_t stream);
-  // The per-projection update in one pass over the data: reads the old content of `slot` where
-  // `scratch` asks for it, leaves new - old or old in scratch layer 0, and writes `projection`
-  // into the slot in place (layer through its surface unless layer writes are off, and the
-  // linear copy).
-  void replace_slot(int slot, const float* projection, ScratchContent scratch, cudaStream_t stream);
-  // The same for a batch of distinct slots (at most scratch_layers() entries) in one launch per
-  // pass; entry i uses scratch layer i. Throws CudaError for a repeated slot or too large a batch.
+  // The per-projection update of a batch of distinct slots (at most scratch_layers() entries) in
+  // one pass over the data and one launch per pass: for entry i, reads the old content of its
+  // slot where `scratch` asks for it, leaves new - old or old in scratch layer i, and writes the
+  // projection into the slot in place (layer through its surface unless layer writes are off,
+  // and the linear copy). Throws CudaError for a repeated slot or too large a batch.
   void replace_slots(const std::vector<SlotReplacement>& batch, cudaStream_t stream);
   // What replace_slots enqueues, appended to `sequence` (graph replay).
   void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence);

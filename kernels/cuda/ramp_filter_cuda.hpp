@@ -1,4 +1,4 @@
-// CUDA twin of cpu::RampFilter (issue 3, item 2): every row of a projection zero-padded to
+// CUDA twin of cpu::RampFilter: every row of a projection zero-padded to
 // padded_filter_width(cols) (data first, zeros after, as on the CPU), one batched cuFFT R2C over
 // all rows, multiplication by ramp_filter_response's real gains, one batched C2R, and the first
 // cols values written back. Plans and buffers are made once per detector shape.

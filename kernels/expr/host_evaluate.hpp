@@ -110,34 +110,6 @@ void assign_rows(float* out, const E& e, Extent2D extent, int row_begin, int row
   assign_rows(out, e, extent, row_begin, row_end, static_cast<Counts<0>*>(nullptr));
 }
 
-// out[i] = e for i in [begin, end) (1D: generators are not allowed), with counted conditions.
-template <class E, class... C>
-void assign(float* out, const E& expression, std::size_t begin, std::size_t end,
-            Counts<sizeof...(C)>* counts, const C&... condition_expressions) {
-  constexpr std::size_t kConditions = sizeof...(C);
-  const E e = expression;  // see assign_rows
-  const std::tuple<C...> conditions(condition_expressions...);
-  std::uint64_t totals[kConditions + 1] = {};
-  float tile[kTileElements];
-  for (std::size_t tile_start = begin; tile_start < end; tile_start += kTileElements) {
-    const std::size_t tile_end = std::min(end, tile_start + kTileElements);
-    for (std::size_t i = tile_start; i < tile_end; ++i) {
-      tile[i - tile_start] = e.at(i);
-      detail::count_conditions(totals, i, conditions, std::index_sequence_for<C...>{});
-    }
-    std::memcpy(out + tile_start, tile, (tile_end - tile_start) * sizeof(float));
-  }
-  if (counts != nullptr) {
-    for (std::size_t k = 0; k < kConditions; ++k)
-      (*counts)[k] += totals[k];
-  }
-}
-
-template <class E>
-void assign(float* out, const E& e, std::size_t begin, std::size_t end) {
-  assign(out, e, begin, end, static_cast<Counts<0>*>(nullptr));
-}
-
 // Reductions over [begin, end), accumulated in double (the contributions of kernels/expr/pass.hpp).
 template <class E>
 double sum(const E& e, std::size_t begin, std::size_t end) {
@@ -155,18 +127,6 @@ template <class E>
 double squared_norm(const E& e, std::size_t begin, std::size_t end) {
   const auto r = reduce_squared_norm(e);
   return detail::lane_sum(begin, end, [&](std::size_t i) { return r.contribution(i); });
-}
-
-// Fused evaluate-and-reduce: out[i] = e and the return value is the sum of transform(e) over
-// [begin, end), in one pass; e.g. the CG update r = r - alpha * q returning |r|^2 with Square{}.
-template <class E, class Transform>
-double assign_and_reduce(float* out, const E& e, const Transform& transform, std::size_t begin,
-                         std::size_t end) {
-  return detail::lane_sum(begin, end, [&](std::size_t i) {
-    const float value = e.at(i);
-    out[i] = value;
-    return transform(value);
-  });
 }
 
 // A fused pass (kernels/expr/pass.hpp) over a rows x cols array of `cols` columns: its stores

@@ -8,15 +8,18 @@
 //
 // Values are stored divided by value_scale (the pixel size), so that fp16 holds dimensionless
 // weights of order 1 whatever the units; products multiply by value_scale in fp32.
+//
+// The products run on the GPU (cuda/bsr_spmm.hpp); their CPU twins, which the tests compare the
+// kernels against, are in tests/support/bsr_multiply_cpu.hpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/tensorcore/column_layouts.hpp"
 #include "kernels/tensorcore/index_mapping.hpp"
-#include "kernels/tensorcore/mma_accumulation.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 #include "kernels/tensorcore/wmma_shape.hpp"
 
@@ -49,31 +52,16 @@ struct BsrMatrixHalf {
   std::size_t bytes() const { return block_bytes() + index_bytes(); }
 };
 
-struct BlockCount {
-  long long possible = 0;  // block rows x block columns of the padded matrix
-  long long nonempty = 0;
-  double nonempty_percent() const {
-    return possible > 0 ? 100.0 * static_cast<double>(nonempty) / static_cast<double>(possible) : 0;
-  }
-};
-
-// Non-empty blocks of block_rows x block_cols after renumbering, without storing them (Table 3).
-BlockCount count_blocks(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
-                        int block_rows, int block_cols, int threads = 0);
+// The number of non-empty blocks of block_rows x block_cols in every block row after
+// renumbering (build_bsr's first pass; summed, the block counts of the orderings without storing
+// any block).
+std::vector<std::int32_t> blocks_per_block_row(Executor& executor, const CsrMatrix& a,
+                                               const IndexMapping& rows, const ColumnLayouts& cols,
+                                               int block_rows, int block_cols);
 
 // rows.size() == a.rows and cols.pixels() == a.cols; mapped sizes are padded up to block
 // multiples (each column layout starts at a multiple of 16).
-BsrMatrixHalf build_bsr(const CsrMatrix& a, const IndexMapping& rows, const ColumnLayouts& cols,
-                        WmmaShape shape, float value_scale, int threads = 0);
-
-// CPU twins of the WMMA products, in the mapped spaces, from the stored fp16 values; `columns`
-// right-hand sides row-major. x has bsr.cols rows, y has bsr.rows rows. Sums are exact (double)
-// unless `accumulation` asks for the tensor core model (mma_accumulation.hpp), which follows the
-// kernels' order: blocks in storage order (forward) or column-index order (transposed), k-steps
-// of rays 0-15 then 16-31 for 32-row blocks.
-void bsr_multiply_cpu(const BsrMatrixHalf& bsr, const float* x, float* y, int columns,
-                      const MmaAccumulation& accumulation = {});
-void bsr_multiply_transposed_cpu(const BsrMatrixHalf& bsr, const float* y, float* x, int columns,
-                                 const MmaAccumulation& accumulation = {});
+BsrMatrixHalf build_bsr(Executor& executor, const CsrMatrix& a, const IndexMapping& rows,
+                        const ColumnLayouts& cols, WmmaShape shape, float value_scale);
 
 }  // namespace slicestream::tensorcore

@@ -34,31 +34,4 @@ ColumnLayouts single_layout(IndexMapping layout, int alignment) {
   return make_column_layouts(std::move(layouts), {}, alignment);
 }
 
-void replicate_columns(const ColumnLayouts& layouts, const float* image, float* out, int columns) {
-  for (long long i = 0; i < layouts.mapped_size * columns; ++i)
-    out[i] = 0;
-  for (std::size_t l = 0; l < layouts.layouts.size(); ++l) {
-    const IndexMapping& layout = layouts.layouts[l];
-    for (long long p = 0; p < layout.size(); ++p) {
-      const long long slot = layouts.offset[l] + layout.to_mapped[static_cast<std::size_t>(p)];
-      for (int c = 0; c < columns; ++c)
-        out[slot * columns + c] = image[p * columns + c];
-    }
-  }
-}
-
-void sum_columns(const ColumnLayouts& layouts, const float* in, float* image, int columns) {
-  const long long pixels = layouts.pixels();
-  for (long long i = 0; i < pixels * columns; ++i)
-    image[i] = 0;
-  for (std::size_t l = 0; l < layouts.layouts.size(); ++l) {
-    const IndexMapping& layout = layouts.layouts[l];
-    for (long long p = 0; p < pixels; ++p) {
-      const long long slot = layouts.offset[l] + layout.to_mapped[static_cast<std::size_t>(p)];
-      for (int c = 0; c < columns; ++c)
-        image[p * columns + c] += in[slot * columns + c];
-    }
-  }
-}
-
 }  // namespace slicestream::tensorcore

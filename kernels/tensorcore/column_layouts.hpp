@@ -29,9 +29,4 @@ ColumnLayouts make_column_layouts(std::vector<IndexMapping> layouts,
                                   std::vector<std::uint8_t> ray_layout, int alignment = 16);
 ColumnLayouts single_layout(IndexMapping layout, int alignment = 16);
 
-// `columns` values per pixel, row-major. replicate: out (mapped_size rows) holds the image in
-// every layout, padding 0. sum: out[p] = sum over layouts of in[offset + slot(p)].
-void replicate_columns(const ColumnLayouts& layouts, const float* image, float* out, int columns);
-void sum_columns(const ColumnLayouts& layouts, const float* in, float* image, int columns);
-
 }  // namespace slicestream::tensorcore

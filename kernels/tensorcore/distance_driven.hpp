@@ -144,11 +144,4 @@ class DistanceDrivenProjection {
   bool drive_columns_ = false;
 };
 
-// Matrix-free CPU reference, multi-threaded over projections. Images are row-major width x height;
-// sinograms are projection-major (row = projection * bins + bin).
-void dd_forward_cpu(const Geometry2d& geometry, const ImageGrid2d& grid, const float* image,
-                    float* sinogram);
-void dd_backward_cpu(const Geometry2d& geometry, const ImageGrid2d& grid, const float* sinogram,
-                     float* image);
-
 }  // namespace slicestream::tensorcore

@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/tensorcore/parallel_for.hpp"
-
 namespace slicestream::tensorcore {
 
 namespace {
@@ -63,20 +61,31 @@ GroupPlan plan_group(const BsrMatrixHalf& bsr, long long first_row) {
   return plan;
 }
 
+// The blocks of group g in chunk order; the plan's block ids are in the same order as chunk_block.
+void copy_group_blocks(const BsrMatrixHalf& bsr, const GroupPlan& plan, std::size_t g,
+                       GroupedBlocks& out) {
+  const auto first =
+      static_cast<std::size_t>(out.chunk_block[static_cast<std::size_t>(out.group_chunk[g])]);
+  for (std::size_t i = 0; i < plan.block_ids.size(); ++i) {
+    std::memcpy(out.blocks.data() + (first + i) * 256,
+                bsr.blocks.data() + static_cast<std::size_t>(plan.block_ids[i]) * 256,
+                256 * sizeof(std::uint16_t));
+  }
+}
+
 }  // namespace
 
-GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads) {
+GroupedBlocks group_blocks(Executor& executor, const BsrMatrixHalf& bsr) {
   if (bsr.block_rows != 16 || bsr.block_cols != 16) {
     throw std::invalid_argument("group_blocks: needs 16 x 16 blocks");
   }
   const long long groups = (bsr.block_row_count() + kGroupRows - 1) / kGroupRows;
   std::vector<GroupPlan> plans(static_cast<std::size_t>(groups));
-  parallel_for(
-      groups,
-      [&](long long g, int) {
-        plans[static_cast<std::size_t>(g)] = plan_group(bsr, g * kGroupRows);
-      },
-      threads);
+  executor.parallel_for(static_cast<std::size_t>(groups), 1,
+                        [&](std::size_t begin, std::size_t end, int) {
+                          for (std::size_t g = begin; g < end; ++g)
+                            plans[g] = plan_group(bsr, static_cast<long long>(g) * kGroupRows);
+                        });
 
   GroupedBlocks out;
   out.rows = bsr.rows;
@@ -92,21 +101,12 @@ GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads) {
       out.chunk_block.push_back(out.chunk_block.back() + size);
     out.group_chunk.push_back(static_cast<std::int32_t>(out.chunk_mask.size()));
   }
-  // The blocks in chunk order; the plans' block ids are in the same order as chunk_block.
   out.blocks.resize(bsr.blocks.size());
-  parallel_for(
-      groups,
-      [&](long long g, int) {
-        const GroupPlan& p = plans[static_cast<std::size_t>(g)];
-        const auto first = static_cast<std::size_t>(out.chunk_block[static_cast<std::size_t>(
-            out.group_chunk[static_cast<std::size_t>(g)])]);
-        for (std::size_t i = 0; i < p.block_ids.size(); ++i) {
-          std::memcpy(out.blocks.data() + (first + i) * 256,
-                      bsr.blocks.data() + static_cast<std::size_t>(p.block_ids[i]) * 256,
-                      256 * sizeof(std::uint16_t));
-        }
-      },
-      threads);
+  executor.parallel_for(static_cast<std::size_t>(groups), 1,
+                        [&](std::size_t begin, std::size_t end, int) {
+                          for (std::size_t g = begin; g < end; ++g)
+                            copy_group_blocks(bsr, plans[g], g, out);
+                        });
   return out;
 }
 

@@ -2,10 +2,10 @@
 //
 // The gathered symmetric products (symmetric_gather.hpp) read, for every stored block and every
 // one of the 8 transforms, a 16-row tile of the operand (16 pixels x 32 slices). Stored block
-// row by block row, each (block, transform) pair reads its own tile: at 512^2 that is 7.4 GB of
-// L2 traffic per product, which bounds the kernel. Neighbouring block rows cross nearly the
-// same pixels, though: 8 consecutive block rows in pseudo-Morton order touch only 0.30 (A_oct)
-// and 0.25 (A_oct^T) as many distinct block columns as they hold blocks. So the blocks are
+// row by block row, each (block, transform) pair reads its own tile, and that L2 traffic bounds
+// the kernel. Neighbouring block rows cross nearly the same pixels, though: a few consecutive
+// block rows in pseudo-Morton order touch far fewer distinct block columns than they hold blocks
+// (docs/performance.md, "Grouped block rows", has the ratios). So the blocks are
 // grouped by kGroupRows consecutive block rows; within a group, the distinct block columns
 // ("tiles") are taken in ascending order, kChunkTiles at a time ("chunks"), and a chunk's blocks
 // are stored together, ordered by (row in the group, tile). A kernel stages one chunk's operand
@@ -22,11 +22,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/tensorcore/bsr_matrix.hpp"
 
 namespace slicestream::tensorcore {
 
-inline constexpr int kGroupRows = 8;   // block rows per group: 0.30 / 0.25 tiles per block
+inline constexpr int kGroupRows = 8;   // block rows per group
 inline constexpr int kChunkTiles = 8;  // tiles per chunk (staged together)
 static_assert(kChunkTiles * kGroupRows <= 64, "a chunk's mask is 64 bits");
 
@@ -78,6 +79,6 @@ struct GroupedBlocks {
 
 // Regroups `bsr` (16 x 16 blocks; throws std::invalid_argument otherwise). Every block is
 // copied once; the weights and value_scale are unchanged.
-GroupedBlocks group_blocks(const BsrMatrixHalf& bsr, int threads = 0);
+GroupedBlocks group_blocks(Executor& executor, const BsrMatrixHalf& bsr);
 
 }  // namespace slicestream::tensorcore

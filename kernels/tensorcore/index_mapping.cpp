@@ -38,37 +38,4 @@ IndexMapping mapping_from_slots(std::vector<std::int32_t> to_mapped, long long m
   return m;
 }
 
-std::string validate_mapping(const IndexMapping& mapping) {
-  long long used = 0;
-  for (std::size_t slot = 0; slot < mapping.to_original.size(); ++slot) {
-    const std::int32_t original = mapping.to_original[slot];
-    if (original == -1) continue;
-    ++used;
-    if (original < 0 || original >= mapping.size() ||
-        mapping.to_mapped[static_cast<std::size_t>(original)] != static_cast<std::int32_t>(slot)) {
-      return "to_original and to_mapped disagree at slot " + std::to_string(slot);
-    }
-  }
-  if (used != mapping.size()) return "some original indices have no slot";
-  return {};
-}
-
-void map_rows(const IndexMapping& mapping, const float* in, float* out, int columns) {
-  for (long long slot = 0; slot < mapping.mapped_size(); ++slot) {
-    const std::int32_t original = mapping.to_original[static_cast<std::size_t>(slot)];
-    for (int c = 0; c < columns; ++c) {
-      out[slot * columns + c] =
-          original < 0 ? 0.0f : in[static_cast<long long>(original) * columns + c];
-    }
-  }
-}
-
-void unmap_rows(const IndexMapping& mapping, const float* in, float* out, int columns) {
-  for (long long i = 0; i < mapping.size(); ++i) {
-    const long long slot = mapping.to_mapped[static_cast<std::size_t>(i)];
-    for (int c = 0; c < columns; ++c)
-      out[i * columns + c] = in[slot * columns + c];
-  }
-}
-
 }  // namespace slicestream::tensorcore

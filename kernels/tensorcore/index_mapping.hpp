@@ -21,12 +21,5 @@ IndexMapping identity_mapping(long long size, long long mapped_size);
 // Builds both directions from original -> slot; throws std::invalid_argument if two indices
 // share a slot or a slot is out of range.
 IndexMapping mapping_from_slots(std::vector<std::int32_t> to_mapped, long long mapped_size);
-// Empty when to_mapped and to_original are inverse bijections onto the used slots.
-std::string validate_mapping(const IndexMapping& mapping);
-
-// `columns` values per index, row-major. map: out[slot] = in[original] (padding slots get 0);
-// unmap: out[original] = in[slot].
-void map_rows(const IndexMapping& mapping, const float* in, float* out, int columns);
-void unmap_rows(const IndexMapping& mapping, const float* in, float* out, int columns);
 
 }  // namespace slicestream::tensorcore

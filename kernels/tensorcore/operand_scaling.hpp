@@ -11,6 +11,10 @@
 
 namespace slicestream::tensorcore {
 
+// Compensated operands carry every column as two fp16 columns, hi = fp16(v) and
+// lo = fp16((v - hi) * kLowOperandFactor): about 22 significant bits together.
+inline constexpr float kLowOperandFactor = 4096.0f;
+
 // The factor 2^e for a column whose largest magnitude is max_abs (1 for 0 or non-finite).
 SLICESTREAM_INLINE float half_operand_scale(float max_abs) {
   if (!(max_abs > 0) || !(max_abs < 3.0e38f)) return 1.0f;

@@ -5,9 +5,8 @@
 // that sector. Rows are grouped per sector into tiles of bins x projections (one block row each).
 // Tiles are ordered along a Morton curve for locality between neighbouring blocks.
 //
-// Measured on 720 x 512 parallel beams, 256^2 (bench/tensorcore prints it for every size): with 8
-// sectors, 2 x 8 pixel tiles and 2 bins x 4 projections per 8-row block, 29% of the stored fp16
-// values are non-zero against 20% with pseudo-Morton.
+// The stored blocks are fuller than with pseudo-Morton (bench/tensorcore prints the fill for every
+// size; docs/performance.md, Table 3).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "kernels/tensorcore/distance_driven.hpp"
-#include "kernels/tensorcore/parallel_for.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -63,7 +62,7 @@ ProjectionRows build_projection(const Geometry2d& geometry, const ImageGrid2d& g
 
 }  // namespace
 
-CsrMatrix build_dd_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
+CsrMatrix build_dd_matrix(Executor& executor, const Geometry2d& geometry, const ImageGrid2d& grid,
                           const DdMatrixOptions& options) {
   std::string problem = validate_geometry_2d(geometry);
   if (problem.empty()) problem = validate_grid_2d(grid);
@@ -76,13 +75,12 @@ CsrMatrix build_dd_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
 
   const int angles = geometry.angles();
   std::vector<ProjectionRows> parts(static_cast<std::size_t>(angles));
-  parallel_for(
-      angles,
-      [&](long long a, int) {
-        parts[static_cast<std::size_t>(a)] =
-            build_projection(geometry, grid, static_cast<int>(a), options.column_factors);
-      },
-      options.threads);
+  executor.parallel_for(
+      static_cast<std::size_t>(angles), 1, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t a = begin; a < end; ++a) {
+          parts[a] = build_projection(geometry, grid, static_cast<int>(a), options.column_factors);
+        }
+      });
 
   CsrMatrix m;
   m.rows = geometry.rays();
@@ -102,60 +100,78 @@ CsrMatrix build_dd_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
   if (nnz > 0x7fffffffLL) throw std::invalid_argument("build_dd_matrix: more than 2^31 non-zeros");
   m.col.resize(static_cast<std::size_t>(nnz));
   m.values.resize(static_cast<std::size_t>(nnz));
-  parallel_for(
-      angles,
-      [&](long long a, int) {
-        ProjectionRows& part = parts[static_cast<std::size_t>(a)];
-        std::copy(part.col.begin(), part.col.end(),
-                  m.col.begin() + part_offset[static_cast<std::size_t>(a)]);
-        std::copy(part.values.begin(), part.values.end(),
-                  m.values.begin() + part_offset[static_cast<std::size_t>(a)]);
-        std::vector<long long>().swap(part.counts);
-        std::vector<std::int32_t>().swap(part.col);
-        std::vector<float>().swap(part.values);
-      },
-      options.threads);
+  executor.parallel_for(
+      static_cast<std::size_t>(angles), 1, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t a = begin; a < end; ++a) {
+          ProjectionRows& part = parts[a];
+          std::copy(part.col.begin(), part.col.end(), m.col.begin() + part_offset[a]);
+          std::copy(part.values.begin(), part.values.end(), m.values.begin() + part_offset[a]);
+          std::vector<long long>().swap(part.counts);
+          std::vector<std::int32_t>().swap(part.col);
+          std::vector<float>().swap(part.values);
+        }
+      });
   return m;
 }
 
-void csr_multiply(const CsrMatrix& a, const float* x, float* y, int columns) {
-  parallel_for(a.rows, [&](long long r, int) {
-    std::vector<double> acc(static_cast<std::size_t>(columns), 0.0);
-    for (long long k = a.row_ptr[static_cast<std::size_t>(r)];
-         k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+namespace {
+
+// Rows per chunk of the products' loops: keeps the scheduling overhead small.
+constexpr std::size_t kRowGrain = 256;
+
+// y[r] = A[r, :] x for the rows [begin, end), summed in double.
+void multiply_rows(const CsrMatrix& a, const float* x, float* y, int columns, std::size_t begin,
+                   std::size_t end) {
+  std::vector<double> acc(static_cast<std::size_t>(columns));
+  for (std::size_t r = begin; r < end; ++r) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (long long k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double w = a.values[static_cast<std::size_t>(k)];
       const float* xr = x + static_cast<long long>(a.col[static_cast<std::size_t>(k)]) * columns;
       for (int c = 0; c < columns; ++c)
         acc[static_cast<std::size_t>(c)] += w * xr[c];
     }
-    for (int c = 0; c < columns; ++c) {
-      y[r * columns + c] = static_cast<float>(acc[static_cast<std::size_t>(c)]);
-    }
-  });
+    float* yr = y + static_cast<long long>(r) * columns;
+    for (int c = 0; c < columns; ++c)
+      yr[c] = static_cast<float>(acc[static_cast<std::size_t>(c)]);
+  }
 }
 
-void csr_multiply_transposed(const CsrMatrix& a, const float* y, float* x, int columns) {
-  const std::size_t size = static_cast<std::size_t>(a.cols) * static_cast<std::size_t>(columns);
-  std::vector<std::vector<double>> partial(static_cast<std::size_t>(worker_count()));
-  // Chunks of rows per task keep the scheduling overhead small.
-  constexpr long long kChunk = 256;
-  const long long chunks = (a.rows + kChunk - 1) / kChunk;
-  parallel_for(chunks, [&](long long chunk, int worker) {
-    std::vector<double>& acc = partial[static_cast<std::size_t>(worker)];
-    if (acc.empty()) acc.assign(size, 0.0);
-    const long long end = std::min(a.rows, (chunk + 1) * kChunk);
-    for (long long r = chunk * kChunk; r < end; ++r) {
-      const float* yr = y + r * columns;
-      for (long long k = a.row_ptr[static_cast<std::size_t>(r)];
-           k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-        const double w = a.values[static_cast<std::size_t>(k)];
-        double* xr = acc.data() + static_cast<std::size_t>(a.col[static_cast<std::size_t>(k)]) *
-                                      static_cast<std::size_t>(columns);
-        for (int c = 0; c < columns; ++c)
-          xr[c] += w * yr[c];
-      }
+// acc += A[begin:end, :]^T y[begin:end] (acc: cols x columns, double).
+void accumulate_transposed_rows(const CsrMatrix& a, const float* y, int columns, std::size_t begin,
+                                std::size_t end, std::vector<double>& acc) {
+  for (std::size_t r = begin; r < end; ++r) {
+    const float* yr = y + static_cast<long long>(r) * columns;
+    for (long long k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double w = a.values[static_cast<std::size_t>(k)];
+      double* xr = acc.data() + static_cast<std::size_t>(a.col[static_cast<std::size_t>(k)]) *
+                                    static_cast<std::size_t>(columns);
+      for (int c = 0; c < columns; ++c)
+        xr[c] += w * yr[c];
     }
-  });
+  }
+}
+
+}  // namespace
+
+void csr_multiply(Executor& executor, const CsrMatrix& a, const float* x, float* y, int columns) {
+  executor.parallel_for(static_cast<std::size_t>(a.rows), kRowGrain,
+                        [&](std::size_t begin, std::size_t end, int) {
+                          multiply_rows(a, x, y, columns, begin, end);
+                        });
+}
+
+// Every participant sums into its own image; the partial images are added at the end.
+void csr_multiply_transposed(Executor& executor, const CsrMatrix& a, const float* y, float* x,
+                             int columns) {
+  const std::size_t size = static_cast<std::size_t>(a.cols) * static_cast<std::size_t>(columns);
+  std::vector<std::vector<double>> partial(static_cast<std::size_t>(executor.max_participants()));
+  executor.parallel_for(static_cast<std::size_t>(a.rows), kRowGrain,
+                        [&](std::size_t begin, std::size_t end, int participant) {
+                          std::vector<double>& acc = partial[static_cast<std::size_t>(participant)];
+                          if (acc.empty()) acc.assign(size, 0.0);
+                          accumulate_transposed_rows(a, y, columns, begin, end, acc);
+                        });
   for (std::size_t i = 0; i < size; ++i) {
     double sum = 0;
     for (const std::vector<double>& acc : partial) {

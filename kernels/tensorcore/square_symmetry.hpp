@@ -61,17 +61,4 @@ std::string check_symmetry(const Geometry2d& geometry, const ImageGrid2d& grid);
 // Throws std::invalid_argument with check_symmetry's message when the symmetry does not hold.
 SymmetryPlan make_symmetry_plan(const Geometry2d& geometry, const ImageGrid2d& grid);
 
-// CPU twins of the gather / inverse-transform kernels. `slices` images; the octant operand has
-// 8 * slices columns, column s * 8 + g holding slice s under symmetry g. All row-major.
-//   gather:  x_oct[q, 8s+g] = image[g q, s]            (image: pixels x slices; q over all pixels,
-//                                                        rows outside O set to 0)
-//   combine: y[r, s] = sum_g y_oct[g^-1 r, 8s+g]       (forward: the paper's inverse transform
-//                                                        and summation)
-//   spread:  z[r, 8s+g] = y[g r, s]                    (adjoint of combine)
-//   scatter: image[p, s] = sum_{g, q: g q = p} s_oct[q, 8s+g]   (adjoint of gather)
-void symmetric_gather(const SymmetryPlan& plan, const float* image, float* x_oct, int slices);
-void symmetric_combine(const SymmetryPlan& plan, const float* y_oct, float* y, int slices);
-void symmetric_spread(const SymmetryPlan& plan, const float* y, float* z, int slices);
-void symmetric_scatter(const SymmetryPlan& plan, const float* s_oct, float* image, int slices);
-
 }  // namespace slicestream::tensorcore

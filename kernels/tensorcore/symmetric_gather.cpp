@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "kernels/tensorcore/half_float.hpp"
-#include "kernels/tensorcore/parallel_for.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 
 namespace slicestream::tensorcore {
@@ -59,64 +57,13 @@ SymmetricGatherTables make_symmetric_gather_tables(const TensorCoreMatrix& m) {
   return t;
 }
 
-BsrMatrixHalf build_transposed_blocks(const CsrMatrix& a_oct, const TensorCoreMatrix& m,
-                                      int threads) {
+BsrMatrixHalf build_transposed_blocks(Executor& executor, const CsrMatrix& a_oct,
+                                      const TensorCoreMatrix& m) {
   if (const std::string why = gathered_symmetry_problem(m); !why.empty()) {
     throw std::invalid_argument("transposed blocks: " + why);
   }
-  return build_bsr(transpose(a_oct), m.col_layouts.layouts.front(), single_layout(m.row_mapping),
-                   WmmaShape::kM16N16K16, m.bsr.value_scale, threads);
-}
-
-void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* source,
-                          const std::int32_t* target, const float* in, float* out, int slices) {
-  const long long block_rows = blocks.block_row_count();
-  for (int g = 0; g < kSymmetryCount; ++g) {
-    const std::int32_t* src = source + g * blocks.cols;
-    const std::int32_t* dst = target + g * blocks.rows;
-    // Groups in parallel: within one g every output row has one source row (g is a bijection),
-    // so no two groups write the same output.
-    parallel_for(blocks.group_count(), [&](long long group, int) {
-      std::vector<double> acc(static_cast<std::size_t>(kGroupRows) * 16 * slices, 0.0);
-      for (std::int32_t c = blocks.group_chunk[static_cast<std::size_t>(group)];
-           c < blocks.group_chunk[static_cast<std::size_t>(group) + 1]; ++c) {
-        const std::uint64_t mask = blocks.chunk_mask[static_cast<std::size_t>(c)];
-        std::int32_t id = blocks.chunk_block[static_cast<std::size_t>(c)];
-        for (int bit = 0; bit < kChunkTiles * kGroupRows; ++bit) {  // bit order: (row, tile)
-          if (((mask >> bit) & 1u) == 0) continue;
-          const int row = chunk_bit_row(bit);
-          const long long col0 =
-              16LL * blocks.chunk_tile[static_cast<std::size_t>(c) * kChunkTiles +
-                                       static_cast<std::size_t>(chunk_bit_tile(bit))];
-          const std::uint16_t* block = blocks.blocks.data() + static_cast<std::size_t>(id++) * 256;
-          for (int k = 0; k < 16; ++k) {
-            const std::int32_t row_in = src[col0 + k];
-            if (row_in < 0) continue;
-            const float* x = in + static_cast<std::size_t>(row_in) * slices;
-            for (int i = 0; i < 16; ++i) {
-              const double a = half_bits_to_float(block[i * 16 + k]);
-              if (a == 0) continue;
-              double* y = acc.data() + static_cast<std::size_t>(row * 16 + i) * slices;
-              for (int s = 0; s < slices; ++s)
-                y[s] += a * x[s];
-            }
-          }
-        }
-      }
-      for (int row = 0; row < kGroupRows; ++row) {
-        const long long block_row = group * kGroupRows + row;
-        if (block_row >= block_rows) break;
-        for (int i = 0; i < 16; ++i) {
-          const std::int32_t row_out = dst[block_row * 16 + i];
-          if (row_out < 0) continue;
-          float* y = out + static_cast<std::size_t>(row_out) * slices;
-          const double* sum = acc.data() + static_cast<std::size_t>(row * 16 + i) * slices;
-          for (int s = 0; s < slices; ++s)
-            y[s] += static_cast<float>(blocks.value_scale * sum[s]);
-        }
-      }
-    });
-  }
+  return build_bsr(executor, transpose(a_oct), m.col_layouts.layouts.front(),
+                   single_layout(m.row_mapping), WmmaShape::kM16N16K16, m.bsr.value_scale);
 }
 
 }  // namespace slicestream::tensorcore

@@ -10,13 +10,15 @@
 // both read their blocks regrouped (grouped_blocks.hpp) so that neighbouring block rows stage
 // their shared operand tiles once.
 //
-// Valid for symmetric matrices with one column layout and 16 x 16 blocks.
+// Valid for symmetric matrices with one column layout and 16 x 16 blocks. The kernel's CPU twin
+// is tests/support/gathered_product_cpu.hpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/tensorcore/grouped_blocks.hpp"
 
@@ -42,14 +44,7 @@ SymmetricGatherTables make_symmetric_gather_tables(const TensorCoreMatrix& m);
 // A_oct^T as BSR blocks of 16 mapped columns (octant pixels) x 16 mapped rows (rays), built from
 // A_oct's CSR with the same renumbering, so that the backward product reads rows like the
 // forward one.
-BsrMatrixHalf build_transposed_blocks(const CsrMatrix& a_oct, const TensorCoreMatrix& m,
-                                      int threads = 0);
-
-// CPU twin of the gathered kernel, exact (double) sums over the grouped blocks
-// (grouped_blocks.hpp): for every g and block row i of `blocks`,
-//   out[target[g * rows + i], s] += value_scale * sum_k block[i, k] in[source[g * cols + k], s]
-// (entries -1 skipped). in and out are row-major with `slices` columns; out is accumulated into.
-void gathered_product_cpu(const GroupedBlocks& blocks, const std::int32_t* source,
-                          const std::int32_t* target, const float* in, float* out, int slices);
+BsrMatrixHalf build_transposed_blocks(Executor& executor, const CsrMatrix& a_oct,
+                                      const TensorCoreMatrix& m);
 
 }  // namespace slicestream::tensorcore

@@ -45,21 +45,21 @@ ColumnLayouts make_col_layouts(const Geometry2d& geometry, const ImageGrid2d& gr
   throw std::invalid_argument("unknown block ordering");
 }
 
-TensorCoreMatrix build_tensorcore_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
+TensorCoreMatrix build_tensorcore_matrix(Executor& executor, const Geometry2d& geometry,
+                                         const ImageGrid2d& grid,
                                          const TensorCoreMatrixOptions& options) {
   std::shared_ptr<const SymmetryPlan> plan;
   DdMatrixOptions dd;
-  dd.threads = options.threads;
   if (options.symmetric) {
     plan = std::make_shared<const SymmetryPlan>(make_symmetry_plan(geometry, grid));
     dd.column_factors = &plan->column_factor;
   }
-  const CsrMatrix a = build_dd_matrix(geometry, grid, dd);
-  return build_tensorcore_matrix(a, geometry, grid, options, plan);
+  const CsrMatrix a = build_dd_matrix(executor, geometry, grid, dd);
+  return build_tensorcore_matrix(executor, a, geometry, grid, options, plan);
 }
 
-TensorCoreMatrix build_tensorcore_matrix(const CsrMatrix& a, const Geometry2d& geometry,
-                                         const ImageGrid2d& grid,
+TensorCoreMatrix build_tensorcore_matrix(Executor& executor, const CsrMatrix& a,
+                                         const Geometry2d& geometry, const ImageGrid2d& grid,
                                          const TensorCoreMatrixOptions& options,
                                          std::shared_ptr<const SymmetryPlan> plan) {
   if (options.symmetric && plan == nullptr) {
@@ -76,13 +76,12 @@ TensorCoreMatrix build_tensorcore_matrix(const CsrMatrix& a, const Geometry2d& g
   const int block_rows = dims(options.shape).m;
   m.row_mapping = make_row_mapping(geometry, options.ordering, block_rows);
   m.col_layouts = make_col_layouts(geometry, grid, options.ordering, block_rows);
-  m.bsr = build_bsr(a, m.row_mapping, m.col_layouts, options.shape,
-                    static_cast<float>(grid.pixel_mm), options.threads);
+  m.bsr = build_bsr(executor, a, m.row_mapping, m.col_layouts, options.shape,
+                    static_cast<float>(grid.pixel_mm));
   m.symmetry = options.symmetric ? std::move(plan) : nullptr;
   if (m.symmetry != nullptr && gathered_symmetry_problem(m).empty()) {
-    m.gathered_forward = group_blocks(m.bsr, options.threads);
-    m.gathered_backward =
-        group_blocks(build_transposed_blocks(a, m, options.threads), options.threads);
+    m.gathered_forward = group_blocks(executor, m.bsr);
+    m.gathered_backward = group_blocks(executor, build_transposed_blocks(executor, a, m));
   }
   return m;
 }

@@ -27,7 +27,6 @@ struct TensorCoreMatrixOptions {
   WmmaShape shape = WmmaShape::kM8N32K16;
   BlockOrdering ordering = BlockOrdering::kPseudoMorton;
   bool symmetric = false;  // store A_oct and use the 8-fold symmetry (refused where invalid)
-  int threads = 0;
 };
 
 struct TensorCoreMatrix {
@@ -51,13 +50,16 @@ IndexMapping make_row_mapping(const Geometry2d& geometry, BlockOrdering ordering
 ColumnLayouts make_col_layouts(const Geometry2d& geometry, const ImageGrid2d& grid,
                                BlockOrdering ordering, int block_rows);
 
-// Builds the CSR matrix (A, or A_oct with the octant's column factors) and its BSR form.
-// Throws std::invalid_argument for invalid geometry, or for symmetric without the symmetry.
-TensorCoreMatrix build_tensorcore_matrix(const Geometry2d& geometry, const ImageGrid2d& grid,
-                                         const TensorCoreMatrixOptions& options);
-// From a CSR matrix built already: A, or for symmetric A_oct built with plan->column_factor.
-TensorCoreMatrix build_tensorcore_matrix(const CsrMatrix& a, const Geometry2d& geometry,
+// Builds the CSR matrix (A, or A_oct with the octant's column factors) and its BSR form, in
+// parallel on `executor`. Throws std::invalid_argument for invalid geometry, or for symmetric
+// without the symmetry.
+TensorCoreMatrix build_tensorcore_matrix(Executor& executor, const Geometry2d& geometry,
                                          const ImageGrid2d& grid,
+                                         const TensorCoreMatrixOptions& options);
+// From a CSR matrix built already (several orderings and shapes of one matrix): A, or for
+// symmetric A_oct built with plan->column_factor.
+TensorCoreMatrix build_tensorcore_matrix(Executor& executor, const CsrMatrix& a,
+                                         const Geometry2d& geometry, const ImageGrid2d& grid,
                                          const TensorCoreMatrixOptions& options,
                                          std::shared_ptr<const SymmetryPlan> plan);
 

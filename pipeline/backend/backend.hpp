@@ -22,6 +22,7 @@
 #include "kernels/grid_spec.hpp"
 #include "kernels/preprocess_params.hpp"
 #include "kernels/projection_map.hpp"
+#include "pipeline/backend/backend_options.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
 
 namespace slicestream {
@@ -41,6 +42,9 @@ struct ScanSetup {
   // The most projections the pipeline holds outside the store at once (queues and stages), for
   // the up-front memory estimate.
   std::size_t projections_in_flight = 0;
+  // The longest batch of store updates fused into one pass (PipelineConfig::max_projection_batch;
+  // replace_projections splits longer ones). The CUDA backend keeps a scratch layer per update.
+  int max_projection_batch = 8;
 };
 
 struct BackendInfo {
@@ -146,10 +150,11 @@ class Backend {
                           const std::vector<ReconTarget*>& accumulate, float scale);
 
   // Store updates in order, each as replace_projection describes with its own target lists (a
-  // slot may appear more than once): exactly the effect of the updates one by one. A backend may
-  // fuse them: the targets are then read and written once per batch instead of once per
-  // projection, which is the floor of the incremental update. Results equal the one-by-one
-  // updates up to float rounding (sums in another order).
+  // slot may appear more than once): exactly the effect of the updates one by one. Both backends
+  // execute the batch as plan_updates (update_plan.hpp) lays it out: runs of distinct slots, each
+  // fused into one pass in which every target is read and written once, which is the floor of
+  // the incremental update. Results equal the one-by-one updates up to float rounding (sums in
+  // another order).
   // On failure it throws BackendError: updates with `applied` set took effect; of the others,
   // one whose `projection` is still set was not attempted (the caller may submit it again) and
   // one whose projection was taken is lost. Live targets may then be partly updated.
@@ -179,23 +184,12 @@ class Backend {
   virtual std::string refiner_memory_problem(const RefinementSetup& setup) const = 0;
 };
 
-enum class BackendKind { kCpu, kCuda, kAuto };
 // Creates the backend once at start-up. kAuto takes CUDA when a usable GPU exists.
-// Throws BackendError when kCuda is requested and not available (with the reason).
-std::unique_ptr<Backend> make_backend(BackendKind kind, int cpu_threads);
-
-struct BackendOptions {
-  int cpu_threads = 0;                 // CPU worker threads; <= 0: hardware_concurrency()
-  std::size_t memory_limit_bytes = 0;  // CPU backend's limit; 0: 3/4 of physical memory
-  int cuda_device = 0;
-};
-std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options);
-// Empty when a CUDA backend can run here, else why not (not built, no device, driver error).
-std::string cuda_unavailable_reason();
-
-// The length of the run of updates from `begin` on in which no slot repeats (at most `limit`):
-// what a backend can fuse into one pass over its store.
-std::size_t distinct_slot_run(const std::vector<ProjectionUpdate>& updates, std::size_t begin,
-                              std::size_t limit);
+// Throws BackendError when kCuda is requested and not available (with the reason), or when an
+// option is invalid.
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options = {});
+// Empty when a CUDA backend can run on `device` here, else why not (not built, no device, driver
+// error).
+std::string cuda_unavailable_reason(int device = 0);
 
 }  // namespace slicestream

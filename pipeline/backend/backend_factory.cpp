@@ -11,38 +11,29 @@
 
 namespace slicestream {
 
-std::string cuda_unavailable_reason() {
+std::string cuda_unavailable_reason(int device) {
 #if defined(SLICESTREAM_WITH_CUDA)
-  return cuda_unavailable_reason_impl();
+  return cuda_unavailable_reason_impl(device);
 #else
+  (void)device;
   return "built without CUDA";
 #endif
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
-  if (kind == BackendKind::kCpu) {
-    return std::make_unique<CpuBackend>(
-        CpuBackendOptions{options.cpu_threads, options.memory_limit_bytes});
-  }
-  const std::string reason = cuda_unavailable_reason();
+  if (kind == BackendKind::kCpu) return std::make_unique<CpuBackend>(options.cpu);
+  const std::string reason = cuda_unavailable_reason(options.cuda.device);
   if (!reason.empty()) {
     if (kind == BackendKind::kCuda) {
       throw BackendError("the CUDA backend is not available: " + reason);
     }
-    return std::make_unique<CpuBackend>(
-        CpuBackendOptions{options.cpu_threads, options.memory_limit_bytes});
+    return std::make_unique<CpuBackend>(options.cpu);
   }
 #if defined(SLICESTREAM_WITH_CUDA)
-  return make_cuda_backend(options.cuda_device);
+  return make_cuda_backend(options.cuda);
 #else
   throw BackendError("the CUDA backend is not available: built without CUDA");
 #endif
-}
-
-std::unique_ptr<Backend> make_backend(BackendKind kind, int cpu_threads) {
-  BackendOptions options;
-  options.cpu_threads = cpu_threads;
-  return make_backend(kind, options);
 }
 
 }  // namespace slicestream

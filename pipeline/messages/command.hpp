@@ -14,6 +14,8 @@
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
+#include "pipeline/messages/parameters.hpp"
+#include "pipeline/messages/scan_state.hpp"
 
 namespace slicestream {
 
@@ -38,9 +40,6 @@ struct Status {
   bool ok() const { return code == StatusCode::kOk; }
 };
 
-enum class WindowMode { kSlidingWindow, kPerRotation };
-const char* to_string(WindowMode mode);
-
 struct SetSliceCommand {
   std::uint32_t slice_id = 0;
   SliceOrientation orientation;
@@ -56,13 +55,6 @@ struct GetSliceCommand {  // one-shot: reconstruct from the current window, repl
   int height = 0;
 };
 struct GetStatusCommand {};
-struct SetParametersCommand {  // unset fields keep their value
-  std::optional<FilterConfig> filter;
-  std::optional<WindowMode> window_mode;
-  std::optional<double> rotation_axis_offset_px;
-  std::optional<double> publish_rate_hz;  // per slice; 0 = every update
-  std::optional<double> preview_interval_s;
-};
 
 // Switches CGLS refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp):
 // an axial slice of a parallel-beam scan or the central slice of a cone-beam scan, refined from its
@@ -77,14 +69,6 @@ struct SetRefinementCommand {
 
 using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
                              SetParametersCommand, SetRefinementCommand>;
-
-struct Parameters {
-  FilterConfig filter;
-  WindowMode window_mode = WindowMode::kSlidingWindow;
-  double rotation_axis_offset_px = 0;
-  double publish_rate_hz = 0;
-  double preview_interval_s = 1;
-};
 
 struct SliceImage {
   std::uint32_t slice_id = 0;
@@ -169,7 +153,7 @@ struct StatusReport {
   std::optional<ScanSummary> scan;  // absent before the first scan
   bool scan_active = false;
   std::uint64_t scan_id = 0;
-  std::string scan_state;  // "idle", "calibrating", "reconstructing", "ended"
+  ScanState scan_state = ScanState::kIdle;
   std::vector<SetSliceCommand> slices;
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice

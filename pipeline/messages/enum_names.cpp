@@ -24,16 +24,6 @@ const char* to_string(StatusCode code) {
   return "unknown";
 }
 
-const char* to_string(WindowMode mode) {
-  switch (mode) {
-    case WindowMode::kSlidingWindow:
-      return "sliding";
-    case WindowMode::kPerRotation:
-      return "per-rotation";
-  }
-  return "unknown";
-}
-
 const char* to_string(EventKind kind) {
   switch (kind) {
     case EventKind::kScanStarted:

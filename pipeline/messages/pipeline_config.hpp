@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "pipeline/messages/command.hpp"
 
@@ -33,9 +34,18 @@ struct PipelineConfig {
   int default_slice_size = 0;
   int max_slice_side = 8192;  // width and height limit for SetSlice / GetSlice
   // Projections waiting together in the reconstruct queue are handed to the backend as one batch
-  // of at most this many (one pass over the slices per batch on the CUDA backend); 1 disables.
+  // of at most this many (one pass over the slices per batch; the CUDA backend keeps a scratch
+  // layer per projection of a batch); 1 disables. The only batching setting.
   int max_projection_batch = 8;
   RefinementLimits refinement;
 };
+
+inline constexpr int kMaxQueueDepth = 100000;
+inline constexpr int kMaxPreviewSize = 1024;
+inline constexpr int kMaxProjectionBatch = 1024;
+
+// Empty when every setting lies in its range, else the first problem, naming the setting (the
+// Pipeline refuses such a config; the server refuses it at start-up).
+std::string pipeline_config_problem(const PipelineConfig& config);
 
 }  // namespace slicestream

@@ -9,6 +9,12 @@
 
 namespace slicestream {
 
+// The largest scans the pipeline takes (validate_scan_description); the server's wire limits
+// (--max-detector-side, ...) may be lower.
+inline constexpr int kMaxDetectorSide = 65536;
+inline constexpr int kMaxProjectionsPerRotation = 1 << 20;
+inline constexpr int kMaxCalibrationFrames = 1 << 16;
+
 struct ScanDescription {
   std::uint64_t scan_id = 0;
   // One vector per angular position of a rotation: the window's slots. Frames name their slot

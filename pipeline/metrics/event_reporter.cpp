@@ -9,10 +9,16 @@ namespace slicestream {
 EventReporter::EventReporter(MetricsRegistry& metrics, Publish publish)
     : metrics_(metrics), publish_(std::move(publish)) {}
 
-void EventReporter::discard(const std::string& reason, const std::string& message,
-                            std::uint64_t scan_id, std::uint64_t count, EventKind kind) {
+void EventReporter::discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id,
+                            std::uint64_t count, EventKind kind) {
   metrics_.add_discard(reason, count);
-  report(kind, reason, message, scan_id);
+  report(kind, to_string(reason), message, scan_id);
+}
+
+void EventReporter::reject(const std::string& reason, const std::string& message,
+                           std::uint64_t scan_id) {
+  metrics_.add_discard(reason);
+  report(EventKind::kError, reason, message, scan_id);
 }
 
 void EventReporter::error(const std::string& reason, const std::string& message,
@@ -26,9 +32,10 @@ void EventReporter::warning(const std::string& reason, const std::string& messag
   report(EventKind::kWarning, reason, message, scan_id);
 }
 
-void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message) {
+void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message,
+                               std::optional<StartedScan> started) {
   spdlog::info("scan {}: {}", scan_id, message);
-  emit(ServerEvent{kind, scan_id, std::string(), message});
+  emit(ServerEvent{kind, scan_id, std::string(), message, std::move(started)});
 }
 
 void EventReporter::report(EventKind kind, const std::string& reason, const std::string& message,
@@ -84,7 +91,7 @@ std::vector<ServerEvent> EventReporter::take_summaries(Clock::time_point now) {
 
 void EventReporter::emit(ServerEvent&& event) {
   if (publish_ && !publish_(std::move(event))) {
-    metrics_.add_discard("shutdown_unpublished");
+    metrics_.add_discard(DiscardReason::kShutdownUnpublished);
   }
 }
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/metrics/metrics_registry.hpp"
 #include "pipeline/messages/publish_sink.hpp"
+#include "pipeline/metrics/metrics_registry.hpp"
 
 namespace slicestream {
 
@@ -30,14 +30,18 @@ class EventReporter {
   EventReporter(MetricsRegistry& metrics, Publish publish);
 
   // Input that was not used (or pixels that were zeroed): counted under metrics.discards[reason].
-  void discard(const std::string& reason, const std::string& message, std::uint64_t scan_id,
+  void discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id,
                std::uint64_t count = 1, EventKind kind = EventKind::kError);
+  // Input rejected before it reached the pipeline (the server's codecs): counted and reported
+  // under the rejecter's `reason`.
+  void reject(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // A failure of a stage or the backend: counted under metrics.errors.
   void error(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // Something the operator should know that loses nothing (incomplete calibration, ...).
   void warning(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // Scan started/ended: never rate-limited.
-  void scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message);
+  void scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message,
+                  std::optional<StartedScan> started = std::nullopt);
 
   // Summaries of suppressed events whose window has passed (logged here). The publish stage
   // hands them to the sink itself: it must never push into its own queue.

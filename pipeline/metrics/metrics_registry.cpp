@@ -29,12 +29,6 @@ void MetricsRegistry::add_discard(const std::string& reason, std::uint64_t count
   discards_[reason] += count;
 }
 
-std::uint64_t MetricsRegistry::discards(const std::string& reason) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = discards_.find(reason);
-  return it == discards_.end() ? 0 : it->second;
-}
-
 void MetricsRegistry::add_frame_to_slice_latency(double latency_us) {
   std::lock_guard<std::mutex> lock(mutex_);
   frame_to_slice_.add(latency_us);

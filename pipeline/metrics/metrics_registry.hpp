@@ -10,8 +10,9 @@
 #include <mutex>
 #include <string>
 
-#include "pipeline/metrics/latency_histogram.hpp"
+#include "pipeline/messages/discard_reason.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
+#include "pipeline/metrics/latency_histogram.hpp"
 #include "pipeline/metrics/stage_stats.hpp"
 
 namespace slicestream {
@@ -48,8 +49,11 @@ class MetricsRegistry {
   StageStats& stage(Stage stage) { return stages_[static_cast<std::size_t>(stage)]; }
   PipelineCounters& counters() { return counters_; }
 
+  void add_discard(DiscardReason reason, std::uint64_t count = 1) {
+    add_discard(to_string(reason), count);
+  }
+  // A discard decided outside the pipeline (Pipeline::report_rejected), under its own name.
   void add_discard(const std::string& reason, std::uint64_t count = 1);
-  std::uint64_t discards(const std::string& reason) const;
   void add_frame_to_slice_latency(double latency_us);
   void add_refinement_time(double duration_us);
   void add_residual_check_time(double duration_us);

@@ -13,8 +13,6 @@
 namespace slicestream {
 namespace {
 
-constexpr double kMaxIntervalS = 86400;
-
 Status refusal(StatusCode code, const char* reason, std::string message) {
   return Status{code, std::move(message), reason};
 }
@@ -75,7 +73,8 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   if (!std::isfinite(command.interval_s) || command.interval_s < 0 ||
       command.interval_s > kMaxIntervalS) {
     return refusal(StatusCode::kInvalidArgument, "bad_interval",
-                   "interval_s must be finite and within [0, 86400] seconds");
+                   "interval_s must be finite and within [0, " +
+                       std::to_string(static_cast<int>(kMaxIntervalS)) + "] seconds");
   }
   if (slice == nullptr) {
     return refusal(StatusCode::kNotFound, "unknown_slice",

@@ -200,7 +200,8 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   refined.residual_after = outcome.result.residual_after;
   refined.duration_ms = outcome.duration_ms;
   refined.solver = outcome.solver;
-  if (!publish(PublishItem(std::move(refined)))) metrics_.add_discard("shutdown_unpublished");
+  if (!publish(PublishItem(std::move(refined))))
+    metrics_.add_discard(DiscardReason::kShutdownUnpublished);
 }
 
 SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_point now) const {

@@ -1,7 +1,6 @@
 // The reconstruct stage's commands: slice set changes, one-shot slices, status, parameters.
 #include <spdlog/spdlog.h>
 
-#include <cmath>
 #include <sstream>
 
 #include "pipeline/stages/reconstructor.hpp"
@@ -14,46 +13,6 @@ CommandReply reply(StatusCode code, std::string message) {
   CommandReply r;
   r.status = Status{code, std::move(message)};
   return r;
-}
-
-bool is_valid(FilterWindow window) {
-  switch (window) {
-    case FilterWindow::kRamLak:
-    case FilterWindow::kSheppLogan:
-    case FilterWindow::kCosine:
-    case FilterWindow::kHamming:
-    case FilterWindow::kHann:
-      return true;
-  }
-  return false;
-}
-
-bool is_valid(WindowMode mode) {
-  return mode == WindowMode::kSlidingWindow || mode == WindowMode::kPerRotation;
-}
-
-// Empty when every field that is set lies in its range.
-std::string parameters_problem(const SetParametersCommand& c) {
-  if (c.filter) {
-    if (!is_valid(c.filter->window)) return "unknown filter window";
-    if (!std::isfinite(c.filter->cutoff) || !(c.filter->cutoff > 0) || c.filter->cutoff > 1) {
-      return "filter cutoff must lie in (0, 1] (a fraction of Nyquist)";
-    }
-  }
-  if (c.window_mode && !is_valid(*c.window_mode)) return "unknown window mode";
-  if (c.rotation_axis_offset_px && (!std::isfinite(*c.rotation_axis_offset_px) ||
-                                    std::abs(*c.rotation_axis_offset_px) > kMaxDetectorSide)) {
-    return "rotation axis offset must be finite and at most " + std::to_string(kMaxDetectorSide) +
-           " pixels";
-  }
-  if (c.publish_rate_hz && (!std::isfinite(*c.publish_rate_hz) || *c.publish_rate_hz < 0)) {
-    return "publish rate must be finite and >= 0 (0 = every update)";
-  }
-  if (c.preview_interval_s &&
-      (!std::isfinite(*c.preview_interval_s) || *c.preview_interval_s < 0)) {
-    return "preview interval must be finite and >= 0";
-  }
-  return {};
 }
 
 }  // namespace
@@ -105,14 +64,13 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   if (!orientation.empty()) return reply(StatusCode::kInvalidArgument, orientation);
   const Status size = validate_slice_size(command.width, command.height);
   if (!size.ok()) return reply(size.code, size.message);
-  const auto existing = slices_.find(command.slice_id);
-  if (existing == slices_.end() && static_cast<int>(slices_.size()) >= config_.max_slices) {
+  const bool exists = slices_.find(command.slice_id) != nullptr;
+  if (!exists && static_cast<int>(slices_.slices().size()) >= config_.max_slices) {
     return reply(StatusCode::kResourceExhausted,
                  "at most " + std::to_string(config_.max_slices) + " slices; remove one first");
   }
-  SliceState slice;
+  Slice slice;
   slice.spec = command;
-  if (existing != slices_.end()) slice.sequence = existing->second.sequence;
   if (store_ready_) {
     try {
       build_slice_targets(slice);  // the old slice stays if this fails
@@ -120,9 +78,8 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
       return reply(StatusCode::kResourceExhausted, e.what());
     }
   }
-  client_configured_slices_ = true;
-  SliceState& stored = slices_[command.slice_id];
-  stored = std::move(slice);
+  Slice& stored = slices_.set(command.slice_id, std::move(slice));
+  schedule_.restart(command.slice_id);
   refinements_.slice_changed(command);
   std::ostringstream message;
   message << "slice " << command.slice_id << " set (" << command.width << " x " << command.height
@@ -136,16 +93,14 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
 }
 
 CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
-  const auto it = slices_.find(command.slice_id);
-  if (it == slices_.end()) {
+  if (!slices_.remove(command.slice_id)) {
     CommandReply r =
         reply(StatusCode::kNotFound, "no slice with id " + std::to_string(command.slice_id));
     r.status.reason = "unknown_slice";
     return r;
   }
-  slices_.erase(it);
+  schedule_.forget(command.slice_id);
   refinements_.slice_removed(command.slice_id);
-  client_configured_slices_ = true;
   return reply(StatusCode::kOk, "slice " + std::to_string(command.slice_id) + " removed");
 }
 
@@ -163,18 +118,19 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   } catch (const BackendError& e) {
     return reply(StatusCode::kResourceExhausted, e.what());
   }
-  backend_.backproject_store(all_slots_, *target, scale_, /*accumulate=*/false, 0, 1);
-  CommandReply r =
-      reply(StatusCode::kOk, "reconstructed from " + std::to_string(integrated_) +
-                                 " projections of scan " + std::to_string(scan_.scan_id));
+  backend_.backproject_store(slices_.all_slots(), *target, slices_.scale(), /*accumulate=*/false, 0,
+                             1);
+  CommandReply r = reply(StatusCode::kOk,
+                         "reconstructed from " + std::to_string(content_.projections_integrated) +
+                             " projections of scan " + std::to_string(scan_.scan_id));
   SliceImage image;
   image.orientation = command.orientation;
   image.width = command.width;
   image.height = command.height;
   image.scan_id = scan_.scan_id;
-  image.projections_integrated = integrated_;
-  image.newest_detector_timestamp_ns = newest_timestamp_ns_;
-  image.newest_arrival_ns = newest_arrival_ns_;
+  image.projections_integrated = content_.projections_integrated;
+  image.newest_detector_timestamp_ns = content_.newest_timestamp_ns;
+  image.newest_arrival_ns = content_.newest_arrival_ns;
   image.values.resize(target->grid().points());
   backend_.read_target(*target, image.values.data());
   r.slice = std::move(image);
@@ -190,14 +146,13 @@ CommandReply Reconstructor::get_status() {
                    info.memory_used_by_refiners_bytes};
   if (store_ready_) {
     const DetectorShape& detector = scan_.geometry.detector;
-    report.scan = ScanSummary{scan_.volume, scan_.geometry.beam, detector.rows, detector.cols,
-                              window_,      scan_.description};
+    report.scan = ScanSummary{scan_.volume,  scan_.geometry.beam, detector.rows,
+                              detector.cols, slices_.window(),    scan_.description};
   }
   report.scan_active = scan_running_;
   report.scan_id = scan_.scan_id;
   report.scan_state = scan_state_;
-  for (const auto& [id, slice] : slices_)
-    report.slices.push_back(slice.spec);
+  report.slices = slices_.specs();
   report.refinements = refinements_.status();
   report.residuals = refinements_.residuals(Clock::now());
   report.parameters = params_;
@@ -209,21 +164,26 @@ CommandReply Reconstructor::get_status() {
 
 CommandReply Reconstructor::set_parameters(const SetParametersCommand& command) {
   const std::string problem = parameters_problem(command);
-  if (!problem.empty()) return reply(StatusCode::kInvalidArgument, problem);
+  if (!problem.empty()) {
+    CommandReply r = reply(StatusCode::kInvalidArgument, problem);
+    r.status.reason = "bad_value";
+    return r;
+  }
+  // Window and cutoff may come alone: the other keeps its value in force.
+  const Parameters wanted = apply(command, params_);
   std::ostringstream notes;
-  if (command.filter) {
-    if (store_ready_) backend_.set_filter(*command.filter);
-    params_.filter = *command.filter;
-    notes << "filter " << to_string(command.filter->window) << " (cutoff " << command.filter->cutoff
+  if (command.filter_window || command.filter_cutoff) {
+    if (store_ready_) backend_.set_filter(wanted.filter);
+    params_.filter = wanted.filter;
+    notes << "filter " << to_string(wanted.filter.window) << " (cutoff " << wanted.filter.cutoff
           << ") applies to projections filtered from now on; the window turns over within one "
              "rotation. ";
   }
-  if (command.publish_rate_hz) params_.publish_rate_hz = *command.publish_rate_hz;
-  if (command.preview_interval_s) params_.preview_interval_s = *command.preview_interval_s;
+  params_.publish_rate_hz = wanted.publish_rate_hz;
+  params_.preview_interval_s = wanted.preview_interval_s;
   if (command.window_mode) apply_window_mode(*command.window_mode);
-  if (command.rotation_axis_offset_px &&
-      *command.rotation_axis_offset_px != params_.rotation_axis_offset_px) {
-    apply_rotation_axis_offset(*command.rotation_axis_offset_px);
+  if (wanted.rotation_axis_offset_px != params_.rotation_axis_offset_px) {
+    apply_rotation_axis_offset(wanted.rotation_axis_offset_px);
     notes << "rotation axis offset " << params_.rotation_axis_offset_px
           << " px: slices recomputed. ";
   }
@@ -233,9 +193,9 @@ CommandReply Reconstructor::set_parameters(const SetParametersCommand& command) 
 }
 
 CommandReply Reconstructor::set_refinement(const SetRefinementCommand& command) {
-  const auto it = slices_.find(command.slice_id);
+  const Slice* slice = slices_.find(command.slice_id);
   CommandReply r;
-  r.status = refinements_.configure(command, it == slices_.end() ? nullptr : &it->second.spec);
+  r.status = refinements_.configure(command, slice == nullptr ? nullptr : &slice->spec);
   if (r.status.ok()) spdlog::info("refinement: {}", r.status.message);
   return r;
 }
@@ -244,7 +204,7 @@ void Reconstructor::apply_window_mode(WindowMode mode) {
   if (mode == params_.window_mode) return;
   params_.window_mode = mode;
   if (!store_ready_) return;
-  for (auto& [id, slice] : slices_)
+  for (auto& [id, slice] : slices_.slices())
     slice.shadow_active = false;
   if (mode == WindowMode::kPerRotation) {
     // The slices keep showing the window until the current rotation completes.
@@ -252,13 +212,11 @@ void Reconstructor::apply_window_mode(WindowMode mode) {
     return;
   }
   // Back to sliding: the live targets show an old rotation; rebuild them from the store.
-  unpublished_arrivals_.insert(unpublished_arrivals_.end(), rotation_arrivals_.begin(),
-                               rotation_arrivals_.end());
-  rotation_arrivals_.clear();
-  for (auto& [id, slice] : slices_) {
+  arrivals_.rotation_shown();
+  for (auto& [id, slice] : slices_.slices()) {
     if (!slice.live) continue;
     recompute(slice);
-    slice.dirty = true;
+    schedule_.mark_dirty(id);
   }
 }
 
@@ -271,18 +229,15 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
     maps.push_back(map_of(vector));
   backend_.set_slot_maps(maps);
   refinements_.set_rotation_axis_offset(offset_px);
-  ++store_version_;
+  preview_timing_.store_changed();
   preview_.cancel();
-  const bool per_rotation = params_.window_mode == WindowMode::kPerRotation;
-  unpublished_arrivals_.insert(unpublished_arrivals_.end(), rotation_arrivals_.begin(),
-                               rotation_arrivals_.end());
-  rotation_arrivals_.clear();
-  for (auto& [id, slice] : slices_) {
+  arrivals_.rotation_shown();
+  for (auto& [id, slice] : slices_.slices()) {
     if (!slice.live) continue;
     slice.shadow_active = false;
     recompute(slice);
-    if (per_rotation && scan_running_) start_shadow(slice);
-    slice.dirty = true;
+    if (!sliding() && scan_running_) slices_.start_shadow(slice);
+    schedule_.mark_dirty(id);
   }
   publish_due(Clock::now(), /*force=*/true);
 }

@@ -32,14 +32,13 @@ bool ScanIngest::RecentIds::contains(std::uint64_t id) const {
 ScanIngest::ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward)
     : metrics_(metrics), events_(events), forward_(std::move(forward)) {}
 
-void ScanIngest::discard(const std::string& reason, const std::string& message,
-                         std::uint64_t scan_id) {
+void ScanIngest::discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id) {
   events_.discard(reason, message, scan_id);
 }
 
 bool ScanIngest::forward(StageItem&& item, std::uint64_t frames) {
   if (forward_(std::move(item))) return true;
-  if (frames > 0) metrics_.add_discard("shutdown", frames);
+  if (frames > 0) metrics_.add_discard(DiscardReason::kShutdown, frames);
   return false;
 }
 
@@ -66,7 +65,7 @@ void ScanIngest::handle(ScanBegin&& message) {
   const std::string problem = validate_scan_description(scan);
   if (!problem.empty()) {
     rejected_.add(scan.scan_id);
-    discard("invalid_scan",
+    discard(DiscardReason::kInvalidScan,
             "ScanBegin of scan " + std::to_string(scan.scan_id) + " rejected: " + problem,
             scan.scan_id);
     return;
@@ -84,7 +83,7 @@ void ScanIngest::start_scan(ScanDescription&& scan) {
   std::future<Status> outcome = item.started.get_future();
   Status status;
   if (!forward_and_wait(StageItem(std::move(item)), std::move(outcome), status)) {
-    metrics_.add_discard("shutdown");
+    metrics_.add_discard(DiscardReason::kShutdown);
     return;
   }
   if (!status.ok()) {  // the reconstruct stage has reported the error
@@ -108,13 +107,13 @@ void ScanIngest::end_scan(const std::string& why) {
 
 void ScanIngest::handle(ScanEnd&& message) {
   if (state_ != State::kActive || message.scan_id != scan_.scan_id) {
-    std::string reason = "no_active_scan";
+    DiscardReason reason = DiscardReason::kNoActiveScan;
     if (ended_.contains(message.scan_id)) {
-      reason = "scan_ended";
+      reason = DiscardReason::kScanEnded;
     } else if (rejected_.contains(message.scan_id)) {
-      reason = "scan_rejected";
+      reason = DiscardReason::kScanRejected;
     } else if (state_ == State::kActive) {
-      reason = "wrong_scan_id";
+      reason = DiscardReason::kWrongScanId;
     }
     discard(reason,
             "ScanEnd of scan " + std::to_string(message.scan_id) + " ignored (" +
@@ -139,30 +138,30 @@ void ScanIngest::handle(ScanEnd&& message) {
 
 // ------------------------------------------------------------------------------------- frames
 
-std::string ScanIngest::frame_problem(const RawFrame& frame, std::string& reason) const {
+std::string ScanIngest::frame_problem(const RawFrame& frame, DiscardReason& reason) const {
   if (state_ != State::kActive || frame.scan_id != scan_.scan_id) {
     if (ended_.contains(frame.scan_id)) {
-      reason = "scan_ended";
+      reason = DiscardReason::kScanEnded;
       return "the scan has ended";
     }
     if (rejected_.contains(frame.scan_id)) {
-      reason = "scan_rejected";
+      reason = DiscardReason::kScanRejected;
       return "its ScanBegin was rejected";
     }
     if (state_ != State::kActive) {
-      reason = "no_active_scan";
+      reason = DiscardReason::kNoActiveScan;
       return "no scan is active (a ScanBegin must come first)";
     }
-    reason = "wrong_scan_id";
+    reason = DiscardReason::kWrongScanId;
     return "the active scan is " + std::to_string(scan_.scan_id);
   }
   if (!is_valid(frame.kind)) {
-    reason = "unknown_kind";
+    reason = DiscardReason::kUnknownKind;
     return "unknown frame kind";
   }
   const DetectorShape expected = scan_.geometry.detector;
   if (frame.shape != expected || frame.pixel_type != scan_.pixel_type) {
-    reason = "shape_mismatch";
+    reason = DiscardReason::kShapeMismatch;
     std::ostringstream out;
     out << "frame is " << frame.shape.rows << " x " << frame.shape.cols << " "
         << (is_valid(frame.pixel_type) ? to_string(frame.pixel_type) : "unknown-type")
@@ -172,43 +171,43 @@ std::string ScanIngest::frame_problem(const RawFrame& frame, std::string& reason
   }
   const std::size_t bytes = expected.pixels() * pixel_bytes(scan_.pixel_type);
   if (!frame.payload || frame.payload_bytes != bytes) {
-    reason = "bad_payload_size";
+    reason = DiscardReason::kBadPayloadSize;
     return "payload has " + std::to_string(frame.payload ? frame.payload_bytes : 0) +
            " bytes, expected " + std::to_string(bytes);
   }
   if (frame.kind != FrameKind::kProjection) {
     const int declared = frame.kind == FrameKind::kDark ? scan_.dark_count : scan_.flat_count;
     if (frame.index >= static_cast<std::uint32_t>(declared)) {
-      reason = "index_out_of_range";
+      reason = DiscardReason::kIndexOutOfRange;
       return "index must be below the declared count " + std::to_string(declared);
     }
     if (calibration_sent_) {
-      reason = "late_calibration_frame";
+      reason = DiscardReason::kLateCalibrationFrame;
       return "calibration was already applied when the first projection arrived";
     }
     if (frame.position || frame.angle_rad) {
-      reason = "invalid_placement";
+      reason = DiscardReason::kInvalidPlacement;
       return "darks and flats carry no position or angle";
     }
     return {};
   }
   if (frame.position && frame.angle_rad) {
-    reason = "invalid_placement";
+    reason = DiscardReason::kInvalidPlacement;
     return "a frame carries either a position or an angle, not both";
   }
   const int n = scan_.projections_per_rotation();
   if (frame.position && *frame.position >= static_cast<std::uint32_t>(n)) {
-    reason = "position_out_of_range";
+    reason = DiscardReason::kPositionOutOfRange;
     return "position " + std::to_string(*frame.position) + " is not below the " +
            std::to_string(n) + " projections per rotation";
   }
   if (frame.angle_rad) {
     if (!scan_.circular_parallel && !scan_.circular_cone) {
-      reason = "angle_not_supported";
+      reason = DiscardReason::kAngleNotSupported;
       return "explicit angles need a circular geometry; vector scans give a position";
     }
     if (!std::isfinite(*frame.angle_rad)) {
-      reason = "invalid_angle";
+      reason = DiscardReason::kInvalidAngle;
       return "the angle is not finite";
     }
   }
@@ -220,7 +219,7 @@ void ScanIngest::handle(RawFrame&& frame) {
   const bool projection_of_scan = state_ == State::kActive && frame.scan_id == scan_.scan_id &&
                                   frame.kind == FrameKind::kProjection;
   if (projection_of_scan) ++projections_seen_;
-  std::string reason;
+  DiscardReason reason = DiscardReason::kNoActiveScan;
   const std::string problem = frame_problem(frame, reason);
   if (!problem.empty()) {
     discard(reason, describe(frame) + " discarded: " + problem, frame.scan_id);
@@ -240,7 +239,7 @@ void ScanIngest::accept_calibration_frame(RawFrame&& frame) {
   const std::uint64_t non_finite = calibration_.add(frame.kind, frame.index, frame.view());
   if (non_finite > 0) {
     metrics_.counters().pixels_non_finite += non_finite;
-    events_.discard("non_finite_pixels",
+    events_.discard(DiscardReason::kNonFinitePixels,
                     describe(frame) + ": " + std::to_string(non_finite) +
                         " non-finite samples left out of the average",
                     frame.scan_id, non_finite, EventKind::kWarning);

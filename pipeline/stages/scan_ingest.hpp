@@ -8,10 +8,10 @@
 #include <functional>
 #include <string>
 
-#include "pipeline/stages/calibration_accumulator.hpp"
+#include "pipeline/messages/stage_items.hpp"
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline/metrics/metrics_registry.hpp"
-#include "pipeline/messages/stage_items.hpp"
+#include "pipeline/stages/calibration_accumulator.hpp"
 
 namespace slicestream {
 
@@ -42,14 +42,14 @@ class ScanIngest {
   void start_scan(ScanDescription&& scan);
   void end_scan(const std::string& why);
   // Empty when `frame` belongs to the active scan and is well-formed; else sets `reason`.
-  std::string frame_problem(const RawFrame& frame, std::string& reason) const;
+  std::string frame_problem(const RawFrame& frame, DiscardReason& reason) const;
   void accept_calibration_frame(RawFrame&& frame);
   void accept_projection(RawFrame&& frame);
   bool send_calibration();
   // Waits for the reconstruct stage to execute `item`'s promise; false when stopping.
   bool forward_and_wait(StageItem&& item, std::future<Status> outcome, Status& status);
   bool forward(StageItem&& item, std::uint64_t frames);
-  void discard(const std::string& reason, const std::string& message, std::uint64_t scan_id);
+  void discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id);
   std::string describe(const RawFrame& frame) const;
 
   MetricsRegistry& metrics_;

@@ -8,10 +8,6 @@
 
 namespace slicestream {
 
-constexpr int kMaxDetectorSide = 65536;
-constexpr int kMaxProjectionsPerRotation = 1 << 20;
-constexpr int kMaxCalibrationFrames = 1 << 16;
-
 // Empty when the scan can be reconstructed, else the first problem in words.
 std::string validate_scan_description(const ScanDescription& scan);
 

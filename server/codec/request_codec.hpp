@@ -1,12 +1,12 @@
-// The requests endpoint's inbound codec: Request protobuf -> pipeline Command, with validation
-// (size limit, protocol version, known kind, orientation, slice sizes, parameter ranges).
+// The requests endpoint's inbound codec: Request protobuf -> pipeline Command, with the checks of
+// the wire form (size limit, protocol version, known kind and enum values, orientation, slice
+// sizes). Parameter ranges are the pipeline's (pipeline/messages/parameters.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "kernels/filter_config.hpp"
 #include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
 #include "server/codec/wire_limits.hpp"
@@ -25,11 +25,7 @@ Decoded<v1::Request> parse_request(const void* data, std::size_t size, const Wir
 // "set_slice", "get_status", ... (the body's field name), "none" when the body is unset.
 std::string request_kind(const v1::Request& request);
 
-// `current_filter` completes a SetParameters that sets only one of filter / filter_cutoff (the
-// pipeline command carries the whole FilterConfig).
-DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits,
-                              const FilterConfig& current_filter);
-Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits,
-                                     const FilterConfig& current_filter);
+DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits);
+Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits);
 
 }  // namespace slicestream

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "kernels/steady_clock.hpp"
 #include "server/codec/publish_codec.hpp"
-#include "server/codec/steady_clock_ns.hpp"
 #include "server/http/websocket_session.hpp"
 
 namespace slicestream {

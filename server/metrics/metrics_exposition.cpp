@@ -39,7 +39,8 @@ void write_scan(PrometheusWriter& out, const StatusReport& status) {
   out.family("slicestream_scan_state", kGauge,
              "1 for the scan state the server is in (idle, calibrating, reconstructing, ended).");
   for (const char* state : {"idle", "calibrating", "reconstructing", "ended"})
-    out.sample("slicestream_scan_state", {{"state", state}}, status.scan_state == state ? 1 : 0);
+    out.sample("slicestream_scan_state", {{"state", state}},
+               std::string(to_string(status.scan_state)) == state ? 1 : 0);
   out.single("slicestream_scan_active", kGauge, "1 while a scan is running.",
              status.scan_active ? 1 : 0);
   out.single("slicestream_scan_id", kGauge, "Id of the newest scan (0 before the first).",

@@ -18,6 +18,12 @@
 namespace slicestream::expr {
 namespace {
 
+// out[i] = e for every i in [0, n), as one row of n columns.
+template <class E>
+void assign_all(float* out, const E& e, std::size_t n) {
+  assign_rows(out, e, Extent2D{1, static_cast<int>(n)}, 0, 1);
+}
+
 using test::RandomSource;
 
 // A complete preprocessing-like expression, used to check node properties.
@@ -63,7 +69,7 @@ TEST(Expression, ArithmeticMatchesDoubleReference) {
                  min(array(c.data()), 30000.0f) - max(array(d.data()), 2.0 * array(a.data())) +
                  abs(-array(a.data())) + sqrt(array(b.data())) + square(array(a.data()));
   std::vector<float> out(n);
-  assign(out.data(), e, 0, n);
+  assign_all(out.data(), e, n);
   std::vector<double> ref(n);
   for (std::size_t i = 0; i < n; ++i) {
     const double ai = a[i], bi = b[i];
@@ -79,13 +85,13 @@ TEST(Expression, PredicatesAndSelect) {
   const std::vector<float> x = {-1.0f, 0.0f, 2.0f, inf, -inf, nan, FLT_MAX, 5.0f};
   const auto v = array(x.data());
   std::vector<float> out(x.size());
-  assign(out.data(), select(is_finite(v), v, -7.0f), 0, x.size());
+  assign_all(out.data(), select(is_finite(v), v, -7.0f), x.size());
   EXPECT_EQ(out, (std::vector<float>{-1, 0, 2, -7, -7, -7, FLT_MAX, 5}));
-  assign(out.data(), select((v > 0.0f && v < 3.0f) || v == -1.0f, 1.0f, 0.0f), 0, x.size());
+  assign_all(out.data(), select((v > 0.0f && v < 3.0f) || v == -1.0f, 1.0f, 0.0f), x.size());
   EXPECT_EQ(out, (std::vector<float>{1, 0, 1, 0, 0, 0, 0, 0}));
-  assign(out.data(), select(!(v >= 0.0f) && v != -inf, 1.0f, 0.0f), 0, x.size());
+  assign_all(out.data(), select(!(v >= 0.0f) && v != -inf, 1.0f, 0.0f), x.size());
   EXPECT_EQ(out, (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0}));
-  assign(out.data(), select(v <= 0.0f, 1.0f, 0.0f), 0, x.size());
+  assign_all(out.data(), select(v <= 0.0f, 1.0f, 0.0f), x.size());
   EXPECT_EQ(out, (std::vector<float>{1, 1, 0, 0, 1, 0, 0, 0}));
 }
 
@@ -94,17 +100,17 @@ TEST(Expression, GuardsClampAndNanOrder) {
   const std::vector<float> x = {-5.0f, 0.5f, 9.0f, nan};
   const auto v = array(x.data());
   std::vector<float> out(x.size());
-  assign(out.data(), clamp(v, 0.0f, 1.0f), 0, x.size());
+  assign_all(out.data(), clamp(v, 0.0f, 1.0f), x.size());
   EXPECT_EQ(out[0], 0.0f);
   EXPECT_EQ(out[1], 0.5f);
   EXPECT_EQ(out[2], 1.0f);
   EXPECT_TRUE(std::isnan(out[3]));  // NaN stays visible to is_finite guards
   // min/max propagate NaN from the left operand, and ignore it on the right.
-  assign(out.data(), max(v, 1.0f), 0, x.size());
+  assign_all(out.data(), max(v, 1.0f), x.size());
   EXPECT_TRUE(std::isnan(out[3]));
-  assign(out.data(), max(scalar(1.0f), v), 0, x.size());
+  assign_all(out.data(), max(scalar(1.0f), v), x.size());
   EXPECT_EQ(out[3], 1.0f);
-  assign(out.data(), min(v, 1.0f), 0, x.size());
+  assign_all(out.data(), min(v, 1.0f), x.size());
   EXPECT_TRUE(std::isnan(out[3]));
 }
 
@@ -121,7 +127,7 @@ TEST(Expression, HostLogIsAccurateOverTheWholeRange) {
     x.push_back(special);
   }
   std::vector<float> out(x.size());
-  assign(out.data(), log(array(x.data())), 0, x.size());
+  assign_all(out.data(), log(array(x.data())), x.size());
   double worst_ulps = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double ref = std::log(static_cast<double>(x[i]));
@@ -138,7 +144,7 @@ TEST(Expression, HostLogIsAccurateOverTheWholeRange) {
   const std::vector<float> specials = {0.0f, -0.0f, -1.0f,
                                        inf,  -inf,  std::numeric_limits<float>::quiet_NaN()};
   std::vector<float> special_out(specials.size());
-  assign(special_out.data(), log(array(specials.data())), 0, specials.size());
+  assign_all(special_out.data(), log(array(specials.data())), specials.size());
   EXPECT_EQ(special_out[0], -inf);
   EXPECT_EQ(special_out[1], -inf);
   EXPECT_TRUE(std::isnan(special_out[2]));
@@ -197,7 +203,8 @@ TEST(Expression, CountersAreFusedIntoTheEvaluation) {
   EXPECT_EQ(expected_bad, 2u);
 
   Counts<1> flat_counts{};
-  assign(out.data(), v + 1.0f, 0, x.size(), &flat_counts, negative);
+  assign_rows(out.data(), v + 1.0f, Extent2D{1, static_cast<int>(x.size())}, 0, 1, &flat_counts,
+              negative);
   std::uint64_t all_negative = 0;
   for (float value : x)
     all_negative += value < 0.0f;
@@ -228,7 +235,10 @@ TEST(Expression, FusedReductionsMatchDoubleReference) {
   // In place: r = r - alpha * q, returning |r_new|^2, in one pass.
   std::vector<float> r = a;
   const float alpha = 0.25f;
-  const double rr = assign_and_reduce(r.data(), array(r.data()) - alpha * vb, Square{}, 0, n);
+  double rr = 0;
+  evaluate_pass(
+      fused(store(r.data(), array(r.data()) - alpha * vb), reduce_squared_norm(array(r.data()))),
+      Extent2D{static_cast<int>(n), 1}, &rr);
   double ref_rr = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const float expected = a[i] - alpha * b[i];

@@ -112,7 +112,8 @@ TEST_F(CommandsTest, InvalidRequestsGetClearErrors) {
   // SetParameters is all-or-nothing: a bad cutoff leaves the publish rate unchanged.
   SetParametersCommand bad;
   bad.publish_rate_hz = 5;
-  bad.filter = FilterConfig{FilterWindow::kHann, 1.5f};
+  bad.filter_window = FilterWindow::kHann;
+  bad.filter_cutoff = 1.5f;
   EXPECT_EQ(call(*pipeline_, bad).status.code, StatusCode::kInvalidArgument);
   SetParametersCommand negative;
   negative.preview_interval_s = -1;
@@ -127,6 +128,44 @@ TEST_F(CommandsTest, InvalidRequestsGetClearErrors) {
   ASSERT_TRUE(status.report.has_value());
   EXPECT_EQ(status.report->parameters.publish_rate_hz, 0);
   EXPECT_EQ(status.report->parameters.filter.window, FilterWindow::kRamLak);
+}
+
+// The reconstruct stage completes a partial filter change with the filter in force, and refuses
+// values outside their ranges with reason "bad_value" (counted), changing nothing.
+TEST_F(CommandsTest, SetParametersCompletesPartialFiltersAndRefusesBadValues) {
+  start();
+  SetParametersCommand hann;
+  hann.filter_window = FilterWindow::kHann;
+  hann.filter_cutoff = 0.7f;
+  ASSERT_TRUE(call(*pipeline_, hann).status.ok());
+  SetParametersCommand cutoff_only;
+  cutoff_only.filter_cutoff = 0.25f;
+  CommandReply reply = call(*pipeline_, cutoff_only);
+  ASSERT_TRUE(reply.parameters.has_value()) << reply.status.message;
+  EXPECT_EQ(reply.parameters->filter.window, FilterWindow::kHann);
+  EXPECT_EQ(reply.parameters->filter.cutoff, 0.25f);
+  SetParametersCommand window_only;
+  window_only.filter_window = FilterWindow::kCosine;
+  reply = call(*pipeline_, window_only);
+  ASSERT_TRUE(reply.parameters.has_value()) << reply.status.message;
+  EXPECT_EQ(reply.parameters->filter.window, FilterWindow::kCosine);
+  EXPECT_EQ(reply.parameters->filter.cutoff, 0.25f);
+
+  std::vector<SetParametersCommand> bad(4);
+  bad[0].filter_cutoff = std::numeric_limits<float>::quiet_NaN();
+  bad[1].publish_rate_hz = -1;
+  bad[2].preview_interval_s = -0.5;
+  bad[3].rotation_axis_offset_px = 1e9;
+  for (const SetParametersCommand& command : bad) {
+    const CommandReply refused = call(*pipeline_, command);
+    EXPECT_EQ(refused.status.code, StatusCode::kInvalidArgument) << refused.status.message;
+    EXPECT_EQ(refused.status.reason, "bad_value");
+  }
+  EXPECT_EQ(pipeline_->metrics().requests_refused.at("bad_value"), 4u);
+  const CommandReply status = call(*pipeline_, GetStatusCommand{});
+  ASSERT_TRUE(status.report.has_value());
+  EXPECT_EQ(status.report->parameters.filter.cutoff, 0.25f);
+  EXPECT_EQ(status.report->parameters.publish_rate_hz, 0);
 }
 
 TEST_F(CommandsTest, SetSliceDuringAScanRecomputesAndPublishesAtOnce) {
@@ -156,7 +195,7 @@ TEST_F(CommandsTest, StatusReportsScanStateParametersAndMetrics) {
   start();
   CommandReply status = call(*pipeline_, GetStatusCommand{});
   ASSERT_TRUE(status.report.has_value());
-  EXPECT_EQ(status.report->scan_state, "idle");
+  EXPECT_EQ(status.report->scan_state, ScanState::kIdle);
   EXPECT_FALSE(status.report->scan_active);
   EXPECT_EQ(status.report->backend, "cpu");
   EXPECT_FALSE(status.report->backend_device.empty());
@@ -164,14 +203,14 @@ TEST_F(CommandsTest, StatusReportsScanStateParametersAndMetrics) {
   ASSERT_TRUE(pipeline_->submit(ScanBegin{scan_.description, 0}));
   pipeline_->wait_idle();
   status = call(*pipeline_, GetStatusCommand{});
-  EXPECT_EQ(status.report->scan_state, "calibrating");
+  EXPECT_EQ(status.report->scan_state, ScanState::kCalibrating);
   EXPECT_TRUE(status.report->scan_active);
   EXPECT_EQ(status.report->scan_id, 1u);
 
   test::feed_phantom(*pipeline_, scan_, 0, 24);
   pipeline_->wait_idle();
   status = call(*pipeline_, GetStatusCommand{});
-  EXPECT_EQ(status.report->scan_state, "reconstructing");
+  EXPECT_EQ(status.report->scan_state, ScanState::kReconstructing);
   const MetricsSnapshot& m = status.report->metrics;
   EXPECT_EQ(m.projections_integrated, 24u);
   ASSERT_EQ(m.stages.size(), 5u);
@@ -192,7 +231,7 @@ TEST_F(CommandsTest, StatusReportsScanStateParametersAndMetrics) {
   test::end_scan(*pipeline_, scan_);
   pipeline_->wait_idle();
   status = call(*pipeline_, GetStatusCommand{});
-  EXPECT_EQ(status.report->scan_state, "ended");
+  EXPECT_EQ(status.report->scan_state, ScanState::kEnded);
   EXPECT_FALSE(status.report->scan_active);
   // GetSlice still works on the ended scan's store.
   EXPECT_TRUE(call(*pipeline_,
@@ -236,7 +275,8 @@ TEST_F(CommandsTest, FilterChangeAppliesToNewProjections) {
   pipeline_->wait_idle();
   const std::vector<float> ram_lak = sink_.last_slice(3)->values;
   SetParametersCommand hann;
-  hann.filter = FilterConfig{FilterWindow::kHann, 0.8f};
+  hann.filter_window = FilterWindow::kHann;
+  hann.filter_cutoff = 0.8f;
   const CommandReply reply = call(*pipeline_, hann);
   ASSERT_TRUE(reply.status.ok()) << reply.status.message;
   ASSERT_TRUE(reply.parameters.has_value());

@@ -1,7 +1,7 @@
 // An analytic ellipsoid phantom (exact line integrals, kernels/phantom) through the whole
 // in-process pipeline (raw uint16 frames with darks and flats -> preprocess -> filter -> sliding
 // window -> publish): the published slices match the phantom in shape and absolute scale
-// (attenuation per mm). Measured: relative errors 0.06-0.095, central means within 1 %.
+// (attenuation per mm).
 #include <gtest/gtest.h>
 
 #include <cmath>

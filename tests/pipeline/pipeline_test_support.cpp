@@ -315,6 +315,26 @@ std::unique_ptr<Backend> cpu_backend(int threads) {
   return std::make_unique<CpuBackend>(options);
 }
 
+void expect_backend_error(const std::function<void()>& create, const std::string& text) {
+  try {
+    create();
+    ADD_FAILURE() << "no BackendError (expected one saying \"" << text << "\")";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+ScanSetup linear_parallel_setup(DetectorShape detector, int slots) {
+  CircularParallelParams params;
+  params.angles_rad = angles(slots, M_PI);
+  ScanSetup setup;
+  setup.geometry = make_parallel_geometry(detector, params);
+  setup.pixel_type = PixelType::kFloat32;
+  setup.preprocess.already_linear = true;
+  setup.projections_in_flight = 4;
+  return setup;
+}
+
 double relative_error(const std::vector<float>& values, const std::vector<float>& reference) {
   double diff = 0;
   double norm = 0;

@@ -158,6 +158,13 @@ CommandReply call(Pipeline& pipeline, Command command);
 
 PipelineConfig small_config();
 std::unique_ptr<Backend> cpu_backend(int threads = 2);
+// Runs `create` and expects a BackendError whose message contains `text`.
+void expect_backend_error(const std::function<void()>& create, const std::string& text);
+
+// A scan set-up for backend tests: already-linear float32 parallel beam, `slots` angles over 180
+// degrees, so that preprocess() copies the raw values unchanged and tests place arbitrary data in
+// the store (without the filter).
+ScanSetup linear_parallel_setup(DetectorShape detector, int slots);
 
 double relative_error(const std::vector<float>& values, const std::vector<float>& reference);
 double max_abs(const std::vector<float>& values);

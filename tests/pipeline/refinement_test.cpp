@@ -183,7 +183,7 @@ TEST_F(RefinementTest, FollowsPerRotationModeAndTheRotationAxisOffset) {
   ASSERT_TRUE(corrected.has_value());
   std::printf("FBP residual: %.4f without the offset correction, %.4f with it\n",
               wrong->residual_before, corrected->residual_before);
-  EXPECT_LT(corrected->residual_before, 0.8 * wrong->residual_before);  // measured 0.68
+  EXPECT_LT(corrected->residual_before, 0.8 * wrong->residual_before);
 
   // Switched off: no more refinements.
   expect_ok(SetRefinementCommand{4, false, 0, 0});

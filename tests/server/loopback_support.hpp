@@ -32,7 +32,7 @@ inline ServerConfig loopback_config(int slice_size) {
 
 inline std::unique_ptr<Backend> cpu_backend() {
   BackendOptions options;
-  options.cpu_threads = 2;
+  options.cpu.threads = 2;
   return make_backend(BackendKind::kCpu, options);
 }
 

@@ -62,7 +62,7 @@ TEST(ReplyCodec, StatusReport) {
   report.backend_device = "test CPU";
   report.scan_active = true;
   report.scan_id = 12;
-  report.scan_state = "reconstructing";
+  report.scan_state = ScanState::kReconstructing;
   report.scan = ScanSummary{{{-2, -3, -4}, {2, 3, 5}}, BeamKind::kCone, 40, 60, 150, "phantom"};
   report.memory = {1u << 30, 5u << 20, 3u << 20};
   SetSliceCommand slice;

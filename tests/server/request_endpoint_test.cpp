@@ -17,15 +17,12 @@ namespace {
 using client::RequestClient;
 using client::Response;
 
-const FilterConfig kInitialFilter{FilterWindow::kHann, 0.7f};
-
 CommandReply answer(const Command& command) {
   CommandReply reply;
   if (std::holds_alternative<GetStatusCommand>(command)) {
     StatusReport report;
     report.backend = "fake";
-    report.scan_state = "idle";
-    report.parameters.filter = kInitialFilter;
+    report.scan_state = ScanState::kIdle;
     reply.report = report;
   } else if (const auto* get = std::get_if<GetSliceCommand>(&command)) {
     SliceImage slice;
@@ -39,7 +36,8 @@ CommandReply answer(const Command& command) {
     reply.slice = std::move(slice);
   } else if (const auto* set = std::get_if<SetParametersCommand>(&command)) {
     Parameters parameters;
-    if (set->filter) parameters.filter = *set->filter;
+    if (set->filter_window) parameters.filter.window = *set->filter_window;
+    if (set->filter_cutoff) parameters.filter.cutoff = *set->filter_cutoff;
     reply.parameters = parameters;
   } else if (const auto* remove = std::get_if<RemoveSliceCommand>(&command)) {
     reply.status = {StatusCode::kNotFound, "no slice " + std::to_string(remove->slice_id)};
@@ -84,7 +82,7 @@ class RequestEndpointTest : public ::testing::Test {
   test::FakePipeline fake_;
   ServerCounters counters_;
   RequestCounters request_counters_;
-  RequestDispatcher dispatcher_{WireLimits{}, fake_, counters_, request_counters_, kInitialFilter};
+  RequestDispatcher dispatcher_{WireLimits{}, fake_, counters_, request_counters_};
   std::unique_ptr<RequestEndpoint> endpoint_;
 };
 
@@ -182,7 +180,9 @@ TEST_F(RequestEndpointTest, ReqSocketsAndReqStyleEnvelopesWork) {
   EXPECT_EQ(parse(reply[1]).request_id(), 5u);
 }
 
-TEST_F(RequestEndpointTest, PartialFilterUpdatesKeepTheOtherHalf) {
+// The endpoint holds no pipeline state: a partial filter update reaches the pipeline as it came
+// (the reconstruct stage completes it, tests/pipeline/commands_test.cpp).
+TEST_F(RequestEndpointTest, PartialFilterUpdatesPassThrough) {
   RequestClient client(endpoint_->address(), 5000);
   v1::SetParameters cutoff_only;
   cutoff_only.set_filter_cutoff(0.25f);
@@ -195,11 +195,10 @@ TEST_F(RequestEndpointTest, PartialFilterUpdatesKeepTheOtherHalf) {
   ASSERT_EQ(commands.size(), 2u);
   const auto& first = std::get<SetParametersCommand>(commands[0]);
   const auto& second = std::get<SetParametersCommand>(commands[1]);
-  ASSERT_TRUE(first.filter && second.filter);
-  EXPECT_EQ(first.filter->window, FilterWindow::kHann);
-  EXPECT_EQ(first.filter->cutoff, 0.25f);
-  EXPECT_EQ(second.filter->window, FilterWindow::kCosine);
-  EXPECT_EQ(second.filter->cutoff, 0.25f);
+  EXPECT_FALSE(first.filter_window.has_value());
+  EXPECT_EQ(first.filter_cutoff, std::optional<float>(0.25f));
+  EXPECT_EQ(second.filter_window, std::optional<FilterWindow>(FilterWindow::kCosine));
+  EXPECT_FALSE(second.filter_cutoff.has_value());
 }
 
 TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
@@ -208,7 +207,7 @@ TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
   fake.hold_replies();
   ServerCounters counters;
   RequestCounters request_counters;
-  RequestDispatcher dispatcher({}, fake, counters, request_counters, {});
+  RequestDispatcher dispatcher({}, fake, counters, request_counters);
   RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", dispatcher, counters);
   endpoint.start();
   RequestClient client(endpoint.address(), 10000);
@@ -250,7 +249,7 @@ TEST(Binding, ErrorsNameTheEndpointAndAddress) {
   test::FakePipeline fake;
   ServerCounters counters;
   RequestCounters request_counters;
-  RequestDispatcher dispatcher({}, fake, counters, request_counters, {});
+  RequestDispatcher dispatcher({}, fake, counters, request_counters);
   RequestEndpoint first(context, "tcp://127.0.0.1:*", dispatcher, counters);
   try {
     RequestEndpoint second(context, first.address(), dispatcher, counters);

@@ -34,7 +34,7 @@ TEST(ServerOptions, FlagsFillTheConfig) {
                    "--threads",
                    "3",
                    "--mode",
-                   "rotation",
+                   "per-rotation",
                    "--filter",
                    "hann",
                    "--filter-cutoff",
@@ -72,8 +72,8 @@ TEST(ServerOptions, FlagsFillTheConfig) {
   EXPECT_EQ(config.endpoints.data, "ipc:///tmp/d");
   EXPECT_EQ(config.endpoints.slices, "tcp://127.0.0.1:5571");
   EXPECT_EQ(config.backend, BackendKind::kCpu);
-  EXPECT_EQ(config.backend_options.cpu_threads, 3);
-  EXPECT_EQ(config.backend_options.memory_limit_bytes, 512u << 20);
+  EXPECT_EQ(config.backend_options.cpu.threads, 3);
+  EXPECT_EQ(config.backend_options.cpu.memory_limit_bytes, 512u << 20);
   const Parameters& p = config.pipeline.parameters;
   EXPECT_EQ(p.window_mode, WindowMode::kPerRotation);
   EXPECT_EQ(p.filter.window, FilterWindow::kHann);
@@ -94,6 +94,30 @@ TEST(ServerOptions, FlagsFillTheConfig) {
   EXPECT_EQ(config.log_level, "debug");
 }
 
+TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
+  ServerConfig config;
+  ASSERT_EQ(parse({"--max-projection-batch", "16", "--cuda-device", "1", "--cuda-reserve", "1GiB",
+                   "--cuda-interpolation", "texture-linear", "--cuda-graphs", "false"},
+                  config),
+            "");
+  EXPECT_EQ(config.pipeline.max_projection_batch, 16);
+  const CudaSettings& cuda = config.backend_options.cuda;
+  EXPECT_EQ(cuda.device, 1);
+  EXPECT_EQ(cuda.reserve_bytes, std::size_t{1} << 30);
+  EXPECT_EQ(cuda.interpolation, CudaInterpolation::kTextureLinear);
+  EXPECT_FALSE(cuda.use_graphs);
+  const CudaSettings defaults;
+  ServerConfig untouched;
+  ASSERT_EQ(parse({}, untouched), "");
+  EXPECT_EQ(untouched.backend_options.cuda.interpolation, defaults.interpolation);
+  EXPECT_EQ(untouched.backend_options.cuda.reserve_bytes, defaults.reserve_bytes);
+  EXPECT_TRUE(untouched.backend_options.cuda.use_graphs);
+  // The pipeline checks its settings (pipeline_config_problem) and names the one refused.
+  ServerConfig bad_batch;
+  EXPECT_NE(parse({"--max-projection-batch", "0"}, bad_batch).find("max_projection_batch"),
+            std::string::npos);
+}
+
 TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--filter", "bogus"},
@@ -107,6 +131,9 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
                                              {"--log-level", "loud"},
                                              {"--slice-size", "9000"},
                                              {"--residual-interval", "-1"},
+                                             {"--cuda-interpolation", "cubic"},
+                                             {"--preview-interval", "-2"},
+                                             {"--cor-offset", "1e9"},
                                              {"--no-such-flag"}}) {
     ServerConfig config;
     const std::string error = parse(args, config);
@@ -163,6 +190,13 @@ TEST(ServerOptions, ExampleConfigFileHoldsTheDefaults) {
             defaults.pipeline.refinement.max_matrix_bytes);
   EXPECT_EQ(from_file.pipeline.refinement.residual_interval_s,
             defaults.pipeline.refinement.residual_interval_s);
+  EXPECT_EQ(from_file.pipeline.max_projection_batch, defaults.pipeline.max_projection_batch);
+  EXPECT_EQ(from_file.pipeline.parameters.window_mode, defaults.pipeline.parameters.window_mode);
+  EXPECT_EQ(from_file.backend_options.cuda.reserve_bytes,
+            defaults.backend_options.cuda.reserve_bytes);
+  EXPECT_EQ(from_file.backend_options.cuda.interpolation,
+            defaults.backend_options.cuda.interpolation);
+  EXPECT_EQ(from_file.backend_options.cuda.use_graphs, defaults.backend_options.cuda.use_graphs);
 }
 
 TEST(StatsReport, ActivityStagesDiscardsAndIdle) {

@@ -128,7 +128,7 @@ test('an invalid request shows the server\'s error', async () => {
   await waitFor(page, () => window.slicestreamViewer.errors().some((e) => e.reason === 'bad_value'));
   const entry = await page.textContent('.error-list li');
   assert.match(entry, /INVALID_ARGUMENT/);
-  assert.match(entry, /filter_cutoff/);
+  assert.match(entry, /filter cutoff/);
 });
 
 test('stopping the server shows a lost connection, which comes back with the server', async () => {

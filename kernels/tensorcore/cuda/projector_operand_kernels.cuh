@@ -26,8 +26,6 @@ int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-constexpr float kLowFactor = 4096.0f;  // lo operands: (v - hi) * 2^12
-
 // Column c of a product with `real` value columns, compensated (lo_offset = real) or not (0):
 // the value column it carries, or -1 for padding.
 __host__ __device__ inline int value_column(int c, int real, int lo_offset) {
@@ -49,7 +47,7 @@ __global__ void compute_scales_kernel(const float* max_f, const double* max_d, i
       const float m = max_f != nullptr ? max_f[s] : static_cast<float>(max_d[s]);
       const float scale = half_operand_scale(m);
       operand_scale[c] = scale;
-      column_scale[c] = value_scale / (c == v ? scale : scale * kLowFactor);
+      column_scale[c] = value_scale / (c == v ? scale : scale * kLowOperandFactor);
     } else {
       operand_scale[c] = 0.0f;
       column_scale[c] = 0.0f;
@@ -64,7 +62,7 @@ __device__ inline __half operand_of(float v, int c, int real, float scale) {
   const float scaled = v * scale;
   const __half hi = __float2half_rn(scaled);
   if (c < real) return hi;
-  return __float2half_rn((scaled - __half2float(hi)) * kLowFactor);
+  return __float2half_rn((scaled - __half2float(hi)) * kLowOperandFactor);
 }
 
 __global__ void forward_operand_kernel(const float* __restrict__ image, int slices, bool symmetric,
@@ -200,11 +198,6 @@ __global__ void rows_operand_kernel(const float* __restrict__ values, long long 
     const float v = vc >= 0 ? values[row * slices + vc] : 0.0f;
     out[row * columns + c] = operand_of(v, c, slices, scale);
   }
-}
-
-template <class T>
-::slicestream::cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
-  return ::slicestream::cuda::DeviceBuffer<T>(host);
 }
 
 }  // namespace

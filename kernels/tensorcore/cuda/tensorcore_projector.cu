@@ -8,208 +8,13 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/expr_device_evaluate.cuh"
 #include "kernels/expr/pass.hpp"
-#include "kernels/tensorcore/cuda/bsr_spmm.hpp"
-#include "kernels/tensorcore/cuda/gathered_spmm.hpp"
 #include "kernels/tensorcore/cuda/projector_operand_kernels.cuh"
+#include "kernels/tensorcore/cuda/tensorcore_projector_impl.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
-#include "kernels/tensorcore/symmetric_gather.hpp"
 
 namespace slicestream::tensorcore::cuda {
-
-using ::slicestream::cuda::DeviceBuffer;
-
-struct TensorCoreProjector::Impl {
-  std::shared_ptr<const TensorCoreMatrix> m;
-  bool symmetric = false;
-  bool compensated = false;
-  bool split = true;
-  int per_slice = 1;
-  int layouts = 1;
-  DeviceBuffer<std::uint16_t> blocks;
-  DeviceBuffer<int> row_ptr, col_index, col_ptr, col_blocks, col_block_rows;
-  DeviceBuffer<int> col_source, row_source, ray_slot, pixel_slots, octant_image, ray_image;
-  DeviceBuffer<unsigned char> transform_mask;
-  // Gathered symmetric products: A_oct's and A_oct^T's grouped blocks and the two tables.
-  struct DeviceGroupedBlocks {
-    DeviceBuffer<std::uint16_t> blocks;
-    DeviceBuffer<int> group_chunk, chunk_tile, chunk_block;
-    DeviceBuffer<std::uint64_t> chunk_mask;
-    int groups = 0;
-    void upload_from(const GroupedBlocks& g);
-    std::size_t bytes() const {
-      return blocks.bytes() + group_chunk.bytes() + chunk_tile.bytes() + chunk_block.bytes() +
-             chunk_mask.bytes();
-    }
-    void describe(GatheredSpmmArgs& a) const;
-  };
-  bool gathered_available = false;
-  bool gathered_on = true;
-  DeviceGroupedBlocks gathered_fwd, gathered_bwd;
-  DeviceBuffer<int> ray_of_row, pixel_of_col;
-  GatheredSpmmArgs gathered_forward_args, gathered_backward_args;
-  bool last_forward_gathered = false;
-  bool last_backward_gathered = false;
-  // Work space: grown to the largest call so far, never shrunk (forward and backward need
-  // different sizes, and reallocating, whose cudaFree synchronises the device, every call would
-  // serialise every CGLS iteration).
-  DeviceBuffer<std::uint16_t> x_half, y_half;
-  DeviceBuffer<float> y_out, x_out, operand_scale, column_scale;
-  DeviceBuffer<double> reduce;
-  BsrForwardArgs forward_args;
-  BsrTransposedArgs transposed_args;
-  bool forward_ready = false;
-  bool transposed_ready = false;
-
-  void upload_matrix();
-  void upload_gathered();
-  template <typename T>
-  static void ensure(DeviceBuffer<T>& buffer, std::size_t count) {
-    if (buffer.size() < count) buffer.resize(count);
-  }
-  void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
-                      int columns, int per_slice_columns, int lo, cudaStream_t stream);
-  bool gathered(int slices) const {
-    const int real = slices * (compensated ? 2 : 1);
-    return gathered_available && gathered_on && split && real >= 16 && real <= 64;
-  }
-  // Gathered products: columns and the compensating columns' offset.
-  int gathered_columns(int slices) const {
-    const int real = slices * (compensated ? 2 : 1);
-    return real <= 32 ? 32 : 64;  // the kernel's column counts
-  }
-  int gathered_lo(int slices) const { return compensated ? slices : 0; }
-  void run_gathered(const float* in, long long in_rows, float* out, long long out_rows, int slices,
-                    const float* max_abs, DeviceBuffer<std::uint16_t>& operand, GatheredSpmmArgs& a,
-                    cudaStream_t stream);
-  void forward_gathered(const float* image, float* sinogram, int slices, cudaStream_t stream,
-                        const float* max_abs);
-  void backward_gathered(const float* sinogram, float* image, int slices, cudaStream_t stream,
-                         const float* max_abs);
-  int real_columns(int slices) const { return slices * per_slice; }
-  int lo_offset(int slices) const { return compensated ? real_columns(slices) : 0; }
-  int product_values(int slices) const { return real_columns(slices) * (compensated ? 2 : 1); }
-};
-
-void TensorCoreProjector::Impl::upload_matrix() {
-  const BsrMatrixHalf& bsr = m->bsr;
-  std::vector<std::uint16_t> padded_blocks(bsr.blocks);
-  padded_blocks.resize(padded_blocks.size() + static_cast<std::size_t>(bsr.block_elements()), 0);
-  blocks = upload(padded_blocks);
-  row_ptr = upload(bsr.row_ptr);
-  col_index = upload(bsr.col_index);
-  col_ptr = upload(bsr.col_ptr);
-  col_blocks = upload(bsr.col_blocks);
-  col_block_rows = upload(bsr.col_block_rows);
-
-  const long long pixels = m->grid.pixels();
-  const long long rays = m->geometry.rays();
-  const ColumnLayouts& cl = m->col_layouts;
-  layouts = static_cast<int>(cl.layouts.size());
-  const SymmetryPlan* plan = m->symmetry.get();
-
-  // Canonical octant representative and transform mask of every pixel (symmetric only).
-  std::vector<int> canonical(static_cast<std::size_t>(pixels), -1);
-  std::vector<unsigned char> mask(static_cast<std::size_t>(pixels), 0);
-  std::vector<int> octant(plan != nullptr ? static_cast<std::size_t>(8 * pixels) : 0, -1);
-  if (plan != nullptr) {
-    for (std::size_t i = 0; i < plan->octant_pixels.size(); ++i) {
-      const int q = plan->octant_pixels[i];
-      for (int t = 0; t < 8; ++t) {
-        const int p = plan->pixel_image[static_cast<std::size_t>(t)][i];
-        canonical[static_cast<std::size_t>(p)] = q;
-        mask[static_cast<std::size_t>(p)] |= static_cast<unsigned char>(1u << t);
-        octant[static_cast<std::size_t>(t * pixels + q)] = p;
-      }
-    }
-  }
-
-  std::vector<int> cols(static_cast<std::size_t>(bsr.cols), -1);
-  std::vector<int> slots(static_cast<std::size_t>(layouts * pixels));
-  for (int l = 0; l < layouts; ++l) {
-    const IndexMapping& layout = cl.layouts[static_cast<std::size_t>(l)];
-    const long long offset = cl.offset[static_cast<std::size_t>(l)];
-    for (long long p = 0; p < pixels; ++p) {
-      const long long slot = offset + layout.to_mapped[static_cast<std::size_t>(p)];
-      if (plan == nullptr || plan->column_factor[static_cast<std::size_t>(p)] > 0) {
-        cols[static_cast<std::size_t>(slot)] = static_cast<int>(p);
-      }
-      const long long source = plan == nullptr ? p : canonical[static_cast<std::size_t>(p)];
-      slots[static_cast<std::size_t>(l * pixels + p)] =
-          static_cast<int>(offset + layout.to_mapped[static_cast<std::size_t>(source)]);
-    }
-  }
-  col_source = upload(cols);
-  pixel_slots = upload(slots);
-
-  std::vector<int> rows(static_cast<std::size_t>(bsr.rows), -1);
-  for (long long r = 0; r < rays; ++r) {
-    rows[static_cast<std::size_t>(m->row_mapping.to_mapped[static_cast<std::size_t>(r)])] =
-        static_cast<int>(r);
-  }
-  row_source = upload(rows);
-  std::vector<int> ray_slots(static_cast<std::size_t>((plan != nullptr ? 8 : 1) * rays));
-  std::vector<int> images(plan != nullptr ? static_cast<std::size_t>(8 * rays) : 0);
-  for (long long r = 0; r < rays; ++r) {
-    if (plan == nullptr) {
-      ray_slots[static_cast<std::size_t>(r)] =
-          m->row_mapping.to_mapped[static_cast<std::size_t>(r)];
-      continue;
-    }
-    for (int t = 0; t < 8; ++t) {
-      const int source =
-          plan->ray_image[static_cast<std::size_t>(kInverseSymmetry[static_cast<std::size_t>(t)])]
-                         [static_cast<std::size_t>(r)];
-      ray_slots[static_cast<std::size_t>(t * rays + r)] =
-          m->row_mapping.to_mapped[static_cast<std::size_t>(source)];
-      images[static_cast<std::size_t>(t * rays + r)] =
-          plan->ray_image[static_cast<std::size_t>(t)][static_cast<std::size_t>(r)];
-    }
-  }
-  ray_slot = upload(ray_slots);
-  if (plan != nullptr) {
-    ray_image = upload(images);
-    octant_image = upload(octant);
-    transform_mask = upload(mask);
-  }
-}
-
-void TensorCoreProjector::Impl::DeviceGroupedBlocks::upload_from(const GroupedBlocks& g) {
-  blocks = upload(g.blocks);
-  group_chunk = upload(g.group_chunk);
-  chunk_tile = upload(g.chunk_tile);
-  chunk_block = upload(g.chunk_block);
-  chunk_mask = upload(g.chunk_mask);
-  groups = static_cast<int>(g.group_count());
-}
-
-void TensorCoreProjector::Impl::DeviceGroupedBlocks::describe(GatheredSpmmArgs& a) const {
-  a.blocks = blocks.data();
-  a.group_chunk = group_chunk.data();
-  a.chunk_tile = chunk_tile.data();
-  a.chunk_mask = chunk_mask.data();
-  a.chunk_block = chunk_block.data();
-  a.group_count = groups;
-}
-
-void TensorCoreProjector::Impl::upload_gathered() {
-  if (m->symmetry == nullptr || !gathered_symmetry_problem(*m).empty() ||
-      m->gathered_forward.block_count() == 0) {
-    return;
-  }
-  if (m->gathered_backward.rows != m->bsr.cols || m->gathered_backward.cols != m->bsr.rows ||
-      m->gathered_forward.rows != m->bsr.rows || m->gathered_forward.cols != m->bsr.cols) {
-    throw std::logic_error("TensorCoreProjector: the grouped blocks do not match A_oct's");
-  }
-  const SymmetricGatherTables tables = make_symmetric_gather_tables(*m);
-  gathered_fwd.upload_from(m->gathered_forward);
-  gathered_bwd.upload_from(m->gathered_backward);
-  ray_of_row = upload(tables.ray_of_row);
-  pixel_of_col = upload(tables.pixel_of_col);
-  gathered_available = true;
-}
 
 void TensorCoreProjector::Impl::prepare_scales(const float* input, long long rows, int slices,
                                                const float* max_abs, int columns,
@@ -230,10 +35,17 @@ void TensorCoreProjector::Impl::prepare_scales(const float* input, long long row
   SLICESTREAM_CUDA_CHECK_LAUNCH("compute_scales_kernel");
 }
 
-TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix)
+TensorCoreProjector::TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix,
+                                         const TensorCoreProjectorOptions& options)
     : impl_(std::make_unique<Impl>()) {
   if (matrix == nullptr) throw std::invalid_argument("TensorCoreProjector: no matrix");
+  if (options.gathered_ctas < 0) {
+    throw std::invalid_argument("TensorCoreProjector: negative gathered CTA count");
+  }
   impl_->m = std::move(matrix);
+  impl_->options = options;
+  impl_->gathered_forward_args.ctas = options.gathered_ctas;
+  impl_->gathered_backward_args.ctas = options.gathered_ctas;
   impl_->symmetric = impl_->m->symmetry != nullptr;
   impl_->per_slice = impl_->symmetric ? 8 : 1;
   impl_->upload_matrix();
@@ -257,10 +69,6 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
   return d.blocks.bytes() + d.row_ptr.bytes() + d.col_index.bytes() + d.col_ptr.bytes() +
          d.col_blocks.bytes() + d.col_block_rows.bytes() + d.gathered_fwd.bytes() +
          d.gathered_bwd.bytes() + d.ray_of_row.bytes() + d.pixel_of_col.bytes();
-}
-
-void TensorCoreProjector::set_gathered_symmetry(bool on) {
-  impl_->gathered_on = on;
 }
 
 bool TensorCoreProjector::uses_gathered_products(int slices) const {
@@ -303,19 +111,6 @@ void TensorCoreProjector::reserve_operands(int slices) {
   Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
 }
 
-void TensorCoreProjector::set_compensated_operands(bool on) {
-  impl_->compensated = on;
-}
-bool TensorCoreProjector::compensated_operands() const {
-  return impl_->compensated;
-}
-void TensorCoreProjector::set_split_accumulation(bool on) {
-  impl_->split = on;
-}
-bool TensorCoreProjector::split_accumulation() const {
-  return impl_->split;
-}
-
 int TensorCoreProjector::forward_columns(int slices) const {
   const int real = impl_->product_values(slices);
   const WmmaShape shape = impl_->m->options.shape;
@@ -344,8 +139,13 @@ int TensorCoreProjector::transposed_columns(int slices) const {
 void TensorCoreProjector::forward(const float* image, float* sinogram, int slices,
                                   cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_call = Impl::Call::kNone;  // until this call's product is launched
   d.last_forward_gathered = d.gathered(slices);
-  if (d.last_forward_gathered) return d.forward_gathered(image, sinogram, slices, stream, max_abs);
+  if (d.last_forward_gathered) {
+    d.forward_gathered(image, sinogram, slices, stream, max_abs);
+    d.last_call = Impl::Call::kForward;
+    return;
+  }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns = forward_columns(slices);
   const int nf = dims(d.m->options.shape).n;
@@ -371,9 +171,9 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   a.columns = columns;
   a.column_scale = d.column_scale.data();
   a.y = d.y_out.data();
-  a.split_accumulation = d.split;
-  d.forward_ready = true;
+  a.split_accumulation = d.options.split_accumulation;
   launch_bsr_forward(d.m->options.shape, a, stream);
+  d.last_call = Impl::Call::kForward;
 
   const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
   forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
@@ -385,9 +185,12 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
 void TensorCoreProjector::backward(const float* sinogram, float* image, int slices,
                                    cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
+  d.last_call = Impl::Call::kNone;  // until this call's product is launched
   d.last_backward_gathered = d.gathered(slices);
   if (d.last_backward_gathered) {
-    return d.backward_gathered(sinogram, image, slices, stream, max_abs);
+    d.backward_gathered(sinogram, image, slices, stream, max_abs);
+    d.last_call = Impl::Call::kBackward;
+    return;
   }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns16 = transposed_columns(slices);
@@ -417,9 +220,9 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   a.x_columns = x_columns;
   a.column_scale = d.column_scale.data();
   a.x = d.x_out.data();
-  a.split_accumulation = d.split;
-  d.transposed_ready = true;
+  a.split_accumulation = d.options.split_accumulation;
   launch_bsr_transposed(d.m->options.shape, a, stream);
+  d.last_call = Impl::Call::kBackward;
 
   const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
@@ -428,25 +231,19 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
-void TensorCoreProjector::run_forward_spmm(cudaStream_t stream) {
-  if (impl_->last_forward_gathered) {
-    return launch_gathered_spmm(impl_->gathered_forward_args, stream);  // adds to the output
+void TensorCoreProjector::repeat_last_product(cudaStream_t stream) {
+  const Impl& d = *impl_;
+  switch (d.last_call) {
+    case Impl::Call::kForward:
+      if (d.last_forward_gathered) return launch_gathered_spmm(d.gathered_forward_args, stream);
+      return launch_bsr_forward(d.m->options.shape, d.forward_args, stream);
+    case Impl::Call::kBackward:
+      if (d.last_backward_gathered) return launch_gathered_spmm(d.gathered_backward_args, stream);
+      return launch_bsr_transposed(d.m->options.shape, d.transposed_args, stream);
+    case Impl::Call::kNone:
+      break;
   }
-  if (!impl_->forward_ready) throw std::logic_error("run_forward_spmm before forward");
-  launch_bsr_forward(impl_->m->options.shape, impl_->forward_args, stream);
-}
-
-void TensorCoreProjector::set_gathered_ctas(int ctas) {
-  impl_->gathered_forward_args.ctas = ctas;
-  impl_->gathered_backward_args.ctas = ctas;
-}
-
-void TensorCoreProjector::run_transposed_spmm(cudaStream_t stream) {
-  if (impl_->last_backward_gathered) {
-    return launch_gathered_spmm(impl_->gathered_backward_args, stream);  // adds to the output
-  }
-  if (!impl_->transposed_ready) throw std::logic_error("run_transposed_spmm before backward");
-  launch_bsr_transposed(impl_->m->options.shape, impl_->transposed_args, stream);
+  throw std::logic_error("TensorCoreProjector: repeat_last_product before forward or backward");
 }
 
 // One gathered product (symmetric_gather.hpp) over the blocks and tables the caller put in `a`:

@@ -10,14 +10,38 @@
 #include <cstddef>
 #include <memory>
 
-#include "kernels/tensorcore/cuda/device_projection_operator.hpp"
+#include "kernels/solvers/cuda/device_projection_operator.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 
 namespace slicestream::tensorcore::cuda {
 
-class TensorCoreProjector final : public DeviceProjectionOperator {
+// How a TensorCoreProjector computes, fixed when it is constructed.
+struct TensorCoreProjectorOptions {
+  // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
+  // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
+  // products; the matrix stays fp16. This removes the operand part of the CG error
+  // (docs/performance.md, "CG accuracy"), with split accumulation (below) on.
+  bool compensated_operands = false;
+  // Split accumulation: the WMMA kernels add each group of kMmaChainBlocks blocks' MMA chain to
+  // an fp32 sum instead of accumulating a whole row or column in one chain, whose truncation
+  // inside every MMA biases the sums (kernels/tensorcore/mma_accumulation.hpp). Off only to
+  // measure that effect (the accuracy benchmark and tests).
+  bool split_accumulation = true;
+  // Gathered symmetric products (kernels/tensorcore/symmetric_gather.hpp): a symmetric 16.16.16
+  // matrix with one column layout projects 16 to 64 product columns (slices, doubled when
+  // compensated) with one column per slice (padded to 32 or 64), reading operands through the
+  // symmetry and adding results where it sends them, instead of 8 columns per slice. Off, or with
+  // split accumulation off (the gathered kernels always split): the column form.
+  bool gathered_symmetry = true;
+  // Persistent CTAs of the gathered kernel (0: its default, GatheredSpmmArgs::ctas); the
+  // benchmark's tuning sweep sets it.
+  int gathered_ctas = 0;
+};
+
+class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator {
  public:
-  explicit TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix);
+  explicit TensorCoreProjector(std::shared_ptr<const TensorCoreMatrix> matrix,
+                               const TensorCoreProjectorOptions& options = {});
   ~TensorCoreProjector() override;
   TensorCoreProjector(const TensorCoreProjector&) = delete;
   TensorCoreProjector& operator=(const TensorCoreProjector&) = delete;
@@ -32,27 +56,6 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
                 const float* max_abs = nullptr) override;
 
-  // Compensated operands: every fp16 operand column travels as two, hi = fp16(v) and
-  // lo = fp16(v - hi) scaled by 2^12 (about 22 significant bits), at twice the columns of the
-  // products; the matrix stays fp16. This removes the operand part of the CG error
-  // (docs/performance.md, "CG accuracy"), with split accumulation (below) on.
-  void set_compensated_operands(bool on);
-  bool compensated_operands() const;
-
-  // Split accumulation (on by default): the WMMA kernels add each group of kMmaChainBlocks
-  // blocks' MMA chain to an fp32 sum instead of accumulating a whole row or column in one chain,
-  // whose truncation inside every MMA biases the sums (kernels/tensorcore/mma_accumulation.hpp).
-  // Off only to measure that effect (the benchmark's accuracy table).
-  void set_split_accumulation(bool on);
-  bool split_accumulation() const;
-
-  // Gathered symmetric products (kernels/tensorcore/symmetric_gather.hpp; on by default): a
-  // symmetric 16.16.16 matrix with one column layout projects 16 to 64 product columns
-  // (slices, doubled when compensated) with one column per slice (padded to 32 or 64), reading
-  // operands through the symmetry and adding results where it sends them, instead of 8 columns per
-  // slice. Off, or with split accumulation off (the gathered kernels always split): the column
-  // form.
-  void set_gathered_symmetry(bool on);
   // Whether forward/backward of `slices` slices take the gathered products.
   bool uses_gathered_products(int slices) const;
 
@@ -65,16 +68,17 @@ class TensorCoreProjector final : public DeviceProjectionOperator {
   // Everything held on the device: the matrix, the index maps and the operand work space (which
   // grows to the largest call so far and is never shrunk).
   std::size_t device_bytes() const;
-  // Allocates the work space of forward and backward for up to `slices` slices now (with the
-  // operand settings in force), so that later calls of that size allocate nothing.
+  // Allocates the work space of forward and backward for up to `slices` slices now, so that later
+  // calls of that size allocate nothing.
   void reserve_operands(int slices);
   const TensorCoreMatrix& matrix() const;
 
-  // Benchmark hooks: the SpMM kernel alone, on the operands of the last forward / backward, and
-  // the gathered kernel's persistent CTA count (0: its default, GatheredSpmmArgs::ctas).
-  void run_forward_spmm(cudaStream_t stream);
-  void run_transposed_spmm(cudaStream_t stream);
-  void set_gathered_ctas(int ctas);
+  // The sparse product of the last forward or backward once more, alone: no operand conversion
+  // and no renumbering of the result, on the operands that call left in the work space (what the
+  // product kernel costs by itself, for the benchmark). Its result goes where that call's product
+  // went: into the work space (column form), or added once more to that call's output (gathered
+  // products), which must still be allocated. Throws std::logic_error before the first call.
+  void repeat_last_product(cudaStream_t stream);
 
  private:
   struct Impl;

@@ -99,8 +99,9 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
     m.setup = setup;
     m.projections = std::make_shared<ProjectionPool>(
         pixels, std::min(kMaxFreeProjections, setup.projections_in_flight + 4));
-    m.slots.clear();
-    m.slots.resize(slots);
+    m.stored.clear();
+    m.stored.resize(slots);
+    m.slots = StoreSlots(kCpuOwner, slots);
     auto tables = std::make_shared<const cpu::PreprocessTables>(
         cpu::make_preprocess_tables(setup.geometry.detector, {}, {}));
     auto ramp = m.make_ramp(setup.filter);
@@ -109,7 +110,8 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
     m.ramp = std::move(ramp);
     m.filter_config = setup.filter;
   } catch (const std::bad_alloc&) {
-    m.slots.clear();
+    m.stored.clear();
+    m.slots = StoreSlots(kCpuOwner);
     throw BackendError("cpu backend: out of memory while setting up the scan");
   }
   m.scan_bytes = needed;
@@ -118,7 +120,8 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
 
 void CpuBackend::end_scan() {
   Impl& m = *impl_;
-  m.slots.clear();
+  m.stored.clear();
+  m.slots = StoreSlots(kCpuOwner);
   m.projections.reset();
   {
     std::lock_guard<std::mutex> lock(m.swap_mutex);
@@ -232,8 +235,7 @@ std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& 
   // Whatever the scan, the targets and the other refiners leave of the memory limit.
   const std::size_t used = m.used();
   const std::size_t left = used < m.memory_limit ? m.memory_limit - used : 1;
-  return make_cpu_slice_refiner(setup, std::min(m.workers.threads(), refiner_build_threads()), left,
-                                m.refiner_bytes);
+  return make_cpu_slice_refiner(setup, m.workers, left, m.refiner_bytes);
 }
 
 std::string CpuBackend::refiner_memory_problem(const RefinementSetup& setup) const {

@@ -9,11 +9,6 @@
 
 namespace slicestream {
 
-struct CpuBackendOptions {
-  int threads = 0;                     // worker threads; <= 0: hardware_concurrency()
-  std::size_t memory_limit_bytes = 0;  // store + buffers + targets; 0: 3/4 of physical memory
-};
-
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const CpuBackendOptions& options = {});

@@ -14,17 +14,15 @@
 #include "kernels/cpu/ramp_filter_cpu.hpp"
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/backend/cpu/cpu_buffers.hpp"
-#include "pipeline/backend/memory_charge.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
+#include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/store_slots.hpp"
+#include "pipeline/backend/update_plan.hpp"
 
 namespace slicestream {
 
-// One slot of the projection store: the filtered projection and where it was taken.
-struct StoreSlot {
-  std::unique_ptr<CpuProjection> projection;
-  ProjectionMap map{};
-  bool filled = false;
-};
+// Error messages of the CPU backend start with this.
+inline const char* const kCpuOwner = "cpu backend";
 
 // One target updated from a list of projections over a plane range.
 struct BackprojectionJob {
@@ -58,7 +56,8 @@ struct CpuBackend::Impl {
   ScanSetup setup;
   std::atomic<std::size_t> scan_bytes{0};  // also read by the refinement worker
   std::shared_ptr<ProjectionPool> projections;
-  std::vector<StoreSlot> slots;
+  StoreSlots slots{kCpuOwner};                         // filled, maps
+  std::vector<std::unique_ptr<CpuProjection>> stored;  // the filtered projection of each slot
 
   // Swapped by the reconstruct thread while preprocess/filter threads may read them.
   mutable std::mutex swap_mutex;
@@ -89,9 +88,14 @@ struct CpuBackend::Impl {
   }
 
   void run_backprojection(const std::vector<BackprojectionJob>& jobs);
-  // Updates [begin, begin + count) of a batch, whose slots are distinct, in one backprojection.
-  void replace_run(std::vector<ProjectionUpdate>& updates, std::size_t begin, std::size_t count,
-                   float scale);
+  // The longest run of an update plan: the batch the pipeline was set up with.
+  std::size_t max_run() const {
+    return static_cast<std::size_t>(std::max(1, setup.max_projection_batch));
+  }
+  // One run of an update plan (distinct slots) in one backprojection (cpu_backend_store.cpp).
+  void apply_run(const UpdateRun& run, std::vector<ProjectionUpdate>& updates, float scale);
+  // values := minuend - values, over the workers.
+  void subtract_in_place(const std::vector<float>& minuend, std::vector<float>& values);
 };
 
 }  // namespace slicestream

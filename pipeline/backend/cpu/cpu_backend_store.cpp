@@ -1,5 +1,5 @@
-// CpuBackend's projection store and backprojection: +BP(new) - BP(old) updates, the
-// accumulate list, backprojection of stored slots over plane ranges, targets.
+// CpuBackend's projection store and backprojection: store updates as the shared update plan
+// (update_plan.hpp) lays them out, backprojection of stored slots over plane ranges, targets.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -12,10 +12,6 @@ namespace {
 // Work per backprojection task (points x projections): big enough to amortise the hand-off,
 // small enough that three slices still split into many tasks for the workers.
 constexpr std::size_t kSamplesPerTask = std::size_t{1} << 17;
-
-bool same_map(const ProjectionMap& a, const ProjectionMap& b) {
-  return std::memcmp(&a, &b, sizeof(ProjectionMap)) == 0;
-}
 
 CpuTarget& cpu_target(ReconTarget& target) {
   auto* cpu = dynamic_cast<CpuTarget*>(&target);
@@ -74,113 +70,96 @@ void CpuBackend::Impl::run_backprojection(const std::vector<BackprojectionJob>& 
 void CpuBackend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
   Impl& m = *impl_;
   m.require_scan("replace_projection");
-  // Runs of distinct slots are fused: every target is read and written once per run.
-  for (std::size_t begin = 0; begin < updates.size();) {
-    const std::size_t count = distinct_slot_run(updates, begin, updates.size());
-    m.replace_run(updates, begin, count, scale);
-    begin += count;
-  }
+  const UpdatePlan plan = plan_updates(updates, m.slots, m.max_run());
+  for (const UpdateRun& run : plan.runs)
+    m.apply_run(run, updates, scale);
+  if (!plan.refusal.empty()) throw BackendError(plan.refusal);
 }
 
-void CpuBackend::Impl::replace_run(std::vector<ProjectionUpdate>& updates, std::size_t begin,
-                                   std::size_t count, float scale) {
+void CpuBackend::Impl::apply_run(const UpdateRun& run, std::vector<ProjectionUpdate>& updates,
+                                 float scale) {
   // Everything is checked before anything changes.
-  for (std::size_t i = begin; i < begin + count; ++i) {
-    const ProjectionUpdate& u = updates[i];
-    if (u.slot < 0 || static_cast<std::size_t>(u.slot) >= slots.size()) {
-      throw BackendError("cpu backend: slot " + std::to_string(u.slot) + " outside the window of " +
-                         std::to_string(slots.size()));
-    }
-    if (!u.projection) throw BackendError("cpu backend: replace_projection without a projection");
-    if (cpu_projection(*u.projection).values.size() != setup.geometry.detector.pixels()) {
+  for (const PlannedUpdate& planned : run.updates) {
+    if (cpu_projection(*updates[planned.index].projection).values.size() !=
+        setup.geometry.detector.pixels()) {
       throw BackendError("cpu backend: projection of another scan's detector size");
     }
-    for (const auto* list : {&u.live, &u.accumulate}) {
-      for (ReconTarget* target : *list) {
-        if (target == nullptr) throw BackendError("cpu backend: null reconstruction target");
-        (void)cpu_target(*target);
-      }
-    }
   }
+  for (const PlannedTarget& planned : run.targets)
+    (void)cpu_target(*planned.target);
 
-  // Per update: live targets get +BP(new) - BP(old). With an unchanged map that is one
-  // backprojection of the difference, computed in place in the old buffer (released when the
-  // new projection is stored). Slots of a run are distinct, so each old buffer is its own.
+  // A difference new - old is computed in place in the old buffer (released when the new
+  // projection is stored); slots of a run are distinct, so each old buffer is its own.
+  const std::size_t count = run.updates.size();
   std::vector<std::unique_ptr<ProjectionBuffer>> fresh(count);
-  std::vector<std::vector<cpu::ProjectionRef>> live_refs(count);
-  std::vector<bool> differenced(count, false);
   for (std::size_t k = 0; k < count; ++k) {
-    ProjectionUpdate& u = updates[begin + k];
-    fresh[k] = std::move(u.projection);
-    const CpuProjection& projection = cpu_projection(*fresh[k]);
-    StoreSlot& stored = slots[static_cast<std::size_t>(u.slot)];
-    if (u.live.empty()) continue;
-    if (stored.filled && same_map(stored.map, u.map)) {
-      float* old_values = stored.projection->values.data();
-      const float* new_values = projection.values.data();
-      const std::size_t pixels = projection.values.size();
-      workers.parallel_for(pixels, std::max<std::size_t>(pixels / 8, 4096),
-                           [&](std::size_t b, std::size_t e, int) {
-                             for (std::size_t i = b; i < e; ++i) {
-                               old_values[i] = new_values[i] - old_values[i];
-                             }
-                           });
-      differenced[k] = true;
-      live_refs[k].push_back({old_values, u.map});
-    } else {
-      live_refs[k].push_back({projection.values.data(), u.map});
-      if (stored.filled) {
-        ProjectionMap negated = stored.map;  // -BP(old): the weight carries the sign
-        negated.weight = -negated.weight;
-        live_refs[k].push_back({stored.projection->values.data(), negated});
-      }
+    const PlannedUpdate& planned = run.updates[k];
+    fresh[k] = std::move(updates[planned.index].projection);
+    if (planned.live == LiveUpdate::kDifference) {
+      subtract_in_place(cpu_projection(*fresh[k]).values,
+                        stored[static_cast<std::size_t>(planned.slot)]->values);
     }
   }
 
   // One job per target with every projection of the run that reaches it.
-  std::vector<CpuTarget*> targets;
-  std::vector<std::vector<cpu::ProjectionRef>> refs;
-  auto refs_of = [&](ReconTarget* target) -> std::vector<cpu::ProjectionRef>& {
-    CpuTarget* t = &cpu_target(*target);
-    const auto it = std::find(targets.begin(), targets.end(), t);
-    if (it != targets.end()) return refs[static_cast<std::size_t>(it - targets.begin())];
-    targets.push_back(t);
-    refs.emplace_back();
-    return refs.back();
-  };
-  for (std::size_t k = 0; k < count; ++k) {
-    const ProjectionUpdate& u = updates[begin + k];
-    for (ReconTarget* target : u.live) {
-      std::vector<cpu::ProjectionRef>& r = refs_of(target);
-      r.insert(r.end(), live_refs[k].begin(), live_refs[k].end());
-    }
-    for (ReconTarget* target : u.accumulate) {
-      refs_of(target).push_back({cpu_projection(*fresh[k]).values.data(), u.map});
-    }
-  }
+  std::vector<std::vector<cpu::ProjectionRef>> refs(run.targets.size());
   std::vector<BackprojectionJob> jobs;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    jobs.push_back({targets[t], refs[t].data(), static_cast<int>(refs[t].size()), scale, 0,
-                    targets[t]->grid().depth});
+  for (std::size_t t = 0; t < run.targets.size(); ++t) {
+    for (const PlannedSource& source : run.targets[t].sources) {
+      const PlannedUpdate& planned = run.updates[source.update];
+      const ProjectionMap& map = updates[planned.index].map;
+      const float* old_values = source.kind == SourceKind::kNew
+                                    ? nullptr
+                                    : stored[static_cast<std::size_t>(planned.slot)]->values.data();
+      switch (source.kind) {
+        case SourceKind::kNew:
+          refs[t].push_back({cpu_projection(*fresh[source.update]).values.data(), map});
+          break;
+        case SourceKind::kDifference:
+          refs[t].push_back({old_values, map});
+          break;
+        case SourceKind::kOld: {
+          ProjectionMap negated = planned.old_map;  // -BP(old): the weight carries the sign
+          negated.weight = -negated.weight;
+          refs[t].push_back({old_values, negated});
+          break;
+        }
+      }
+    }
+    CpuTarget& target = cpu_target(*run.targets[t].target);
+    jobs.push_back(
+        {&target, refs[t].data(), static_cast<int>(refs[t].size()), scale, 0, target.grid().depth});
   }
   try {
     run_backprojection(jobs);
   } catch (...) {
     // A slot holding a difference instead of its projection must not be read again.
-    for (std::size_t k = 0; k < count; ++k) {
-      if (differenced[k]) slots[static_cast<std::size_t>(updates[begin + k].slot)].filled = false;
+    for (const PlannedUpdate& planned : run.updates) {
+      if (planned.live == LiveUpdate::kDifference) slots.forget(planned.slot);
     }
     throw;
   }
 
   for (std::size_t k = 0; k < count; ++k) {
-    ProjectionUpdate& u = updates[begin + k];
-    StoreSlot& stored = slots[static_cast<std::size_t>(u.slot)];
-    stored.projection.reset(static_cast<CpuProjection*>(fresh[k].release()));  // checked above
-    stored.map = u.map;
-    stored.filled = true;
+    const PlannedUpdate& planned = run.updates[k];
+    ProjectionUpdate& u = updates[planned.index];
+    stored[static_cast<std::size_t>(planned.slot)].reset(
+        static_cast<CpuProjection*>(fresh[k].release()));  // checked above
+    slots.store(planned.slot, u.map);
     u.applied = true;
   }
+}
+
+void CpuBackend::Impl::subtract_in_place(const std::vector<float>& minuend,
+                                         std::vector<float>& values) {
+  float* out = values.data();
+  const float* from = minuend.data();
+  const std::size_t pixels = values.size();
+  workers.parallel_for(pixels, std::max<std::size_t>(pixels / 8, 4096),
+                       [&](std::size_t b, std::size_t e, int) {
+                         for (std::size_t i = b; i < e; ++i)
+                           out[i] = from[i] - out[i];
+                       });
 }
 
 void CpuBackend::backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
@@ -189,20 +168,10 @@ void CpuBackend::backproject_store(const std::vector<int>& slots, ReconTarget& t
   m.require_scan("backproject_store");
   CpuTarget& t = cpu_target(target);
   const GridSpec& grid = t.grid();
-  if (plane_begin < 0 || plane_end > grid.depth || plane_begin > plane_end) {
-    throw BackendError("cpu backend: plane range [" + std::to_string(plane_begin) + ", " +
-                       std::to_string(plane_end) + ") outside a target of depth " +
-                       std::to_string(grid.depth));
-  }
+  check_plane_range(kCpuOwner, grid.depth, plane_begin, plane_end);
   std::vector<cpu::ProjectionRef> refs;
-  refs.reserve(slots.size());
-  for (int slot : slots) {
-    if (slot < 0 || static_cast<std::size_t>(slot) >= m.slots.size()) {
-      throw BackendError("cpu backend: slot " + std::to_string(slot) + " outside the window");
-    }
-    const StoreSlot& stored = m.slots[static_cast<std::size_t>(slot)];
-    if (stored.filled) refs.push_back({stored.projection->values.data(), stored.map});
-  }
+  for (int slot : m.slots.filled_of(slots))
+    refs.push_back({m.stored[static_cast<std::size_t>(slot)]->values.data(), m.slots.map(slot)});
   if (!accumulate) {
     const std::size_t plane_points =
         static_cast<std::size_t>(grid.width) * static_cast<std::size_t>(grid.height);
@@ -216,12 +185,7 @@ void CpuBackend::backproject_store(const std::vector<int>& slots, ReconTarget& t
 void CpuBackend::set_slot_maps(const std::vector<ProjectionMap>& maps) {
   Impl& m = *impl_;
   m.require_scan("set_slot_maps");
-  if (maps.size() != m.slots.size()) {
-    throw BackendError("cpu backend: set_slot_maps got " + std::to_string(maps.size()) +
-                       " maps for " + std::to_string(m.slots.size()) + " slots");
-  }
-  for (std::size_t i = 0; i < maps.size(); ++i)
-    m.slots[i].map = maps[i];
+  m.slots.set_maps(maps);
 }
 
 void CpuBackend::clear_target(ReconTarget& target) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/tensorcore/cgls.hpp"
+#include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 
@@ -26,9 +26,10 @@ std::size_t host_bytes(const tensorcore::CsrMatrix& m) {
 
 class CpuSliceRefiner final : public SliceRefiner {
  public:
-  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, MemoryAccount account)
+  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, Executor& workers,
+                  MemoryAccount account)
       : matrix_(std::move(matrix)),
-        projector_(matrix_),
+        projector_(matrix_, workers),
         ax_(static_cast<std::size_t>(matrix_->rows)),
         charge_(std::move(account), 0) {
     workspace_.reserve({matrix_->rows, matrix_->cols, 1, 0});
@@ -43,16 +44,16 @@ class CpuSliceRefiner final : public SliceRefiner {
 
   double residual(const float* slice, const float* sinogram) override {
     projector_.forward(slice, ax_.data(), 1);
-    return tensorcore::relative_residual(ax_.data(), sinogram, ax_.size());
+    return solvers::relative_residual(ax_.data(), sinogram, ax_.size());
   }
 
   RefinementResult refine(const float* x0, const float* sinogram, int iterations,
                           float* x_out) override {
     if (x_out != x0) std::copy(x0, x0 + matrix_->cols, x_out);
-    tensorcore::CglsOptions options;
+    solvers::CglsOptions options;
     options.max_iterations = iterations;
-    const tensorcore::CglsReport report =
-        tensorcore::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
+    const solvers::CglsReport report =
+        solvers::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
     return {report.relative_residual.front()[0], report.relative_residual.back()[0],
             report.iterations};
   }
@@ -60,14 +61,15 @@ class CpuSliceRefiner final : public SliceRefiner {
  private:
   std::shared_ptr<const tensorcore::CsrMatrix> matrix_;
   tensorcore::CsrProjector projector_;
-  tensorcore::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
-  std::vector<float> ax_;                // A x of residual()
+  solvers::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
+  std::vector<float> ax_;             // A x of residual()
   MemoryCharge charge_;
 };
 
 }  // namespace
 
-std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup, int threads,
+std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup,
+                                                     Executor& workers,
                                                      std::size_t memory_limit_bytes,
                                                      MemoryAccount account) {
   std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
@@ -82,11 +84,9 @@ std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setu
                        mib(estimate) + ", more than the " + mib(memory_limit_bytes) + " left");
   }
   try {
-    tensorcore::DdMatrixOptions options;
-    options.threads = std::max(threads, 0);
     auto matrix = std::make_shared<const tensorcore::CsrMatrix>(
-        tensorcore::build_dd_matrix(setup.geometry, setup.grid, options));
-    return std::make_unique<CpuSliceRefiner>(std::move(matrix), std::move(account));
+        tensorcore::build_dd_matrix(workers, setup.geometry, setup.grid));
+    return std::make_unique<CpuSliceRefiner>(std::move(matrix), workers, std::move(account));
   } catch (const std::bad_alloc&) {
     throw BackendError("cpu backend: out of memory while building a slice's system matrix");
   } catch (const std::invalid_argument& e) {

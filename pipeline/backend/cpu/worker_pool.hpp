@@ -1,5 +1,6 @@
-// The CPU backend's worker threads (one boost::asio::thread_pool shared by every stage) and a
-// small parallel_for over index ranges.
+// The project's thread pool (one boost::asio::thread_pool) and its parallel_for over index
+// ranges, as the kernels' Executor (kernels/executor.hpp): the CPU backend's workers, shared by
+// every stage and the slice refiners; tests and benchmarks construct one to hand the kernels.
 //
 // The calling thread takes part in its own loop: it claims chunks like the pool's workers do, so
 // a stage never waits for pool threads that are busy with another stage's work; the pool only adds
@@ -7,8 +8,9 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
+
+#include "kernels/executor.hpp"
 
 namespace boost::asio {
 class thread_pool;
@@ -16,24 +18,19 @@ class thread_pool;
 
 namespace slicestream {
 
-class WorkerPool {
+class WorkerPool final : public Executor {
  public:
   // threads <= 0: std::thread::hardware_concurrency().
   explicit WorkerPool(int threads);
-  ~WorkerPool();
+  ~WorkerPool() override;
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int threads() const { return threads_; }
-  // The most participants one parallel_for can have (pool threads plus the caller): size of
-  // per-participant scratch arrays.
-  int max_participants() const { return threads_ + 1; }
-
-  // body(begin, end, participant) over [0, count) in chunks of at most `grain` indices.
-  // `participant` < max_participants() is unique among the concurrent calls of this loop.
-  // Returns when every chunk is done; rethrows the first exception thrown by `body`.
-  using RangeBody = std::function<void(std::size_t begin, std::size_t end, int participant)>;
-  void parallel_for(std::size_t count, std::size_t grain, const RangeBody& body);
+  // Pool threads plus the caller.
+  int max_participants() const override { return threads_ + 1; }
+  // Executor::parallel_for; a loop of one chunk runs on the caller alone.
+  void parallel_for(std::size_t count, std::size_t grain, const RangeBody& body) override;
 
  private:
   int threads_;

@@ -1,5 +1,7 @@
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 
+#include <algorithm>
+
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
 #include "pipeline/backend/cuda/cuda_slice_refiner.hpp"
 
@@ -18,7 +20,6 @@ CudaBackend::CudaBackend(int device, const CudaBackendOptions& options) {
     if (!reason.empty()) throw BackendError("cuda backend: " + reason);
     const std::string problem = cuda::validate(options.tuning);
     if (!problem.empty()) throw BackendError("cuda backend: invalid tuning: " + problem);
-    if (options.max_batch < 1) throw BackendError("cuda backend: max_batch must be at least 1");
     impl_ = std::make_unique<Impl>(device, options);
   });
 }
@@ -63,7 +64,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     cuda::ProjectionStoreOptions store_options;
     store_options.linear_copy = m.options.linear_copy;
     store_options.max_layers_per_array = m.options.max_layers_per_array;
-    store_options.scratch_layers = m.options.max_batch;
+    store_options.scratch_layers = std::max(1, setup.max_projection_batch);
     const std::size_t frame_bytes = detector.pixels() * sizeof(float);
     const std::size_t in_flight =
         (setup.projections_in_flight > 0 ? setup.projections_in_flight : kDefaultInFlight) +
@@ -95,8 +96,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     s->setup = setup;
     s->id = m.next_scan_id++;
     s->budget_bytes = needed;
-    s->maps = make_projection_maps(setup.geometry);
-    s->filled.assign(static_cast<std::size_t>(slots), false);
+    s->slots = StoreSlots(cuda_backend_detail::kCudaOwner, static_cast<std::size_t>(slots));
     s->store =
         std::make_unique<cuda::ProjectionTextureStore>(m.device, detector, slots, store_options);
     s->preprocessor = std::make_unique<cuda::Preprocessor>(detector, m.preprocess_stream->get(),
@@ -297,12 +297,49 @@ void CudaBackend::read_target(const ReconTarget& target, float* host) {
   });
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device) {
-  return std::make_unique<CudaBackend>(device);
+namespace {
+
+// Each interpolation an operator can choose, with the store's linear copy it reads.
+struct InterpolationChoice {
+  CudaInterpolation setting;
+  cuda::BackprojectInterpolation interpolation;
+  cuda::LinearCopy linear_copy;
+};
+constexpr InterpolationChoice kInterpolationChoices[] = {
+    {CudaInterpolation::kLinearMemory, cuda::BackprojectInterpolation::kLinearMemory,
+     cuda::LinearCopy::kPlain},
+    {CudaInterpolation::kLinearQuads, cuda::BackprojectInterpolation::kLinearQuads,
+     cuda::LinearCopy::kQuads},
+    {CudaInterpolation::kTextureGather, cuda::BackprojectInterpolation::kTextureGather,
+     cuda::LinearCopy::kNone},
+    {CudaInterpolation::kTexturePoint4, cuda::BackprojectInterpolation::kTexturePoint4,
+     cuda::LinearCopy::kNone},
+    {CudaInterpolation::kTextureLinear, cuda::BackprojectInterpolation::kTextureLinear,
+     cuda::LinearCopy::kNone},
+};
+
+}  // namespace
+
+CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
+  CudaBackendOptions options;
+  options.reserve_bytes = settings.reserve_bytes;
+  options.use_graphs = settings.use_graphs;
+  for (const InterpolationChoice& choice : kInterpolationChoices) {
+    if (choice.setting != settings.interpolation) continue;
+    options.tuning.interpolation = choice.interpolation;
+    options.linear_copy = choice.linear_copy;
+    return options;
+  }
+  throw BackendError(std::string("cuda backend: unknown interpolation ") +
+                     to_string(settings.interpolation));
 }
 
-std::string cuda_unavailable_reason_impl() {
-  return cuda::device_unavailable_reason(0);
+std::unique_ptr<Backend> make_cuda_backend(const CudaSettings& settings) {
+  return std::make_unique<CudaBackend>(settings.device, cuda_backend_options(settings));
+}
+
+std::string cuda_unavailable_reason_impl(int device) {
+  return cuda::device_unavailable_reason(device);
 }
 
 }  // namespace slicestream

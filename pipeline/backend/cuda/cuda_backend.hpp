@@ -1,4 +1,4 @@
-// The CUDA backend (issue 3): Backend on one GPU. Three streams, one per calling stage thread
+// The CUDA backend: Backend on one GPU. Three streams, one per calling stage thread
 // (preprocess, filter, reconstruct); projections carry the event of their last use from stream to
 // stream, so no stage blocks the host except preprocess, which waits for its guard counters.
 //
@@ -25,9 +25,9 @@ namespace slicestream {
 
 struct CudaBackendOptions {
   // Block shape, points per thread (0: automatic), interpolation. The default is the fastest
-  // exact path measured on the H100 (docs/performance.md): fp32 bilinear interpolation from the
-  // store's plain linear copy through L1. Hardware texture filtering is faster on small set-ups
-  // but its 8-bit weights miss the 1e-5 agreement with the CPU backend.
+  // exact path (docs/performance.md): fp32 bilinear interpolation from the store's plain linear
+  // copy through L1. Hardware texture filtering can be faster on small set-ups, but its 8-bit
+  // weights miss the 1e-5 agreement with the CPU backend.
   cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kLinearMemory, false};
   // The store's linear copy: kPlain for kLinearMemory interpolation, kQuads for kLinearQuads.
   cuda::LinearCopy linear_copy = cuda::LinearCopy::kPlain;
@@ -37,9 +37,6 @@ struct CudaBackendOptions {
   std::size_t reserve_bytes = std::size_t{256} << 20;
   // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
-  // Projections fused into one replacement pass and one backprojection launch (scratch layers of
-  // the store); larger batches are split.
-  int max_batch = 8;
   // Skip the texture layers of the store while the interpolation does not read them (the exact
   // L1 paths); they are brought up to date when a texture path is chosen.
   bool skip_unused_texture_writes = true;
@@ -74,17 +71,14 @@ class CudaBackend final : public Backend {
   void read_target(const ReconTarget& target, float* host) override;
 
   // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
-  // (pipeline/cuda_backend/cuda_slice_refiner.hpp).
+  // (pipeline/backend/cuda/cuda_slice_refiner.hpp).
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
   // The refiner's estimate (estimated_cuda_refiner_bytes) against the device's free memory less
   // reserve_bytes (device_memory_budget.hpp).
   std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
-  // CUDA specifics (benchmarks, tests). Tuning applies from the next backprojection on; an
-  // interpolation the scan's store cannot serve throws BackendError.
-  void set_backproject_tuning(const cuda::BackprojectTuning& tuning);
-  cuda::BackprojectTuning backproject_tuning() const;
-  bool texture_gather_supported() const;  // false before begin_scan
+  // CUDA specifics (benchmarks, tests). The backprojection tuning is options().tuning, fixed at
+  // construction; an interpolation the scan's store cannot serve throws BackendError at begin_scan.
   // Whether the store's texture layers are written by updates (false while skipped).
   bool texture_layer_writes() const;
   // Graphs captured so far per stage of the current scan (0 without graphs): a stream of frames
@@ -96,7 +90,6 @@ class CudaBackend final : public Backend {
     std::size_t update_failures = 0;  // in-place updates the driver refused (all stages)
   };
   GraphCounts graph_captures() const;
-  const CudaBackendOptions& options() const;
   // Blocks until every stream is idle (benchmarks time whole calls with it).
   void synchronize();
 
@@ -105,8 +98,12 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Impl> impl_;
 };
 
-// The factory's entry points (pipeline/backend_factory.cpp).
-std::unique_ptr<Backend> make_cuda_backend(int device);
-std::string cuda_unavailable_reason_impl();
+// The operator's settings (server flags) as backend options: the interpolation with the store's
+// linear copy it reads.
+CudaBackendOptions cuda_backend_options(const CudaSettings& settings);
+
+// The factory's entry points (backend_factory.cpp).
+std::unique_ptr<Backend> make_cuda_backend(const CudaSettings& settings);
+std::string cuda_unavailable_reason_impl(int device);
 
 }  // namespace slicestream

@@ -3,7 +3,6 @@
 // backprojection).
 #pragma once
 
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -24,6 +23,8 @@
 #include "pipeline/backend/cuda/cuda_buffers.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/store_slots.hpp"
+#include "pipeline/backend/update_plan.hpp"
 
 namespace slicestream {
 namespace cuda_backend_detail {
@@ -56,9 +57,8 @@ auto guarded(const char* operation, F&& body) -> decltype(body()) {
   }
 }
 
-inline bool same_map(const ProjectionMap& a, const ProjectionMap& b) {
-  return std::memcmp(&a, &b, sizeof(ProjectionMap)) == 0;
-}
+// Error messages of the CUDA backend start with this.
+inline const char* const kCudaOwner = "cuda backend";
 
 inline CudaTarget& cuda_target(ReconTarget& target) {
   auto* t = dynamic_cast<CudaTarget*>(&target);
@@ -77,8 +77,7 @@ struct ScanState {
   ScanSetup setup;
   std::uint64_t id = 0;
   std::size_t budget_bytes = 0;
-  std::vector<ProjectionMap> maps;
-  std::vector<bool> filled;
+  StoreSlots slots{kCudaOwner};  // filled, maps
   std::unique_ptr<cuda::ProjectionTextureStore> store;
   std::unique_ptr<cuda::Preprocessor> preprocessor;
   std::unique_ptr<cuda::RampFilterCuda> ramp;
@@ -92,6 +91,18 @@ inline bool reads_texture_layers(cuda::BackprojectInterpolation interpolation) {
   return interpolation == cuda::BackprojectInterpolation::kTextureLinear ||
          interpolation == cuda::BackprojectInterpolation::kTextureGather ||
          interpolation == cuda::BackprojectInterpolation::kTexturePoint4;
+}
+
+// What the replacement pass leaves in an update's scratch layer.
+inline cuda::ScratchContent scratch_content(LiveUpdate live) {
+  switch (live) {
+    case LiveUpdate::kDifference:
+      return cuda::ScratchContent::kDifference;
+    case LiveUpdate::kNewMinusOld:
+      return cuda::ScratchContent::kOldProjection;
+    default:
+      return cuda::ScratchContent::kUnchanged;
+  }
 }
 
 }  // namespace cuda_backend_detail
@@ -152,17 +163,10 @@ struct CudaBackend::Impl {
     return *projection;
   }
 
-  void check_slot(const ScanState& s, int slot) const {
-    if (slot < 0 || static_cast<std::size_t>(slot) >= s.maps.size()) {
-      throw BackendError("cuda backend: slot " + std::to_string(slot) + " outside the window of " +
-                         std::to_string(s.maps.size()));
-    }
-  }
-
-  // Updates [begin, begin + count) of a batch (distinct slots, at most one per scratch layer) as
-  // one replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
-  void replace_run(ScanState& s, std::vector<ProjectionUpdate>& updates, std::size_t begin,
-                   std::size_t count, float scale);
+  // One run of an update plan (distinct slots, at most one per scratch layer) as one
+  // replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
+  void apply_run(ScanState& s, const UpdateRun& run, std::vector<ProjectionUpdate>& updates,
+                 float scale);
 
   // Texture layers written only while the interpolation reads them (when the options allow
   // skipping); turning them back on brings them up to date on the reconstruct stream first.

@@ -1,5 +1,6 @@
-// The reconstruct stage's work on the GPU: in-place store updates with the incremental
-// backprojection, full recomputes from the store, centre-of-rotation map changes, tuning.
+// The reconstruct stage's work on the GPU: in-place store updates as the shared update plan
+// (update_plan.hpp) lays them out, full recomputes from the store, centre-of-rotation map changes,
+// tuning.
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
@@ -8,41 +9,33 @@ namespace slicestream {
 
 using cuda_backend_detail::cuda_target;
 using cuda_backend_detail::guarded;
+using cuda_backend_detail::kCudaOwner;
 using cuda_backend_detail::reads_texture_layers;
-using cuda_backend_detail::same_map;
 using cuda_backend_detail::ScanState;
+using cuda_backend_detail::scratch_content;
 
 void CudaBackend::replace_projections(std::vector<ProjectionUpdate>& updates, float scale) {
   Impl& m = *impl_;
   guarded("replace_projection", [&] {
     ScanState& s = m.require_scan("replace_projection");
     m.use_device();
-    // Runs of distinct slots, at most one per scratch layer, each in one replacement pass and one
+    // Runs of at most one update per scratch layer, each in one replacement pass and one
     // backprojection launch.
-    const auto limit = static_cast<std::size_t>(s.store->scratch_layers());
-    for (std::size_t begin = 0; begin < updates.size();) {
-      const std::size_t count = distinct_slot_run(updates, begin, limit);
-      m.replace_run(s, updates, begin, count, scale);
-      begin += count;
-    }
+    const UpdatePlan plan =
+        plan_updates(updates, s.slots, static_cast<std::size_t>(s.store->scratch_layers()));
+    for (const UpdateRun& run : plan.runs)
+      m.apply_run(s, run, updates, scale);
+    if (!plan.refusal.empty()) throw BackendError(plan.refusal);
   });
 }
 
-void CudaBackend::Impl::replace_run(ScanState& s, std::vector<ProjectionUpdate>& updates,
-                                    std::size_t begin, std::size_t count, float scale) {
+void CudaBackend::Impl::apply_run(ScanState& s, const UpdateRun& run,
+                                  std::vector<ProjectionUpdate>& updates, float scale) {
   // Everything is checked before anything is enqueued.
-  for (std::size_t i = begin; i < begin + count; ++i) {
-    const ProjectionUpdate& u = updates[i];
-    check_slot(s, u.slot);
-    if (!u.projection) throw BackendError("cuda backend: replace_projection without a projection");
-    (void)own_projection(*u.projection, s);
-    for (const auto* list : {&u.live, &u.accumulate}) {
-      for (ReconTarget* target : *list) {
-        if (target == nullptr) throw BackendError("cuda backend: null reconstruction target");
-        (void)cuda_target(*target);
-      }
-    }
-  }
+  for (const PlannedUpdate& planned : run.updates)
+    (void)own_projection(*updates[planned.index].projection, s);
+  for (const PlannedTarget& planned : run.targets)
+    (void)cuda_target(*planned.target);
   const cudaStream_t stream = reconstruct_stream->get();
   cuda::ProjectionTextureStore& store = *s.store;
   if (reads_texture_layers(s.backprojector->tuning().interpolation) &&
@@ -50,57 +43,46 @@ void CudaBackend::Impl::replace_run(ScanState& s, std::vector<ProjectionUpdate>&
     throw BackendError("cuda backend: texture interpolation while the texture layers are stale");
   }
 
-  // Per update k (scratch layer k): live targets get +BP(new) - BP(old). With an unchanged map
-  // one backprojection of the difference (computed exactly into the scratch layer); otherwise the
-  // old projection is kept in the scratch layer and both are backprojected. The replacement pass
-  // also writes every new projection into its slot in place; slots of a run are distinct, so a
-  // slot read by the backprojection holds its update's projection.
+  // Update k owns scratch layer k: the replacement pass computes new - old into it exactly
+  // (kDifference) or keeps the old projection there (kNewMinusOld), and writes every new
+  // projection into its slot in place; slots of a run are distinct, so a slot read by the
+  // backprojection holds its update's projection.
+  const std::size_t count = run.updates.size();
   std::vector<std::unique_ptr<ProjectionBuffer>> fresh(count);
   std::vector<cuda::SlotReplacement> replacements;
+  for (std::size_t k = 0; k < count; ++k) {
+    const PlannedUpdate& planned = run.updates[k];
+    fresh[k] = std::move(updates[planned.index].projection);
+    CudaProjection& projection = own_projection(*fresh[k], s);
+    projection.last_use().wait_on(stream);  // filtered on the filter stream
+    replacements.push_back({planned.slot, projection.values(), scratch_content(planned.live)});
+  }
   std::vector<cuda::BackprojectJob> jobs;
-  auto job_of = [&](ReconTarget* target) -> cuda::BackprojectJob& {
-    CudaTarget& t = cuda_target(*target);
-    for (cuda::BackprojectJob& job : jobs) {
-      if (job.data == t.values()) return job;
-    }
+  for (const PlannedTarget& planned : run.targets) {
+    CudaTarget& t = cuda_target(*planned.target);
     cuda::BackprojectJob job;
     job.grid = t.grid();
     job.data = t.values();
     job.plane_begin = 0;
     job.plane_end = t.grid().depth;
     job.accumulate = true;
+    for (const PlannedSource& source : planned.sources) {
+      const PlannedUpdate& update = run.updates[source.update];
+      const ProjectionMap& map = updates[update.index].map;
+      const cuda::TextureRef scratch = store.scratch_ref(static_cast<int>(source.update));
+      switch (source.kind) {
+        case SourceKind::kNew:
+          job.sources.push_back({map, store.slot_ref(update.slot), scale});
+          break;
+        case SourceKind::kDifference:
+          job.sources.push_back({map, scratch, scale});
+          break;
+        case SourceKind::kOld:
+          job.sources.push_back({update.old_map, scratch, -scale});
+          break;
+      }
+    }
     jobs.push_back(std::move(job));
-    return jobs.back();
-  };
-  for (std::size_t k = 0; k < count; ++k) {
-    ProjectionUpdate& u = updates[begin + k];
-    fresh[k] = std::move(u.projection);
-    CudaProjection& projection = own_projection(*fresh[k], s);
-    projection.last_use().wait_on(stream);  // filtered on the filter stream
-    const std::size_t index = static_cast<std::size_t>(u.slot);
-    const bool had_old = s.filled[index];
-    const ProjectionMap& old_map = s.maps[index];
-    const cuda::TextureRef scratch = store.scratch_ref(static_cast<int>(k));
-    std::vector<cuda::BackprojectSource> live_sources;
-    cuda::ScratchContent content = cuda::ScratchContent::kUnchanged;
-    if (!u.live.empty() && had_old && same_map(old_map, u.map)) {
-      content = cuda::ScratchContent::kDifference;
-      live_sources.push_back({u.map, scratch, scale});
-    } else if (!u.live.empty() && had_old) {
-      content = cuda::ScratchContent::kOldProjection;
-      live_sources.push_back({u.map, store.slot_ref(u.slot), scale});
-      live_sources.push_back({old_map, scratch, -scale});
-    } else if (!u.live.empty()) {
-      live_sources.push_back({u.map, store.slot_ref(u.slot), scale});
-    }
-    replacements.push_back({u.slot, projection.values(), content});
-    for (ReconTarget* target : u.live) {
-      std::vector<cuda::BackprojectSource>& sources = job_of(target).sources;
-      sources.insert(sources.end(), live_sources.begin(), live_sources.end());
-    }
-    for (ReconTarget* target : u.accumulate) {
-      job_of(target).sources.push_back({u.map, store.slot_ref(u.slot), scale});
-    }
   }
 
   cuda::LaunchSequence sequence;
@@ -112,11 +94,10 @@ void CudaBackend::Impl::replace_run(ScanState& s, std::vector<ProjectionUpdate>&
     sequence.enqueue(stream);
   }
   for (std::size_t k = 0; k < count; ++k) {
-    ProjectionUpdate& u = updates[begin + k];
+    const PlannedUpdate& planned = run.updates[k];
+    ProjectionUpdate& u = updates[planned.index];
     own_projection(*fresh[k], s).last_use().record(stream);
-    const std::size_t index = static_cast<std::size_t>(u.slot);
-    s.maps[index] = u.map;
-    s.filled[index] = true;
+    s.slots.store(planned.slot, u.map);
     u.applied = true;
     // fresh[k] returns its buffer to the pool at the end; its next user waits for last_use.
   }
@@ -130,23 +111,15 @@ void CudaBackend::backproject_store(const std::vector<int>& slots, ReconTarget& 
     m.use_device();
     CudaTarget& t = cuda_target(target);
     const GridSpec& grid = t.grid();
-    if (plane_begin < 0 || plane_end > grid.depth || plane_begin > plane_end) {
-      throw BackendError("cuda backend: plane range [" + std::to_string(plane_begin) + ", " +
-                         std::to_string(plane_end) + ") outside a target of depth " +
-                         std::to_string(grid.depth));
-    }
+    check_plane_range(kCudaOwner, grid.depth, plane_begin, plane_end);
     cuda::BackprojectJob job;
     job.grid = grid;
     job.data = t.values();
     job.plane_begin = plane_begin;
     job.plane_end = plane_end;
     job.accumulate = accumulate;
-    job.sources.reserve(slots.size());
-    for (int slot : slots) {
-      m.check_slot(s, slot);
-      const std::size_t index = static_cast<std::size_t>(slot);
-      if (s.filled[index]) job.sources.push_back({s.maps[index], s.store->slot_ref(slot), scale});
-    }
+    for (int slot : s.slots.filled_of(slots))
+      job.sources.push_back({s.slots.map(slot), s.store->slot_ref(slot), scale});
     if (plane_begin == plane_end) return;
     if (cuda_backend_detail::reads_texture_layers(s.backprojector->tuning().interpolation) &&
         !s.store->texture_layers_current()) {
@@ -160,36 +133,8 @@ void CudaBackend::set_slot_maps(const std::vector<ProjectionMap>& maps) {
   Impl& m = *impl_;
   guarded("set_slot_maps", [&] {
     ScanState& s = m.require_scan("set_slot_maps");
-    if (maps.size() != s.maps.size()) {
-      throw BackendError("cuda backend: set_slot_maps got " + std::to_string(maps.size()) +
-                         " maps for " + std::to_string(s.maps.size()) + " slots");
-    }
-    s.maps = maps;  // the maps travel with each launch's parameters: nothing to upload
+    s.slots.set_maps(maps);  // the maps travel with each launch's parameters: nothing to upload
   });
-}
-
-void CudaBackend::set_backproject_tuning(const cuda::BackprojectTuning& tuning) {
-  Impl& m = *impl_;
-  guarded("set_backproject_tuning", [&] {
-    const std::string problem = cuda::validate(tuning);
-    if (!problem.empty()) throw BackendError("cuda backend: invalid tuning: " + problem);
-    if (m.scan) {
-      const cuda::BackprojectTuning effective = m.effective_tuning(tuning, *m.scan->store);
-      m.use_device();
-      // Layers first: a texture path must find them current (ordered on the reconstruct stream).
-      m.apply_texture_policy(*m.scan, effective);
-      m.scan->backprojector->set_tuning(effective);
-    }
-    m.options.tuning = tuning;
-  });
-}
-
-cuda::BackprojectTuning CudaBackend::backproject_tuning() const {
-  return impl_->scan ? impl_->scan->backprojector->tuning() : impl_->options.tuning;
-}
-
-bool CudaBackend::texture_gather_supported() const {
-  return impl_->scan && impl_->scan->store->gather_supported();
 }
 
 bool CudaBackend::texture_layer_writes() const {
@@ -209,10 +154,6 @@ CudaBackend::GraphCounts CudaBackend::graph_captures() const {
   if (const cuda::GraphReplayer* g = s.ramp->graph()) counts.filter = g->captures();
   if (s.reconstruct_graph) counts.reconstruct = s.reconstruct_graph->captures();
   return counts;
-}
-
-const CudaBackendOptions& CudaBackend::options() const {
-  return impl_->options;
 }
 
 void CudaBackend::synchronize() {

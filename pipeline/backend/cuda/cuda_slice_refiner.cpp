@@ -5,10 +5,11 @@
 
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/tensorcore/cgls.hpp"
-#include "kernels/tensorcore/cuda/cgls_gpu.hpp"
+#include "kernels/solvers/cgls.hpp"
+#include "kernels/solvers/cuda/cgls_gpu.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
@@ -20,20 +21,25 @@ using cuda::DeviceBuffer;
 using cuda_backend_detail::guarded;
 using cuda_backend_detail::mib;
 
+// hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
+// 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
+tensorcore::cuda::TensorCoreProjectorOptions projector_options() {
+  tensorcore::cuda::TensorCoreProjectorOptions options;
+  options.compensated_operands = true;
+  return options;
+}
+
 class CudaSliceRefiner final : public SliceRefiner {
  public:
   CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix,
                    MemoryAccount account)
       : device_(device),
         shape_(tensorcore::to_string(matrix->options.shape)),
-        projector_(std::move(matrix)),
+        projector_(std::move(matrix), projector_options()),
         b_(static_cast<std::size_t>(projector_.rays())),
         ax_(static_cast<std::size_t>(projector_.rays())),
         x_(static_cast<std::size_t>(projector_.pixels())),
         charge_(std::move(account), 0) {
-    // hi + lo fp16 operands: with the split accumulation of the kernels this keeps CG within
-    // 0.2 % of fp32 CG (docs/performance.md, CG accuracy); one slice costs little either way.
-    projector_.set_compensated_operands(true);
     projector_.reserve_operands(1);
     workspace_.reserve(cgls_size(kCudaRefinerIterations));
     charge_.set(memory_bytes());
@@ -52,7 +58,7 @@ class CudaSliceRefiner final : public SliceRefiner {
       projector_.forward(x_.data(), ax_.data(), 1, stream_.get());
       std::vector<float> ax(ax_.size());
       download(ax.data(), ax_);
-      return tensorcore::relative_residual(ax.data(), sinogram, ax.size());
+      return solvers::relative_residual(ax.data(), sinogram, ax.size());
     });
   }
 
@@ -62,13 +68,13 @@ class CudaSliceRefiner final : public SliceRefiner {
       use_device();
       upload(b_, sinogram);
       upload(x_, x0);
-      tensorcore::CglsOptions options;
+      solvers::CglsOptions options;
       options.max_iterations = iterations;
       if (!cgls_size(iterations).fits_in(workspace_.capacity())) {
         workspace_.reserve(cgls_size(iterations));  // a longer residual history only
         charge_.set(memory_bytes());
       }
-      const tensorcore::CglsReport report = tensorcore::cuda::cgls_gpu(
+      const solvers::CglsReport report = solvers::cuda::cgls_gpu(
           projector_, b_.data(), x_.data(), 1, options, stream_.get(), workspace_);
       download(x_out, x_);
       return RefinementResult{report.relative_residual.front()[0],
@@ -78,7 +84,7 @@ class CudaSliceRefiner final : public SliceRefiner {
 
  private:
   void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device_)); }
-  tensorcore::CglsSize cgls_size(int iterations) const {
+  solvers::CglsSize cgls_size(int iterations) const {
     return {projector_.rays(), projector_.pixels(), 1, iterations};
   }
   void upload(DeviceBuffer<float>& device, const float* host) {
@@ -98,8 +104,8 @@ class CudaSliceRefiner final : public SliceRefiner {
   DeviceBuffer<float> b_;
   DeviceBuffer<float> ax_;
   DeviceBuffer<float> x_;
-  tensorcore::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
-  MemoryCharge charge_;                           // last: charged once everything is allocated
+  solvers::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
+  MemoryCharge charge_;                        // last: charged once everything is allocated
 };
 
 // Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
@@ -117,7 +123,6 @@ void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const s
 tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
   tensorcore::TensorCoreMatrixOptions options;
   options.shape = tensorcore::WmmaShape::kM32N8K16;
-  options.threads = refiner_build_threads();
   return options;
 }
 
@@ -137,8 +142,11 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
         std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
     require_device_memory(estimate, reserve_bytes,
                           "the system matrix and CGLS vectors of a " + slice + " need up to");
-    auto matrix = std::make_shared<const tensorcore::TensorCoreMatrix>(
-        tensorcore::build_tensorcore_matrix(setup.geometry, setup.grid, refiner_matrix_options()));
+    // The matrix is built on the host, on threads of a pool that lives as long as the build.
+    WorkerPool build_workers(refiner_build_threads());
+    auto matrix =
+        std::make_shared<const tensorcore::TensorCoreMatrix>(tensorcore::build_tensorcore_matrix(
+            build_workers, setup.geometry, setup.grid, refiner_matrix_options()));
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;

@@ -40,7 +40,7 @@ ServerConfig server_config(const TempDir& dir) {
 
 std::unique_ptr<Backend> one_thread_cpu_backend() {
   BackendOptions options;
-  options.cpu_threads = 1;
+  options.cpu.threads = 1;
   return make_backend(BackendKind::kCpu, options);
 }
 

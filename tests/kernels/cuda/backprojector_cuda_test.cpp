@@ -125,7 +125,6 @@ void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
     expected.push_back(
         cpu_backproject(f, g, slots, scale, std::vector<float>(g.points(), 0.0f), 0, 1));
   }
-  cuda::Backprojector backprojector(beam, detector);
   const cuda::BackprojectTuning shapes[] = {
       {32, 4, 1},  {32, 8, 2},
       {16, 16, 4}, {64, 2, 8},
@@ -138,7 +137,7 @@ void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
                    "x" + std::to_string(tuning.block_y) + " points " +
                    std::to_string(tuning.points_per_thread) +
                    (tuning.interleave_targets ? " interleaved" : " one target after another"));
-      backprojector.set_tuning(tuning);
+      const cuda::Backprojector backprojector(beam, detector, tuning);
       std::vector<cuda::DeviceBuffer<float>> targets;
       std::vector<cuda::BackprojectJob> jobs;
       for (const GridSpec& g : grids) {
@@ -164,7 +163,7 @@ void check_all_slices(BeamKind beam, cuda::LinearCopy copy) {
   // Hardware filtering (8-bit weights): the speed reference; report its error, bound it loosely.
   cuda::BackprojectTuning hw;
   hw.interpolation = BackprojectInterpolation::kTextureLinear;
-  backprojector.set_tuning(hw);
+  const cuda::Backprojector backprojector(beam, detector, hw);
   cuda::DeviceBuffer<float> target(grids[2].points());
   cuda::BackprojectJob job;
   job.grid = grids[2];
@@ -251,9 +250,9 @@ TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
 
 TEST(BackprojectorCuda, RejectsInvalidTuningAndJobs) {
   SLICESTREAM_REQUIRE_GPU();
-  cuda::Backprojector backprojector(BeamKind::kParallel, {4, 4});
-  EXPECT_THROW(backprojector.set_tuning({32, 4, 3}), cuda::CudaError);
-  EXPECT_THROW(backprojector.set_tuning({33, 1, 1}), cuda::CudaError);
+  EXPECT_THROW(cuda::Backprojector(BeamKind::kParallel, {4, 4}, {32, 4, 3}), cuda::CudaError);
+  EXPECT_THROW(cuda::Backprojector(BeamKind::kParallel, {4, 4}, {33, 1, 1}), cuda::CudaError);
+  const cuda::Backprojector backprojector(BeamKind::kParallel, {4, 4});
   cuda::BackprojectJob job;
   job.grid = volume_grid(test::centered_box(1.0), 2, 2, 2);
   job.data = nullptr;

@@ -129,7 +129,7 @@ TEST(ProjectionStoreCuda, InPlaceUpdatesAcrossSeveralArrays) {
       std::vector<float>& stored = contents[static_cast<std::size_t>(s)];
       const std::vector<float> fresh = random.floats(shape.pixels(), -1.0, 1.0);
       cuda::DeviceBuffer<float> d = test::to_device(fresh);
-      store.replace_slot(s, d.data(), modes[k], stream.get());
+      store.replace_slots({{s, d.data(), modes[k]}}, stream.get());
       SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       if (modes[k] == cuda::ScratchContent::kDifference) {
         std::vector<float> difference(shape.pixels());

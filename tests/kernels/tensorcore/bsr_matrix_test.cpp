@@ -7,12 +7,13 @@
 #include <limits>
 
 #include "kernels/tensorcore/bsr_matrix.hpp"
-#include "kernels/tensorcore/bsr_projector_cpu.hpp"
 #include "kernels/tensorcore/half_float.hpp"
-#include "kernels/tensorcore/mma_accumulation.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+#include "tests/support/bsr_multiply_cpu.hpp"
+#include "tests/support/bsr_projector_cpu.hpp"
+#include "tests/support/mma_accumulation_model.hpp"
 
 namespace slicestream::tensorcore {
 namespace {
@@ -56,7 +57,7 @@ TEST(OperandScaling, PutsTheLargestMagnitudeBelowTwoToTheFourteen) {
 struct Problem {
   ImageGrid2d grid{40, 36, 0.5};
   Geometry2d geometry = testing::small_parallel(48, 72, 20.0, 0.3);
-  CsrMatrix a = build_dd_matrix(geometry, grid);
+  CsrMatrix a = build_dd_matrix(testing::pool(), geometry, grid);
 };
 
 TEST(BsrMatrix, ProductsMatchCsrAndDense) {
@@ -68,7 +69,8 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
       TensorCoreMatrixOptions options;
       options.shape = shape;
       options.ordering = ordering;
-      const TensorCoreMatrix m = build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr);
+      const TensorCoreMatrix m =
+          build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
       const BsrMatrixHalf& bsr = m.bsr;
       SCOPED_TRACE(std::string(to_string(shape)) + " " + to_string(ordering));
       ASSERT_EQ(bsr.rows % bsr.block_rows, 0);
@@ -111,7 +113,7 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
           testing::random_vector(static_cast<std::size_t>(bsr.cols * columns), 21);
       std::vector<float> y(static_cast<std::size_t>(bsr.rows * columns));
       std::vector<double> y_ref(y.size(), 0.0);
-      bsr_multiply_cpu(bsr, x.data(), y.data(), columns);
+      bsr_multiply_cpu(testing::pool(), bsr, x.data(), y.data(), columns);
       for (const Entry& e : entries) {
         for (int c = 0; c < columns; ++c)
           y_ref[static_cast<std::size_t>(e.row * columns + c)] +=
@@ -122,7 +124,7 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
           testing::random_vector(static_cast<std::size_t>(bsr.rows * columns), 22);
       std::vector<float> xt(static_cast<std::size_t>(bsr.cols * columns));
       std::vector<double> xt_ref(xt.size(), 0.0);
-      bsr_multiply_transposed_cpu(bsr, yt.data(), xt.data(), columns);
+      bsr_multiply_transposed_cpu(testing::pool(), bsr, yt.data(), xt.data(), columns);
       for (const Entry& e : entries) {
         for (int c = 0; c < columns; ++c)
           xt_ref[static_cast<std::size_t>(e.col * columns + c)] +=
@@ -133,18 +135,18 @@ TEST(BsrMatrix, ProductsMatchCsrAndDense) {
 
       // Against the fp32 CSR matrix in the original spaces: fp16 weights (and, through the
       // projector, fp16 operands) cost about 1e-3.
-      BsrProjectorCpu projector(std::make_shared<TensorCoreMatrix>(m));
+      BsrProjectorCpu projector(std::make_shared<TensorCoreMatrix>(m), testing::pool());
       const std::vector<float> image =
           testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * 2), 23, 0, 1);
       std::vector<float> sino(static_cast<std::size_t>(p.geometry.rays() * 2)),
           sino_csr(sino.size());
       projector.forward(image.data(), sino.data(), 2);
-      csr_multiply(p.a, image.data(), sino_csr.data(), 2);
+      csr_multiply(testing::pool(), p.a, image.data(), sino_csr.data(), 2);
       EXPECT_LT(testing::relative_error(sino, sino_csr), 2e-3);
       const std::vector<float> rays = testing::random_vector(sino.size(), 24, 0, 1);
       std::vector<float> back(image.size()), back_csr(image.size());
       projector.backward(rays.data(), back.data(), 2);
-      csr_multiply_transposed(p.a, rays.data(), back_csr.data(), 2);
+      csr_multiply_transposed(testing::pool(), p.a, rays.data(), back_csr.data(), 2);
       EXPECT_LT(testing::relative_error(back, back_csr), 2e-3);
     }
   }
@@ -161,11 +163,10 @@ TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
   }
   TensorCoreMatrixOptions options;
   options.shape = WmmaShape::kM16N16K16;
-  BsrProjectorCpu plain(std::make_shared<TensorCoreMatrix>(
-      build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr)));
-  BsrProjectorCpu compensated(std::make_shared<TensorCoreMatrix>(build_tensorcore_matrix(
-                                  p.a, p.geometry, p.grid, options, nullptr)),
-                              true);
+  const auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr));
+  BsrProjectorCpu plain(m, testing::pool());
+  BsrProjectorCpu compensated(m, testing::pool(), {true, {}});
   const int columns = 3;
   const std::vector<float> x =
       testing::random_vector(static_cast<std::size_t>(p.grid.pixels() * columns), 51);
@@ -173,13 +174,13 @@ TEST(BsrMatrix, CompensatedOperandsLeaveOnlyTheWeightRounding) {
       y_ref(y.size());
   compensated.forward(x.data(), y.data(), columns);
   plain.forward(x.data(), y_plain.data(), columns);
-  csr_multiply(rounded, x.data(), y_ref.data(), columns);
+  csr_multiply(testing::pool(), rounded, x.data(), y_ref.data(), columns);
   EXPECT_LT(testing::relative_error(y, y_ref), 2e-6);
   EXPECT_GT(testing::relative_error(y_plain, y_ref), 1e-5);  // fp16 operands alone do not get there
   const std::vector<float> r = testing::random_vector(y.size(), 52);
   std::vector<float> b(x.size()), b_ref(x.size());
   compensated.backward(r.data(), b.data(), columns);
-  csr_multiply_transposed(rounded, r.data(), b_ref.data(), columns);
+  csr_multiply_transposed(testing::pool(), rounded, r.data(), b_ref.data(), columns);
   EXPECT_LT(testing::relative_error(b, b_ref), 2e-6);
 }
 
@@ -210,7 +211,8 @@ TEST(MmaAccumulation, LongChainsBiasTowardZeroAndSplittingThemHelps) {
   const Problem p;
   TensorCoreMatrixOptions options;
   options.shape = WmmaShape::kM16N16K16;
-  const TensorCoreMatrix m = build_tensorcore_matrix(p.a, p.geometry, p.grid, options, nullptr);
+  const TensorCoreMatrix m =
+      build_tensorcore_matrix(testing::pool(), p.a, p.geometry, p.grid, options, nullptr);
   const int columns = 2;
   const std::vector<float> x =
       testing::random_vector(static_cast<std::size_t>(m.bsr.cols * columns), 61, 0, 1);
@@ -218,10 +220,10 @@ TEST(MmaAccumulation, LongChainsBiasTowardZeroAndSplittingThemHelps) {
       split(exact.size());
   MmaAccumulation model;
   model.emulate = true;
-  bsr_multiply_cpu(m.bsr, x.data(), exact.data(), columns);
-  bsr_multiply_cpu(m.bsr, x.data(), chain.data(), columns, model);
+  bsr_multiply_cpu(testing::pool(), m.bsr, x.data(), exact.data(), columns);
+  bsr_multiply_cpu(testing::pool(), m.bsr, x.data(), chain.data(), columns, model);
   model.chain_blocks = kMmaChainBlocks;
-  bsr_multiply_cpu(m.bsr, x.data(), split.data(), columns, model);
+  bsr_multiply_cpu(testing::pool(), m.bsr, x.data(), split.data(), columns, model);
   double loss_chain = 0, loss_split = 0, total = 0;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     ASSERT_LE(chain[i], exact[i]) << i;
@@ -237,14 +239,14 @@ TEST(MmaAccumulation, LongChainsBiasTowardZeroAndSplittingThemHelps) {
   const std::vector<float> y =
       testing::random_vector(static_cast<std::size_t>(m.bsr.rows * columns), 62, 0, 1);
   std::vector<float> back_exact(x.size()), back_chain(x.size());
-  bsr_multiply_transposed_cpu(m.bsr, y.data(), back_exact.data(), columns);
+  bsr_multiply_transposed_cpu(testing::pool(), m.bsr, y.data(), back_exact.data(), columns);
   model.chain_blocks = 0;
-  bsr_multiply_transposed_cpu(m.bsr, y.data(), back_chain.data(), columns, model);
+  bsr_multiply_transposed_cpu(testing::pool(), m.bsr, y.data(), back_chain.data(), columns, model);
   for (std::size_t i = 0; i < x.size(); ++i)
     ASSERT_LE(back_chain[i], back_exact[i]) << i;
   EXPECT_LT(testing::relative_error(back_chain, back_exact), 1e-5);
   model.step_products = 0;
-  EXPECT_THROW(bsr_multiply_cpu(m.bsr, x.data(), chain.data(), columns, model),
+  EXPECT_THROW(bsr_multiply_cpu(testing::pool(), m.bsr, x.data(), chain.data(), columns, model),
                std::invalid_argument);
 }
 
@@ -252,9 +254,11 @@ TEST(BsrMatrix, RefusesMismatchedMappings) {
   const Problem p;
   const IndexMapping rows = identity_mapping(p.a.rows, p.a.rows);
   const ColumnLayouts wrong = single_layout(identity_mapping(p.a.cols - 1, p.a.cols));
-  EXPECT_THROW(build_bsr(p.a, rows, wrong, WmmaShape::kM16N16K16, 1.0f), std::invalid_argument);
+  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, wrong, WmmaShape::kM16N16K16, 1.0f),
+               std::invalid_argument);
   const ColumnLayouts cols = single_layout(identity_mapping(p.a.cols, p.a.cols));
-  EXPECT_THROW(build_bsr(p.a, rows, cols, WmmaShape::kM16N16K16, 0.0f), std::invalid_argument);
+  EXPECT_THROW(build_bsr(testing::pool(), p.a, rows, cols, WmmaShape::kM16N16K16, 0.0f),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -7,9 +7,10 @@
 #include <stdexcept>
 
 #include "kernels/tensorcore/distance_driven.hpp"
-#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+#include "tests/support/distance_driven_cpu.hpp"
+#include "tests/support/ellipse_phantom_2d.hpp"
 
 namespace slicestream::tensorcore {
 namespace {
@@ -60,7 +61,7 @@ std::vector<double> dd_pixel_profile(const Geometry2d& g, const ImageGrid2d& gri
   std::vector<float> image(static_cast<std::size_t>(grid.pixels()), 0.0f);
   image[static_cast<std::size_t>(row * grid.width + col)] = 1;
   std::vector<float> sino(static_cast<std::size_t>(g.rays()));
-  dd_forward_cpu(g, grid, image.data(), sino.data());
+  dd_forward_cpu(testing::pool(), g, grid, image.data(), sino.data());
   return std::vector<double>(sino.begin(), sino.begin() + g.bins);
 }
 
@@ -125,13 +126,13 @@ TEST(DistanceDriven, ProjectsThePhantomLikeItsExactLineIntegrals) {
   const auto phantom = shepp_logan_2d(0.5 * extent_mm);
   for (const Geometry2d& g : {testing::small_parallel(60, 128, extent_mm, 0.13),
                               testing::small_fan(60, 160, extent_mm, -0.2)}) {
-    const std::vector<float> exact = project_phantom(phantom, g, 8);
+    const std::vector<float> exact = project_phantom(testing::pool(), phantom, g, 8);
     double previous = 1;
     for (int size : {48, 96, 192}) {
       const ImageGrid2d grid{size, size, extent_mm / size};
-      const std::vector<float> image = sample_phantom(phantom, grid, 4);
+      const std::vector<float> image = sample_phantom(testing::pool(), phantom, grid, 4);
       std::vector<float> sino(static_cast<std::size_t>(g.rays()));
-      dd_forward_cpu(g, grid, image.data(), sino.data());
+      dd_forward_cpu(testing::pool(), g, grid, image.data(), sino.data());
       const double error = testing::relative_error(sino, exact);
       EXPECT_LT(error, 0.75 * previous) << to_string(g.beam) << " " << size;
       previous = error;
@@ -149,8 +150,8 @@ TEST(DistanceDriven, BackprojectionIsTheAdjoint) {
         testing::random_vector(static_cast<std::size_t>(grid.pixels()), 11);
     const std::vector<float> y = testing::random_vector(static_cast<std::size_t>(g.rays()), 12);
     std::vector<float> ax(y.size()), aty(x.size());
-    dd_forward_cpu(g, grid, x.data(), ax.data());
-    dd_backward_cpu(g, grid, y.data(), aty.data());
+    dd_forward_cpu(testing::pool(), g, grid, x.data(), ax.data());
+    dd_backward_cpu(testing::pool(), g, grid, y.data(), aty.data());
     const double lhs = testing::dot(ax, y);
     const double rhs = testing::dot(x, aty);
     EXPECT_NEAR(lhs / rhs, 1.0, 1e-5) << to_string(g.beam);
@@ -160,7 +161,7 @@ TEST(DistanceDriven, BackprojectionIsTheAdjoint) {
 TEST(DistanceDriven, SparseMatrixMatchesMatrixFreeAndDense) {
   const ImageGrid2d grid{24, 20, 1.0};
   const Geometry2d g = testing::small_parallel(30, 40, 24.0, 0.21);
-  const CsrMatrix a = build_dd_matrix(g, grid);
+  const CsrMatrix a = build_dd_matrix(testing::pool(), g, grid);
   ASSERT_EQ(a.rows, g.rays());
   ASSERT_EQ(a.cols, grid.pixels());
   // Dense reference from the CSR entries (sorted, no duplicates).
@@ -179,7 +180,7 @@ TEST(DistanceDriven, SparseMatrixMatchesMatrixFreeAndDense) {
   const std::vector<float> x =
       testing::random_vector(static_cast<std::size_t>(a.cols * columns), 5);
   std::vector<float> y_csr(static_cast<std::size_t>(a.rows * columns)), y_dense(y_csr.size());
-  csr_multiply(a, x.data(), y_csr.data(), columns);
+  csr_multiply(testing::pool(), a, x.data(), y_csr.data(), columns);
   for (long long r = 0; r < a.rows; ++r) {
     for (int c = 0; c < columns; ++c) {
       double s = 0;
@@ -195,15 +196,15 @@ TEST(DistanceDriven, SparseMatrixMatchesMatrixFreeAndDense) {
       y1_csr(y1.size());
   for (long long p = 0; p < a.cols; ++p)
     x1[static_cast<std::size_t>(p)] = x[static_cast<std::size_t>(p * columns + 1)];
-  dd_forward_cpu(g, grid, x1.data(), y1.data());
+  dd_forward_cpu(testing::pool(), g, grid, x1.data(), y1.data());
   for (long long r = 0; r < a.rows; ++r)
     y1_csr[static_cast<std::size_t>(r)] = y_csr[static_cast<std::size_t>(r * columns + 1)];
   EXPECT_LT(testing::relative_error(y1_csr, y1), 1e-6);
   // Transposed product against the matrix-free backprojection.
   const std::vector<float> y = testing::random_vector(static_cast<std::size_t>(a.rows), 9);
   std::vector<float> xt(static_cast<std::size_t>(a.cols)), xt_free(xt.size());
-  csr_multiply_transposed(a, y.data(), xt.data(), 1);
-  dd_backward_cpu(g, grid, y.data(), xt_free.data());
+  csr_multiply_transposed(testing::pool(), a, y.data(), xt.data(), 1);
+  dd_backward_cpu(testing::pool(), g, grid, y.data(), xt_free.data());
   EXPECT_LT(testing::relative_error(xt, xt_free), 1e-6);
 }
 
@@ -217,7 +218,7 @@ TEST(DistanceDriven, FortyFiveDegreesUsesBothAxes) {
   for (double w : dd)
     mass += w * 0.5;
   EXPECT_NEAR(mass, 1.0, 1e-6);
-  const CsrMatrix a = build_dd_matrix(g, grid);
+  const CsrMatrix a = build_dd_matrix(testing::pool(), g, grid);
   for (long long r = 0; r < a.rows; ++r) {
     for (long long k = a.row_ptr[static_cast<std::size_t>(r)] + 1;
          k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
@@ -230,21 +231,24 @@ TEST(DistanceDriven, RefusesInvalidInput) {
   const ImageGrid2d grid{8, 8, 1.0};
   std::vector<float> image(64), sino(64 * 4);
   Geometry2d no_bins = make_parallel_2d({0.0}, 0, 1.0);
-  EXPECT_THROW(dd_forward_cpu(no_bins, grid, image.data(), sino.data()), std::invalid_argument);
+  EXPECT_THROW(dd_forward_cpu(testing::pool(), no_bins, grid, image.data(), sino.data()),
+               std::invalid_argument);
   Geometry2d nan = make_parallel_2d({0.0}, 8, 1.0);
   nan.vectors[0].u.x = std::nan("");
-  EXPECT_THROW(build_dd_matrix(nan, grid), std::invalid_argument);
+  EXPECT_THROW(build_dd_matrix(testing::pool(), nan, grid), std::invalid_argument);
   const Geometry2d ok = make_parallel_2d({0.0}, 8, 1.0);
-  EXPECT_THROW(dd_forward_cpu(ok, ImageGrid2d{0, 8, 1.0}, image.data(), sino.data()),
+  EXPECT_THROW(
+      dd_forward_cpu(testing::pool(), ok, ImageGrid2d{0, 8, 1.0}, image.data(), sino.data()),
+      std::invalid_argument);
+  EXPECT_THROW(build_dd_matrix(testing::pool(), ok, ImageGrid2d{8, 8, -1.0}),
                std::invalid_argument);
-  EXPECT_THROW(build_dd_matrix(ok, ImageGrid2d{8, 8, -1.0}), std::invalid_argument);
   std::vector<float> factors(3);
   DdMatrixOptions options;
   options.column_factors = &factors;
-  EXPECT_THROW(build_dd_matrix(ok, grid, options), std::invalid_argument);
+  EXPECT_THROW(build_dd_matrix(testing::pool(), ok, grid, options), std::invalid_argument);
   // A source on the detector line.
   const Geometry2d degenerate = make_fan_2d({0.0}, 64, 1.0, 5, -5);
-  EXPECT_THROW(build_dd_matrix(degenerate, grid), std::invalid_argument);
+  EXPECT_THROW(build_dd_matrix(testing::pool(), degenerate, grid), std::invalid_argument);
 }
 
 TEST(DistanceDriven, SliceGeometryFromScanGeometry) {

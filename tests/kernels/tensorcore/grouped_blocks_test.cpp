@@ -73,7 +73,7 @@ void expect_same_blocks(const GroupedBlocks& grouped, const BsrMatrixHalf& bsr) 
 TensorCoreMatrix plain_matrix(WmmaShape shape, const Geometry2d& g, const ImageGrid2d& grid) {
   TensorCoreMatrixOptions options;
   options.shape = shape;
-  return build_tensorcore_matrix(g, grid, options);
+  return build_tensorcore_matrix(testing::pool(), g, grid, options);
 }
 
 TEST(GroupedBlocks, HoldEveryBlockOnceWhereTheMaskSays) {
@@ -83,9 +83,10 @@ TEST(GroupedBlocks, HoldEveryBlockOnceWhereTheMaskSays) {
        {testing::small_parallel(60, 72, 20.0), testing::small_fan(44, 56, 20.0, 0.7)}) {
     SCOPED_TRACE(to_string(g.beam));
     const TensorCoreMatrix m = plain_matrix(WmmaShape::kM16N16K16, g, grid);
-    expect_same_blocks(group_blocks(m.bsr), m.bsr);
+    expect_same_blocks(group_blocks(testing::pool(), m.bsr), m.bsr);
     ragged = ragged || m.bsr.block_row_count() % kGroupRows != 0;
-    expect_same_blocks(group_blocks(m.bsr, 1), m.bsr);  // one thread
+    InlineExecutor one_thread;
+    expect_same_blocks(group_blocks(one_thread, m.bsr), m.bsr);
   }
   EXPECT_TRUE(ragged) << "a last group with fewer than kGroupRows block rows was covered";
 }
@@ -94,7 +95,7 @@ TEST(GroupedBlocks, NeighbouringRowsShareTiles) {
   // The point of the layout: fewer operand tiles than blocks.
   const TensorCoreMatrix m = plain_matrix(
       WmmaShape::kM16N16K16, testing::small_parallel(120, 96, 64.0), ImageGrid2d{64, 64, 1.0});
-  const GroupedBlocks grouped = group_blocks(m.bsr);
+  const GroupedBlocks grouped = group_blocks(testing::pool(), m.bsr);
   long long tiles = 0;
   for (std::int32_t tile : grouped.chunk_tile)
     tiles += tile >= 0 ? 1 : 0;
@@ -104,7 +105,7 @@ TEST(GroupedBlocks, NeighbouringRowsShareTiles) {
 TEST(GroupedBlocks, RefuseOtherBlockShapes) {
   const TensorCoreMatrix m = plain_matrix(
       WmmaShape::kM32N8K16, testing::small_parallel(32, 48, 32.0), ImageGrid2d{32, 32, 1.0});
-  EXPECT_THROW(group_blocks(m.bsr), std::invalid_argument);
+  EXPECT_THROW(group_blocks(testing::pool(), m.bsr), std::invalid_argument);
 }
 
 }  // namespace

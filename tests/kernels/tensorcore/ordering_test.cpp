@@ -5,15 +5,34 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 
 #include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/tensorcore/pseudo_morton.hpp"
 #include "kernels/tensorcore/ray_sheared_ordering.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"
+#include "tests/support/block_count.hpp"
+#include "tests/support/operand_transforms_cpu.hpp"
 
 namespace slicestream::tensorcore {
 namespace {
+
+// Empty when to_mapped and to_original are inverse bijections onto the used slots.
+std::string validate_mapping(const IndexMapping& mapping) {
+  long long used = 0;
+  for (std::size_t slot = 0; slot < mapping.to_original.size(); ++slot) {
+    const std::int32_t original = mapping.to_original[slot];
+    if (original == -1) continue;
+    ++used;
+    if (original < 0 || original >= mapping.size() ||
+        mapping.to_mapped[static_cast<std::size_t>(original)] != static_cast<std::int32_t>(slot)) {
+      return "to_original and to_mapped disagree at slot " + std::to_string(slot);
+    }
+  }
+  if (used != mapping.size()) return "some original indices have no slot";
+  return {};
+}
 
 TEST(PseudoMorton, FollowsAlgorithmTwo) {
   // bx = 4, by = 2 on a 16 x 8 space (padded height 8): hand-evaluated Alg. 2.
@@ -122,11 +141,11 @@ TEST(BlockOrdering, MappingsMakeBlocksDenser) {
   // Paper Table 3 in miniature: pseudo-Morton cuts the non-empty blocks, ray-sheared cuts more.
   const ImageGrid2d grid{64, 64, 1.0};
   const Geometry2d g = testing::small_parallel(180, 128, 64.0);
-  const CsrMatrix a = build_dd_matrix(g, grid);
+  const CsrMatrix a = build_dd_matrix(testing::pool(), g, grid);
   for (WmmaShape shape : kAllWmmaShapes) {
     const int m = dims(shape).m;
     const auto stored = [&](BlockOrdering ordering) {
-      const BlockCount count = count_blocks(a, make_row_mapping(g, ordering, m),
+      const BlockCount count = count_blocks(testing::pool(), a, make_row_mapping(g, ordering, m),
                                             make_col_layouts(g, grid, ordering, m), m, 16);
       return count.nonempty;
     };

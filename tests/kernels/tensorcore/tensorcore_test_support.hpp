@@ -1,4 +1,5 @@
-// Helpers shared by the Tensor Core tests: fresh random inputs, norms, small standard geometries.
+// Helpers shared by the Tensor Core and solver tests: the worker pool the kernels run on, fresh
+// random inputs, norms, small standard geometries.
 #pragma once
 
 #include <cmath>
@@ -6,12 +7,19 @@
 #include <random>
 #include <vector>
 
-#include "kernels/tensorcore/ellipse_phantom_2d.hpp"
 #include "kernels/tensorcore/geometry_2d.hpp"
+#include "pipeline/backend/cpu/worker_pool.hpp"
+#include "tests/support/ellipse_phantom_2d.hpp"
 
 namespace slicestream::tensorcore::testing {
 
 inline constexpr double kPi = 3.14159265358979323846;
+
+// The threads every test of a binary hands the kernels (all hardware threads).
+inline WorkerPool& pool() {
+  static WorkerPool workers(0);
+  return workers;
+}
 
 inline std::vector<float> random_vector(std::size_t n, std::uint32_t seed, float lo = -1,
                                         float hi = 1) {

@@ -23,7 +23,7 @@ StatusReport fake_report() {
   StatusReport report;
   report.backend = "cuda";
   report.backend_device = "Fake \"GPU\"\\";
-  report.scan_state = "reconstructing";
+  report.scan_state = ScanState::kReconstructing;
   report.scan_active = true;
   report.scan_id = 42;
   report.memory = {std::size_t{80} << 30, std::size_t{3} << 30, std::size_t{1} << 20};

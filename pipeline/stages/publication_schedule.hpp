@@ -1,0 +1,43 @@
+// When the reconstruct stage publishes each slice: a slice whose live image changed is dirty; it
+// is published at once when publish_rate_hz is 0, else at most publish_rate_hz times a second,
+// and one held back by the rate is published when its time comes, without waiting for another
+// frame. Also the per-slice publication sequence numbers.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace slicestream {
+
+class PublicationSchedule {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  void mark_dirty(std::uint32_t id) { entries_[id].dirty = true; }
+  bool any_dirty() const;
+  // The dirty slices due at `now` (every dirty one when `force`), in id order.
+  std::vector<std::uint32_t> due(Clock::time_point now, double rate_hz, bool force) const;
+  // When the next dirty slice is due; Clock::time_point::max() when none is dirty.
+  Clock::time_point next_due(double rate_hz) const;
+  // A publication of `id` goes out at `now`: it is clean; returns its sequence number (1, 2, ...).
+  std::uint64_t published(std::uint32_t id, Clock::time_point now);
+
+  // A slice set anew: clean and due at once; its sequence goes on.
+  void restart(std::uint32_t id);
+  // A slice gone: a slice set later under its id starts a new sequence.
+  void forget(std::uint32_t id) { entries_.erase(id); }
+  // The scan's targets are gone: nothing is dirty.
+  void clear_dirty();
+
+ private:
+  struct Entry {
+    bool dirty = false;
+    Clock::time_point last_publish{};
+    std::uint64_t sequence = 0;
+  };
+  std::map<std::uint32_t, Entry> entries_;
+};
+
+}  // namespace slicestream

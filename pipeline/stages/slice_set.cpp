@@ -1,0 +1,130 @@
+#include "pipeline/stages/slice_set.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+namespace slicestream {
+
+Slice* SliceSet::find(std::uint32_t id) {
+  const auto it = slices_.find(id);
+  return it == slices_.end() ? nullptr : &it->second;
+}
+
+std::vector<SetSliceCommand> SliceSet::specs() const {
+  std::vector<SetSliceCommand> specs;
+  for (const auto& [id, slice] : slices_)
+    specs.push_back(slice.spec);
+  return specs;
+}
+
+Slice& SliceSet::set(std::uint32_t id, Slice slice) {
+  client_configured_ = true;
+  Slice& stored = slices_[id];
+  stored = std::move(slice);
+  return stored;
+}
+
+bool SliceSet::remove(std::uint32_t id) {
+  if (slices_.erase(id) == 0) return false;
+  client_configured_ = true;
+  return true;
+}
+
+std::vector<std::uint32_t> SliceSet::place_defaults(const VolumeBox& box, int size) {
+  for (auto it = slices_.begin(); it != slices_.end();) {
+    it = it->second.is_default ? slices_.erase(it) : std::next(it);
+  }
+  const std::array<SliceOrientation, 3> orientations = default_slices(box);
+  std::vector<std::uint32_t> placed;
+  for (std::uint32_t id = 0; id < 3; ++id) {
+    if (slices_.count(id) > 0) continue;
+    Slice slice;
+    slice.spec = SetSliceCommand{id, orientations[id], size, size};
+    slice.is_default = true;
+    slices_.emplace(id, std::move(slice));
+    placed.push_back(id);
+  }
+  return placed;
+}
+
+void SliceSet::begin_scan(int window, float scale) {
+  window_ = window;
+  scale_ = scale;
+  all_slots_.resize(static_cast<std::size_t>(window));
+  std::iota(all_slots_.begin(), all_slots_.end(), 0);
+}
+
+void SliceSet::release_targets() {
+  for (auto& [id, slice] : slices_) {
+    slice.live.reset();
+    slice.shadow.reset();
+    slice.shadow_active = false;
+  }
+}
+
+void SliceSet::build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
+  std::unique_ptr<ReconTarget> live = backend_.create_target(
+      slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
+  slice.live = std::move(live);
+  slice.shadow.reset();
+  slice.shadow_active = false;
+  slice.covered.clear();
+  recompute(slice, content, rotation);
+}
+
+void SliceSet::recompute(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
+  backend_.backproject_store(all_slots_, *slice.live, scale_, /*accumulate=*/false, 0,
+                             slice.live->grid().depth);
+  slice.rebuilt_rotation = rotation;
+  slice.shows = content;
+}
+
+void SliceSet::start_shadow(Slice& slice) {
+  if (!slice.shadow) slice.shadow = backend_.create_target(slice.live->grid());
+  backend_.clear_target(*slice.shadow);
+  slice.covered.assign(static_cast<std::size_t>(window_), false);
+  slice.covered_count = 0;
+  slice.shadow_active = true;
+}
+
+void SliceSet::complete_shadow(Slice& slice, std::uint64_t rotation) {
+  slice.shadow_active = false;
+  std::vector<int> missing;
+  for (int s = 0; s < window_; ++s) {
+    if (!slice.covered[static_cast<std::size_t>(s)]) missing.push_back(s);
+  }
+  if (!missing.empty()) {
+    backend_.backproject_store(missing, *slice.shadow, scale_, /*accumulate=*/true, 0,
+                               slice.shadow->grid().depth);
+  }
+  std::swap(slice.live, slice.shadow);
+  slice.rebuilt_rotation = rotation;
+}
+
+bool SliceSet::shadow_full(const Slice& slice) const {
+  return slice.shadow_active && slice.covered_count >= static_cast<std::size_t>(window_);
+}
+
+bool SliceSet::any_shadow_full() const {
+  return std::any_of(slices_.begin(), slices_.end(),
+                     [&](const auto& entry) { return shadow_full(entry.second); });
+}
+
+void SliceSet::add_targets(int slot, bool sliding, ProjectionUpdate& update) {
+  for (auto& [id, slice] : slices_) {
+    if (!slice.live) continue;
+    if (sliding) update.live.push_back(slice.live.get());
+    if (!slice.shadow_active) continue;
+    std::vector<bool>::reference covered = slice.covered[static_cast<std::size_t>(slot)];
+    if (covered) {
+      update.live.push_back(slice.shadow.get());  // the shadow already holds this slot
+    } else {
+      update.accumulate.push_back(slice.shadow.get());
+      covered = true;
+      ++slice.covered_count;
+    }
+  }
+}
+
+}  // namespace slicestream

@@ -1,0 +1,93 @@
+// The live slices of the reconstruct stage, each with its targets: the live target the viewers
+// see and the shadow target that accumulates one rotation at a time (per-rotation mode, and the
+// periodic refresh that bounds the float drift of the sliding window). Knows which slots a shadow
+// has received this rotation and completes it from the store, places the default slices, and
+// builds every projection's target lists. Runs on the reconstruct thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "kernels/grid_spec.hpp"
+#include "pipeline/backend/backend.hpp"
+#include "pipeline/messages/command.hpp"
+
+namespace slicestream {
+
+// What a target shows: how many projections of the scan are integrated and the newest of them.
+struct WindowContent {
+  std::uint64_t projections_integrated = 0;
+  std::uint64_t newest_timestamp_ns = 0;
+  std::uint64_t newest_arrival_ns = 0;
+};
+
+struct Slice {
+  SetSliceCommand spec;
+  bool is_default = false;
+  std::unique_ptr<ReconTarget> live;    // null while no scan's store is there
+  std::unique_ptr<ReconTarget> shadow;  // kept between rotations for reuse
+  bool shadow_active = false;
+  std::vector<bool> covered;  // slots the shadow received this rotation
+  std::size_t covered_count = 0;
+  std::uint64_t rebuilt_rotation = 0;  // the live target was last rebuilt in this rotation
+  WindowContent shows;                 // what the live target shows
+};
+
+class SliceSet {
+ public:
+  using Slices = std::map<std::uint32_t, Slice>;
+
+  explicit SliceSet(Backend& backend) : backend_(backend) {}
+
+  Slices& slices() { return slices_; }
+  const Slices& slices() const { return slices_; }
+  Slice* find(std::uint32_t id);
+  std::vector<SetSliceCommand> specs() const;
+  // Whether a client ever set or removed a slice: then no default slices are placed.
+  bool client_configured() const { return client_configured_; }
+  // A client sets or replaces slice `id`.
+  Slice& set(std::uint32_t id, Slice slice);
+  // A client removes slice `id`; false when there is none.
+  bool remove(std::uint32_t id);
+  // Three slices through the scan's box (ids 0, 1, 2 where free) of `size` pixels replace the
+  // earlier default ones; returns the ids placed.
+  std::vector<std::uint32_t> place_defaults(const VolumeBox& box, int size);
+
+  // The store the targets are computed from: `window` slots, backprojected with `scale`.
+  void begin_scan(int window, float scale);
+  int window() const { return window_; }
+  float scale() const { return scale_; }
+  const std::vector<int>& all_slots() const { return all_slots_; }
+  // Every target goes (with the store); shadows stop.
+  void release_targets();
+
+  // A new live target filled from the store (throws BackendError; the slice is then unchanged).
+  void build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation);
+  // The live target := the backprojection of the whole store.
+  void recompute(Slice& slice, const WindowContent& content, std::uint64_t rotation);
+  // The shadow starts empty and collects this rotation's projections.
+  void start_shadow(Slice& slice);
+  // Adds the slots the shadow did not receive from the store, so that it equals a full recompute,
+  // and makes it the live target. On a BackendError the shadow stops and the live target stays.
+  void complete_shadow(Slice& slice, std::uint64_t rotation);
+  bool shadow_full(const Slice& slice) const;
+  bool any_shadow_full() const;
+
+  // The target lists of a projection stored in `slot`: every live target when `sliding`, and
+  // every active shadow, which accumulates it the first time it receives the slot this rotation
+  // and afterwards replaces it as a live target does.
+  void add_targets(int slot, bool sliding, ProjectionUpdate& update);
+
+ private:
+  Backend& backend_;
+  Slices slices_;
+  bool client_configured_ = false;
+  int window_ = 0;
+  float scale_ = 0;
+  std::vector<int> all_slots_;
+};
+
+}  // namespace slicestream
