@@ -20,6 +20,7 @@ base=localhost/debian:bookworm
 image=localhost/slicestream:latest
 skip_stack=0
 [[ ${1:-} == --skip-stack ]] && skip_stack=1
+mkdir -p "$work"
 
 step() { echo; echo "==== $*"; }
 proved() { echo "PROVED: $*"; }
@@ -66,9 +67,18 @@ SOURCES
 fi
 proved "a Debian 12 base image made from Debian packages: $(podman image inspect "$base" --format '{{.Id}}' | cut -c1-12)"
 
+step "a container starts"
+if ! podman run --rm "$base" true 2>"$work/run-error.txt"; then
+  echo "with podman's defaults: $(cat "$work/run-error.txt")"
+  echo "retrying with docker/sandbox-containers.conf (runc, explicit ulimits)"
+  export CONTAINERS_CONF=$PWD/docker/sandbox-containers.conf
+  podman run --rm "$base" true || blocked "no container can start here: $(cat "$work/run-error.txt")"
+fi
+proved "containers start${CONTAINERS_CONF:+ (with $CONTAINERS_CONF)}"
+
 step "image $image (docker/Dockerfile: build stage, slim runtime stage)"
 start=$(date +%s)
-podman build --isolation chroot -f docker/Dockerfile --build-arg BASE="$base" \
+nice -n 19 podman build --isolation chroot -f docker/Dockerfile --build-arg BASE="$base" \
   --build-arg JOBS="$jobs" -t "$image" . || blocked "podman build failed"
 echo "built in $(($(date +%s) - start)) s; runtime image $(podman image inspect "$image" --format '{{.Size}}') bytes"
 proved "the multi-stage image builds"

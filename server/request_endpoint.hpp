@@ -1,8 +1,10 @@
 // The requests endpoint: a ROUTER socket (bound) owned by one thread. Every request gets exactly
 // one reply [Reply] or [Reply][float32 payload] (GetSlice): refused requests at once from this
 // thread (INVALID_ARGUMENT etc.; request_id 0 when undecodable), the others when the pipeline
-// answers. Pipeline replies arrive through a ReplyQueue whose eventfd sits in this thread's
-// zmq_poll, so they leave immediately. On stop, requests still pending are answered UNAVAILABLE.
+// answers. Decoding, submission and reply encoding are the RequestDispatcher's, shared with the
+// other endpoints that take requests. Pipeline replies arrive through a ReplyQueue whose eventfd
+// sits in this thread's zmq_poll, so they leave immediately. On stop, requests still pending are
+// answered UNAVAILABLE.
 //
 // Envelope: a DEALER sends [Request] (ROUTER sees [identity][Request]); a REQ socket or a
 // REQ-style DEALER sends ["", Request]. The reply carries the same envelope back.
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -18,13 +21,9 @@
 
 #include <zmq.hpp>
 
-#include "server/capture/capture_recorder.hpp"
-#include "server/codec/request_codec.hpp"
 #include "server/codec/wire_error.hpp"
-#include "server/codec/wire_limits.hpp"
-#include "server/log_throttle.hpp"
-#include "server/pipeline_port.hpp"
 #include "server/reply_queue.hpp"
+#include "server/request_dispatcher.hpp"
 #include "server/server_counters.hpp"
 #include "slicestream.pb.h"
 
@@ -33,47 +32,35 @@ namespace slicestream {
 class RequestEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
-  RequestEndpoint(zmq::context_t& context, const std::string& address, const WireLimits& limits,
-                  PipelinePort& pipeline, ServerCounters& counters);
+  RequestEndpoint(zmq::context_t& context, const std::string& address,
+                  RequestDispatcher& dispatcher, ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
-  // SetCapture is answered by `capture`, and GetStatus reports it; without one, SetCapture is
-  // refused. Call before start().
-  void attach_capture(CaptureRecorder& capture) { capture_ = &capture; }
   void start();
   void stop();  // answers pending requests UNAVAILABLE, then ends the thread
 
  private:
   struct Pending {
     std::vector<zmq::message_t> envelope;
-    std::uint64_t request_id = 0;
+    std::optional<RequestTicket> ticket;  // set once submitted
   };
 
   void run();
   void receive_request();
-  void reject(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
-              const WireError& error);
-  void answer_capture(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
-                      const Decoded<CaptureRequest>& request);
   void deliver_completed();
-  void complete(Pending pending, CommandReply reply);
-  void send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
-                  zmq::message_t* payload);
+  void send_reply(std::vector<zmq::message_t>& envelope, WireReply reply);
   void answer_pending_unavailable();
 
   zmq::socket_t socket_;
   std::string address_;
-  WireLimits limits_;
-  PipelinePort& pipeline_;
+  RequestDispatcher& dispatcher_;
   ServerCounters& counters_;
-  CaptureRecorder* capture_ = nullptr;
   std::shared_ptr<ReplyQueue> replies_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
-  LogThrottle log_throttle_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -66,21 +66,6 @@ Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
   return Command(command);
 }
 
-Decoded<CaptureRequest> decode_set_capture(const v1::SetCapture& wire) {
-  const std::string& label = wire.label();
-  const bool allowed_characters = std::all_of(label.begin(), label.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.';
-  });
-  if (label.size() > kMaxCaptureLabel || !allowed_characters || label.rfind('.', 0) == 0) {
-    return invalid(wire_reason::kBadValue,
-                   "SetCapture.label must be at most " + std::to_string(kMaxCaptureLabel) +
-                       " letters, digits, '-', '_' or '.', not starting with '.' (got " +
-                       std::to_string(label.size()) + " bytes)");
-  }
-  return CaptureRequest{wire.enabled(), label};
-}
-
 }  // namespace
 
 Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits) {
@@ -123,25 +108,50 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
                  "SetParameters, SetRefinement, SetCapture (unset or from a newer protocol)");
 }
 
-DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits) {
+Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits) {
   if (size > limits.max_request_bytes) {
     WireError error =
         invalid(wire_reason::kOversized,
                 "request of " + std::to_string(size) + " bytes exceeds the limit of " +
                     std::to_string(limits.max_request_bytes) + " bytes (--max-request-bytes)");
     error.code = StatusCode::kResourceExhausted;
-    return {0, std::move(error), {}};
+    return error;
   }
   v1::Request request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) {
-    return {0,
-            invalid(wire_reason::kUndecodableRequest,
-                    "the request (" + std::to_string(size) +
-                        " bytes) is not a slicestream.v1.Request protobuf"),
-            {}};
+    return invalid(wire_reason::kUndecodableRequest,
+                   "the request (" + std::to_string(size) +
+                       " bytes) is not a slicestream.v1.Request protobuf");
   }
-  DecodedRequest decoded{request.request_id(), decode_request_body(request, limits), {}};
-  if (request.has_set_capture()) decoded.capture = decode_set_capture(request.set_capture());
+  return request;
+}
+
+std::string request_kind(const v1::Request& request) {
+  const auto* field = v1::Request::descriptor()->FindFieldByNumber(request.body_case());
+  return field ? field->name() : "none";
+}
+
+Decoded<CaptureRequest> decode_set_capture(const v1::SetCapture& wire) {
+  const std::string& label = wire.label();
+  const bool allowed_characters = std::all_of(label.begin(), label.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+  if (label.size() > kMaxCaptureLabel || !allowed_characters || label.rfind('.', 0) == 0) {
+    return invalid(wire_reason::kBadValue,
+                   "SetCapture.label must be at most " + std::to_string(kMaxCaptureLabel) +
+                       " letters, digits, '-', '_' or '.', not starting with '.' (got " +
+                       std::to_string(label.size()) + " bytes)");
+  }
+  return CaptureRequest{wire.enabled(), label};
+}
+
+DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits) {
+  Decoded<v1::Request> request = parse_request(data, size, limits);
+  if (!request.ok()) return {0, std::move(request.error()), {}};
+  const v1::Request& wire = request.value();
+  DecodedRequest decoded{wire.request_id(), decode_request_body(wire, limits), {}};
+  if (wire.has_set_capture()) decoded.capture = decode_set_capture(wire.set_capture());
   return decoded;
 }
 

@@ -31,7 +31,15 @@ struct DecodedRequest {
   std::optional<Decoded<CaptureRequest>> capture;
 };
 
+// The size limit and the protobuf parse of a Request, before its body is validated.
+Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits);
+
+// "set_slice", "get_status", ... (the body's field name), "none" when the body is unset.
+std::string request_kind(const v1::Request& request);
+
 DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits);
 Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits);
+// SetCapture's body (its label is checked here: it becomes part of a file name).
+Decoded<CaptureRequest> decode_set_capture(const v1::SetCapture& wire);
 
 }  // namespace slicestream
