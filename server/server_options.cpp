@@ -203,6 +203,10 @@ void add_limit_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--max-request-bytes", l.max_request_bytes, "a request (e.g. 1MiB)")
       ->transform(CLI::AsSizeValue(false))
       ->group(group);
+  app.add_option("--max-text-bytes", l.max_text_bytes,
+                 "a string field from the wire, e.g. a scan description (longer: refused)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
 }
 
 }  // namespace

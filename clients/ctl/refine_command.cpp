@@ -4,6 +4,7 @@
 
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::ctl {
 
@@ -42,7 +43,7 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
       const client::Response response = client.set_refinement(
           options->slice_id, !options->off, options->iterations, options->interval_s);
       if (!reply_ok(response, "refine")) return kExitReplyError;
-      std::cout << response.reply.message() << "\n";
+      std::cout << escape_wire_text(response.reply.message()) << "\n";
       return kExitOk;
     });
   });

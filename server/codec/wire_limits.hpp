@@ -13,6 +13,7 @@ struct WireLimits {
   std::size_t max_header_bytes = 16u << 20;  // a DataHeader (vector geometries are the largest)
   int max_slice_side = 8192;                 // SetSlice / GetSlice width and height
   std::size_t max_request_bytes = 1u << 20;  // a Request message
+  std::size_t max_text_bytes = 4096;         // a string field (scan description, names, ...)
 };
 
 }  // namespace slicestream
