@@ -107,12 +107,12 @@ void Pipeline::Impl::preprocess_loop() {
       metrics.counters().pixels_clamped += counters.clamped_low;
       metrics.counters().pixels_non_finite += counters.non_finite;
       if (counters.non_finite > 0) {
-        events.discard(DiscardReason::kNonFinitePixels,
+        events.warning(kNonFinitePixelsWarning,
                        "projection " + std::to_string(projection->meta.index) + " of scan " +
                            std::to_string(projection->meta.scan_id) + ": " +
                            std::to_string(counters.non_finite) +
                            " non-finite pixels zeroed, the rest integrated",
-                       projection->meta.scan_id, counters.non_finite, EventKind::kWarning);
+                       projection->meta.scan_id);
       }
       stats.end_item(Clock::now());
     }

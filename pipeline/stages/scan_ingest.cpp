@@ -239,10 +239,10 @@ void ScanIngest::accept_calibration_frame(RawFrame&& frame) {
   const std::uint64_t non_finite = calibration_.add(frame.kind, frame.index, frame.view());
   if (non_finite > 0) {
     metrics_.counters().pixels_non_finite += non_finite;
-    events_.discard(DiscardReason::kNonFinitePixels,
+    events_.warning(kNonFinitePixelsWarning,
                     describe(frame) + ": " + std::to_string(non_finite) +
                         " non-finite samples left out of the average",
-                    frame.scan_id, non_finite, EventKind::kWarning);
+                    frame.scan_id);
   }
   if (calibration_.complete()) send_calibration();
 }
