@@ -160,6 +160,11 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
                  "sliding window: rebuild slices from scratch every N rotations (0: never)")
       ->group(group);
   app.add_option("--max-slices", config.pipeline.max_slices, "most slices at once")->group(group);
+  app.add_option("--scan-timeout", config.pipeline.scan_timeout_s,
+                 "seconds without any message for the running scan after which it ends, "
+                 "reported as scan_timeout (0: never)")
+      ->check(kNonNegative)
+      ->group(group);
   RefinementLimits& r = config.pipeline.refinement;
   app.add_option("--max-refined-slices", r.max_slices,
                  "most slices refined at once (SetRefinement)")

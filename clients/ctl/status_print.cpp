@@ -77,8 +77,11 @@ void print_parameters(std::ostream& out, const v1::Parameters& p) {
 void print_status(std::ostream& out, const v1::StatusReport& s) {
   out << fmt::format("backend   {} ({})\n", escape_wire_text(s.backend()),
                      escape_wire_text(s.backend_device()));
-  out << fmt::format("scan      {} {}{}\n", s.scan_id(), escape_wire_text(s.scan_state()),
-                     s.scan_active() ? " (active)" : "");
+  out << fmt::format("scan      {} {}{}{}\n", s.scan_id(), escape_wire_text(s.scan_state()),
+                     s.scan_active() ? " (active)" : "",
+                     s.scan_end_reason().empty()
+                         ? std::string()
+                         : " (" + escape_wire_text(s.scan_end_reason()) + ")");
   out << fmt::format("uptime    {:.1f} s\n", s.uptime_s());
   out << "parameters\n";
   print_parameters(out, s.parameters());

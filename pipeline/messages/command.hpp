@@ -134,6 +134,7 @@ struct StatusReport {
   bool scan_active = false;
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;
+  std::string scan_end_reason;  // why the scan ended ("ScanEnd received ...", "no data for ...")
   std::vector<SetSliceCommand> slices;
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice

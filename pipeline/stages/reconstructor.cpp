@@ -122,6 +122,7 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   }
   scan_state_ =
       scan.dark_count + scan.flat_count > 0 ? ScanState::kCalibrating : ScanState::kReconstructing;
+  scan_end_reason_.clear();
   ++metrics_.counters().scans_started;
   std::ostringstream message;
   message << "scan started: " << to_string(scan.geometry.beam) << " beam, "
@@ -170,6 +171,7 @@ void Reconstructor::on_scan_end(const ScanEndItem& item) {
   publish_due(Clock::now(), /*force=*/true);
   scan_running_ = false;
   scan_state_ = ScanState::kEnded;
+  scan_end_reason_ = item.why;
   preview_timing_.force();  // one last preview of the complete scan
   ++metrics_.counters().scans_ended;
   events_.scan_event(EventKind::kScanEnded, item.scan_id,

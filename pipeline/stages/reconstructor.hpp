@@ -143,6 +143,7 @@ class Reconstructor {
   bool scan_running_ = false;
   ScanDescription scan_;
   ScanState scan_state_ = ScanState::kIdle;
+  std::string scan_end_reason_;                 // why the scan ended (empty while it runs)
   std::vector<ProjectionVector> slot_vectors_;  // where each slot's stored projection was taken
   WindowContent content_;                       // what the store holds
   bool any_projection_ = false;

@@ -145,6 +145,7 @@ CommandReply Reconstructor::get_status() {
   report.scan_active = scan_running_;
   report.scan_id = scan_.scan_id;
   report.scan_state = scan_state_;
+  report.scan_end_reason = scan_end_reason_;
   report.slices = slices_.specs();
   report.refinements = refinements_.status();
   report.residuals = refinements_.residuals(Clock::now());

@@ -89,6 +89,7 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   wire->set_scan_active(report.scan_active);
   wire->set_scan_id(report.scan_id);
   wire->set_scan_state(to_string(report.scan_state));
+  wire->set_scan_end_reason(report.scan_end_reason);
   for (const SetSliceCommand& slice : report.slices) {
     v1::SetSlice* out = wire->add_slices();
     out->set_slice_id(slice.slice_id);
