@@ -161,6 +161,10 @@ void Pipeline::report_rejected(const std::string& reason, const std::string& mes
   impl_->events.reject(reason, message, scan_id);
 }
 
+void Pipeline::report_warning(const std::string& reason, const std::string& message) {
+  impl_->events.warning(reason, message, 0);
+}
+
 void Pipeline::wait_idle() {
   Impl& m = *impl_;
   {

@@ -19,11 +19,15 @@ namespace {
 constexpr std::chrono::milliseconds kPollInterval{100};
 // Identity, an optional delimiter, the request, and one more to say "too many parts".
 constexpr std::size_t kPartsKept = 4;
+// At the stop: the receive queue is read until nothing arrived for this long, and the replies
+// get this long to leave before the socket closes.
+constexpr std::chrono::milliseconds kQuietAfterStop{50};
+constexpr std::chrono::milliseconds kLingerAtStop{1000};
 }  // namespace
 
 RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& address,
-                                 const WireLimits& limits, PipelinePort& pipeline,
-                                 ServerCounters& counters)
+                                 const WireLimits& limits, const ServerSecurity& security,
+                                 PipelinePort& pipeline, ServerCounters& counters)
     : socket_(context, zmq::socket_type::router),
       limits_(limits),
       pipeline_(pipeline),
@@ -33,7 +37,11 @@ RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& add
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(2 * limits.max_request_bytes));
-  address_ = bind_endpoint(socket_, address, "requests");
+  address_ = bind_endpoint(socket_, address, "requests", security);
+}
+
+void RequestEndpoint::watch_transport(TransportMonitor& monitor) {
+  monitor.watch(socket_, "requests");
 }
 
 RequestEndpoint::~RequestEndpoint() {
@@ -69,6 +77,8 @@ void RequestEndpoint::run() {
   try {
     deliver_completed();
     answer_pending_unavailable();
+    answer_queued_requests();
+    socket_.set(zmq::sockopt::linger, static_cast<int>(kLingerAtStop.count()));
   } catch (const std::exception& error) {
     spdlog::error("requests endpoint while stopping: {}", error.what());
   }
@@ -207,6 +217,22 @@ void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, const v1
     if (error.num() != EHOSTUNREACH) throw;
     ++counters_.replies_undeliverable;  // the requester disconnected before its reply
     spdlog::debug("reply to request {} undeliverable: requester gone", reply.request_id());
+  }
+}
+
+void RequestEndpoint::answer_queued_requests() {
+  std::uint64_t answered = 0;
+  while (true) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, kQuietAfterStop);
+    if ((item.revents & ZMQ_POLLIN) == 0) break;
+    receive_request();
+    deliver_completed();
+    ++answered;
+  }
+  answer_pending_unavailable();  // the pipeline answers at once; anything else gets it here
+  if (answered > 0) {
+    spdlog::info("requests endpoint: {} requests that arrived during the stop answered", answered);
   }
 }
 

@@ -2,7 +2,9 @@
 // one reply [Reply] or [Reply][float32 payload] (GetSlice): refused requests at once from this
 // thread (INVALID_ARGUMENT etc.; request_id 0 when undecodable), the others when the pipeline
 // answers. Pipeline replies arrive through a ReplyQueue whose eventfd sits in this thread's
-// zmq_poll, so they leave immediately. On stop, requests still pending are answered UNAVAILABLE.
+// zmq_poll, so they leave immediately. On stop, requests still pending and those still in the
+// socket's receive queue are answered UNAVAILABLE, and the socket lingers a moment so that the
+// replies leave.
 //
 // Envelope: a DEALER sends [Request] (ROUTER sees [identity][Request]); a REQ socket or a
 // REQ-style DEALER sends ["", Request]. The reply carries the same envelope back.
@@ -24,6 +26,8 @@
 #include "server/pipeline_port.hpp"
 #include "server/reply_queue.hpp"
 #include "server/server_counters.hpp"
+#include "server/socket_security.hpp"
+#include "server/transport_monitor.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {
@@ -32,12 +36,14 @@ class RequestEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
   RequestEndpoint(zmq::context_t& context, const std::string& address, const WireLimits& limits,
-                  PipelinePort& pipeline, ServerCounters& counters);
+                  const ServerSecurity& security, PipelinePort& pipeline,
+                  ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
+  void watch_transport(TransportMonitor& monitor);  // before start()
   void start();
   void stop();  // answers pending requests UNAVAILABLE, then ends the thread
 
@@ -56,6 +62,9 @@ class RequestEndpoint {
   void send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
                   zmq::message_t* payload);
   void answer_pending_unavailable();
+  // After the stop: the requests still in the receive queue (the stopped pipeline answers them
+  // UNAVAILABLE at once).
+  void answer_queued_requests();
 
   zmq::socket_t socket_;
   std::string address_;

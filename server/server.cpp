@@ -18,6 +18,9 @@ class PipelineAdapter final : public PipelinePort {
                        std::uint64_t scan_id) override {
     pipeline_.report_rejected(reason, message, scan_id);
   }
+  void report_warning(const std::string& reason, const std::string& message) override {
+    pipeline_.report_warning(reason, message);
+  }
 
  private:
   Pipeline& pipeline_;
@@ -26,14 +29,26 @@ class PipelineAdapter final : public PipelinePort {
 }  // namespace
 
 Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : context_(1) {
+  const ServerSecurity& security = config.security;
+  if (security.encrypted()) {
+    authenticator_ =
+        std::make_unique<ZapAuthenticator>(context_, security.allowed_clients, counters_);
+  }
   publisher_ = std::make_unique<SlicePublisher>(context_, config.endpoints.slices,
-                                                config.slices_hwm, counters_);
+                                                config.slices_hwm, security, counters_);
   pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), *publisher_);
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
   data_ = std::make_unique<DataEndpoint>(context_, config.endpoints.data, config.data_hwm,
-                                         config.limits, *port_, counters_);
+                                         config.limits, security, *port_, counters_);
   requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, config.limits,
-                                                *port_, counters_);
+                                                security, *port_, counters_);
+  publisher_->watch_transport(monitor_);
+  data_->watch_transport(monitor_);
+  requests_->watch_transport(monitor_);
+  if (security.encrypted()) {
+    spdlog::info("CURVE on every endpoint: server public key {}, {} client keys allowed",
+                 security.curve->public_key, security.allowed_clients.size());
+  }
 }
 
 Server::~Server() {
@@ -43,6 +58,8 @@ Server::~Server() {
 void Server::start() {
   if (started_ || stopped_) return;
   started_ = true;
+  if (authenticator_) authenticator_->start();
+  monitor_.start();
   pipeline_->start();
   requests_->start();
   data_->start();
@@ -63,6 +80,8 @@ void Server::stop(bool drain) {
   // The pipeline has answered every command it took; the rest are answered UNAVAILABLE.
   requests_->stop();
   publisher_->close();
+  monitor_.stop();
+  if (authenticator_) authenticator_->stop();
   const MetricsSnapshot m = pipeline_->metrics();
   spdlog::info("server stopped: {} frames received, {} projections integrated, {} discards",
                m.frames_received, m.projections_integrated, [&] {

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "server/codec/reply_codec.hpp"
 
@@ -20,17 +23,36 @@ struct ServerCounters {
   std::atomic<std::uint64_t> publications{0};           // slices, previews and events sent
   std::atomic<std::uint64_t> publications_invalid{0};   // refused: values do not match the size
 
-  CounterMap snapshot() const {
-    return {{"data_messages", data_messages.load()},
-            {"data_rejected", data_rejected.load()},
-            {"payloads_realigned", payloads_realigned.load()},
-            {"requests", requests.load()},
-            {"requests_rejected", requests_rejected.load()},
-            {"replies", replies.load()},
-            {"replies_undeliverable", replies_undeliverable.load()},
-            {"publications", publications.load()},
-            {"publications_invalid", publications_invalid.load()}};
+  // Counters named at run time (per endpoint: connections, disconnects, handshake and
+  // authentication failures), e.g. add("data_connections").
+  void add(const std::string& name, std::uint64_t count = 1) {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    named_[name] += count;
   }
+  std::uint64_t named(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    const auto it = named_.find(name);
+    return it == named_.end() ? 0 : it->second;
+  }
+
+  CounterMap snapshot() const {
+    CounterMap counters{{"data_messages", data_messages.load()},
+                        {"data_rejected", data_rejected.load()},
+                        {"payloads_realigned", payloads_realigned.load()},
+                        {"requests", requests.load()},
+                        {"requests_rejected", requests_rejected.load()},
+                        {"replies", replies.load()},
+                        {"replies_undeliverable", replies_undeliverable.load()},
+                        {"publications", publications.load()},
+                        {"publications_invalid", publications_invalid.load()}};
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    counters.insert(named_.begin(), named_.end());
+    return counters;
+  }
+
+ private:
+  mutable std::mutex named_mutex_;
+  std::map<std::string, std::uint64_t> named_;
 };
 
 }  // namespace slicestream

@@ -87,6 +87,19 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
 }
 
+void add_security_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "Authentication and encryption (ZeroMQ CURVE)";
+  app.add_option("--curve-secret-key", config.curve_files.secret_key,
+                 "the server's CURVE secret key file (slicestream-ctl keygen): every ZeroMQ "
+                 "endpoint encrypts and admits only the clients of --curve-clients")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app.add_option("--curve-clients", config.curve_files.allowed_clients,
+                 "file with the public keys of the clients admitted, one per line")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+}
+
 void add_backend_options(CLI::App& app, ServerConfig& config) {
   const char* group = "Backend";
   add_choice<BackendKind>(app, "--backend", config.backend, choices_of(kBackendKindNames),
@@ -220,6 +233,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.option_defaults()->always_capture_default();
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   add_endpoint_options(app, config);
+  add_security_options(app, config);
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
@@ -234,6 +248,19 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
 }
 
 std::string finalize_server_config(ServerConfig& config) {
+  const CurveFiles& curve = config.curve_files;
+  if (curve.secret_key.empty() != curve.allowed_clients.empty()) {
+    return "--curve-secret-key and --curve-clients go together";
+  }
+  if (!curve.secret_key.empty()) {
+    if (!curve_available()) return "this libzmq has no CURVE support";
+    try {
+      config.security.curve = read_curve_secret_key(curve.secret_key);
+      config.security.allowed_clients = read_curve_public_keys(curve.allowed_clients);
+    } catch (const CurveKeyError& error) {
+      return error.what();
+    }
+  }
   if (config.limits.max_frame_bytes == 0 || config.limits.max_header_bytes == 0 ||
       config.limits.max_request_bytes == 0) {
     return "--max-frame-bytes, --max-header-bytes and --max-request-bytes must be positive";

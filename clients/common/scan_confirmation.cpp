@@ -82,8 +82,8 @@ std::string describe_discards(const std::map<std::string, std::uint64_t>& discar
   return out.str();
 }
 
-ScanConfirmer::ScanConfirmer(std::string requests_endpoint)
-    : client_(std::move(requests_endpoint)) {}
+ScanConfirmer::ScanConfirmer(std::string requests_endpoint, ClientSecurity security)
+    : client_(std::move(requests_endpoint), 5000, std::move(security)) {}
 
 void ScanConfirmer::begin(std::uint64_t scan_id, int timeout_ms) {
   client_.set_timeout_ms(std::max(1, timeout_ms));

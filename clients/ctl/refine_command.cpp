@@ -39,7 +39,7 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
   command->add_flag("--off", options->off, "switch the slice's refinement off");
   command->callback([&context, options, status] {
     *status = guarded("refine", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.set_refinement(
           options->slice_id, !options->off, options->iterations, options->interval_s);
       if (!reply_ok(response, "refine")) return kExitReplyError;

@@ -55,7 +55,12 @@ struct SliceStats {
 class Watcher {
  public:
   Watcher(const CtlContext& context, const WatchOptions& options)
-      : context_(context), options_(options), subscriber_(context.slices) {}
+      : context_(context),
+        options_(options),
+        subscriber_(context.slices,
+                    {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
+                     client::Topic::kRefined},
+                    100, context.security()) {}
 
   int run();
 
@@ -133,7 +138,8 @@ void Watcher::handle(client::Publication publication) {
 
 void Watcher::fetch_final_slices(std::uint64_t scan_id) {
   try {
-    client::RequestClient requests(context_.requests, context_.timeout_ms());
+    client::RequestClient requests(context_.requests, context_.timeout_ms(),
+                                   context_.security());
     for (const auto& [id, header] : seen_) {
       if (header.scan_id() != scan_id || header.orientation().values_size() != 9) continue;
       client::Orientation orientation{};

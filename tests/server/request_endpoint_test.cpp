@@ -50,7 +50,7 @@ class RequestEndpointTest : public ::testing::Test {
   void SetUp() override {
     fake_.set_responder(answer);
     endpoint_ = std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", WireLimits{},
-                                                  fake_, counters_);
+                                                  ServerSecurity{}, fake_, counters_);
     endpoint_->start();
   }
   void TearDown() override { endpoint_->stop(); }
@@ -204,7 +204,7 @@ TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
   test::FakePipeline fake;
   fake.hold_replies();
   ServerCounters counters;
-  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", {}, fake, counters);
+  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", {}, {}, fake, counters);
   endpoint.start();
   RequestClient client(endpoint.address(), 10000);
   auto response = std::async(std::launch::async, [&] { return client.get_status(); });
@@ -244,15 +244,15 @@ TEST(Binding, ErrorsNameTheEndpointAndAddress) {
   zmq::context_t context(1);
   test::FakePipeline fake;
   ServerCounters counters;
-  RequestEndpoint first(context, "tcp://127.0.0.1:*", {}, fake, counters);
+  RequestEndpoint first(context, "tcp://127.0.0.1:*", {}, {}, fake, counters);
   try {
-    RequestEndpoint second(context, first.address(), {}, fake, counters);
+    RequestEndpoint second(context, first.address(), {}, {}, fake, counters);
     FAIL() << "binding an address in use must fail";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("requests"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find(first.address()), std::string::npos) << error.what();
   }
-  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", {}, fake, counters),
+  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", {}, {}, fake, counters),
                std::runtime_error);
 }
 
