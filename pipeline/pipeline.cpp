@@ -28,6 +28,8 @@ MetricsSnapshot Pipeline::Impl::snapshot() const {
     s.stages[i].queue_depth = depths[i];
     s.stages[i].queue_capacity = capacities[i];
   }
+  s.memory_budget_bytes = backend->host_memory()->limit_bytes();
+  s.memory_used_bytes = backend->host_memory()->used_bytes();
   return s;
 }
 

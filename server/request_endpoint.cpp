@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <utility>
 
 #include "kernels/steady_clock.hpp"
 #include "server/codec/enum_codec.hpp"
@@ -32,7 +33,8 @@ RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& add
       limits_(limits),
       pipeline_(pipeline),
       counters_(counters),
-      replies_(std::make_shared<ReplyQueue>()) {
+      replies_(std::make_shared<ReplyQueue>()),
+      backlog_(limits.max_reply_backlog_bytes) {
   socket_.set(zmq::sockopt::linger, 0);
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
@@ -124,7 +126,24 @@ void RequestEndpoint::receive_request() {
     return;
   }
   Command& command = decoded.command.value();
-  Pending pending{std::move(envelope), decoded.request_id};
+  Pending pending{std::move(envelope), decoded.request_id, nullptr};
+  if (const auto* get = std::get_if<GetSliceCommand>(&command)) {
+    const std::size_t bytes = static_cast<std::size_t>(get->width) *
+                              static_cast<std::size_t>(get->height) * sizeof(float);
+    const std::string requester = pending.envelope.front().to_string();
+    pending.backlog = backlog_.reserve(requester, bytes);
+    if (!pending.backlog) {
+      reject(std::move(pending.envelope), decoded.request_id,
+             WireError{StatusCode::kResourceExhausted, wire_reason::kReplyBacklog,
+                       "this GetSlice's " + std::to_string(bytes >> 20) + " MiB would take the " +
+                           std::to_string(backlog_.bytes_of(requester) >> 20) +
+                           " MiB of replies still queued for this requester over the " +
+                           std::to_string(backlog_.max_bytes() >> 20) +
+                           " MiB limit (--max-reply-backlog): read the replies first",
+                       0});
+      return;
+    }
+  }
   const std::uint64_t token = next_token_++;
   pending_.emplace(token, std::move(pending));
   spdlog::debug("request {} (token {}) submitted", decoded.request_id, token);
@@ -186,7 +205,11 @@ void RequestEndpoint::complete(Pending pending, CommandReply reply) {
           std::nullopt,
           std::nullopt};
     } else {
-      payload = payload_message(std::move(slice.values));
+      // The values' memory charge and the requester's backlog last until ZeroMQ lets go.
+      auto keep_alive =
+          std::make_shared<std::pair<std::shared_ptr<MemoryCharge>, std::shared_ptr<const void>>>(
+              std::move(slice.memory), std::move(pending.backlog));
+      payload = payload_message(std::move(slice.values), std::move(keep_alive));
       has_payload = true;
     }
   }

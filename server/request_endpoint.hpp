@@ -25,6 +25,7 @@
 #include "server/log_throttle.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/reply_queue.hpp"
+#include "server/requester_backlog.hpp"
 #include "server/server_counters.hpp"
 #include "server/socket_security.hpp"
 #include "server/transport_monitor.hpp"
@@ -36,14 +37,13 @@ class RequestEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
   RequestEndpoint(zmq::context_t& context, const std::string& address, const WireLimits& limits,
-                  const ServerSecurity& security, PipelinePort& pipeline,
-                  ServerCounters& counters);
+                  const ServerSecurity& security, PipelinePort& pipeline, ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
-  void watch_transport(TransportMonitor& monitor);  // before start()
+  void watch_transport(TransportMonitor& monitor);         // before start()
   void start();
   void stop();  // answers pending requests UNAVAILABLE, then ends the thread
 
@@ -51,6 +51,7 @@ class RequestEndpoint {
   struct Pending {
     std::vector<zmq::message_t> envelope;
     std::uint64_t request_id = 0;
+    std::shared_ptr<const void> backlog;  // a GetSlice's reservation in the requester's backlog
   };
 
   void run();
@@ -72,6 +73,7 @@ class RequestEndpoint {
   PipelinePort& pipeline_;
   ServerCounters& counters_;
   std::shared_ptr<ReplyQueue> replies_;
+  RequesterBacklog backlog_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
   LogThrottle log_throttle_;

@@ -218,6 +218,11 @@ void add_limit_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--max-slice-side", l.max_slice_side, "slice width and height")
       ->check(kPositive)
       ->group(group);
+  app.add_option("--max-reply-backlog", l.max_reply_backlog_bytes,
+                 "GetSlice results queued for one requester that does not read them (e.g. "
+                 "512MiB); more GetSlices are refused until it reads")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
   app.add_option("--max-request-bytes", l.max_request_bytes, "a request (e.g. 1MiB)")
       ->transform(CLI::AsSizeValue(false))
       ->group(group);

@@ -71,8 +71,7 @@ void SlicePublisher::send_first_part(zmq::message_t& part, const char* topic) {
     spdlog::warn(
         "slices endpoint: a subscriber too slow to take a '{}' publication misses it (its queue "
         "holds --slices-hwm publications){}",
-        topic,
-        suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
+        topic, suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
   }
   socket_.set(zmq::sockopt::xpub_nodrop, false);
   try {
@@ -96,12 +95,13 @@ bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
 
 void SlicePublisher::publish_slice(const SliceImage& slice) {
   if (!values_match(slice, "slice")) return;
-  send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values);
+  send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values, slice.memory);
 }
 
 void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
-  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &refined.slice.values);
+  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &refined.slice.values,
+       refined.slice.memory);
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {
@@ -114,7 +114,7 @@ void SlicePublisher::publish_preview(const PreviewVolume& preview) {
                   preview.size_x, preview.size_y, preview.size_z);
     return;
   }
-  send(kPreviewTopic, encode_preview(preview, steady_now_ns()), &preview.values);
+  send(kPreviewTopic, encode_preview(preview, steady_now_ns()), &preview.values, preview.memory);
 }
 
 void SlicePublisher::publish_event(const ServerEvent& event) {
@@ -122,7 +122,7 @@ void SlicePublisher::publish_event(const ServerEvent& event) {
 }
 
 void SlicePublisher::send(const char* topic, const v1::PublishHeader& header,
-                          const std::vector<float>* values) {
+                          const std::vector<float>* values, std::shared_ptr<const void> memory) {
   const std::string bytes = header.SerializeAsString();
   std::lock_guard<std::mutex> lock(mutex_);
   if (closed_) return;
@@ -132,7 +132,7 @@ void SlicePublisher::send(const char* topic, const v1::PublishHeader& header,
     send_first_part(first, topic);
     // The rest follows the first part to the same subscribers.
     socket_.send(zmq::buffer(bytes), values ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    if (values) socket_.send(payload_message(*values), zmq::send_flags::none);
+    if (values) socket_.send(payload_message(*values, std::move(memory)), zmq::send_flags::none);
     ++counters_.publications;
   } catch (const zmq::error_t& error) {
     spdlog::error("slices endpoint: cannot publish a {} message: {}", topic, error.what());

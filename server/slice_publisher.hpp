@@ -38,7 +38,7 @@ class SlicePublisher : public PublishSink {
   ~SlicePublisher() override;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
-  void watch_transport(TransportMonitor& monitor);           // before the first publication
+  void watch_transport(TransportMonitor& monitor);         // before the first publication
 
   void publish_slice(const SliceImage& slice) override;
   void publish_preview(const PreviewVolume& preview) override;
@@ -50,7 +50,9 @@ class SlicePublisher : public PublishSink {
  private:
   // Counts and logs a slice whose values do not fill width x height; true when they do.
   bool values_match(const SliceImage& slice, const char* what);
-  void send(const char* topic, const v1::PublishHeader& header, const std::vector<float>* values);
+  // `memory`: the values' charge in the memory budget, held until ZeroMQ lets go of its copy.
+  void send(const char* topic, const v1::PublishHeader& header, const std::vector<float>* values,
+            std::shared_ptr<const void> memory = nullptr);
   // Sends the first part; when a subscriber's queue is full, counts the miss and sends it to the
   // subscribers with room.
   void send_first_part(zmq::message_t& part, const char* topic);

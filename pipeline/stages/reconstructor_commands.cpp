@@ -15,6 +15,12 @@ CommandReply reply(StatusCode code, std::string message) {
   return r;
 }
 
+CommandReply over_budget(std::string shortfall) {
+  CommandReply r = reply(StatusCode::kResourceExhausted, std::move(shortfall));
+  r.status.reason = "memory_budget";
+  return r;
+}
+
 }  // namespace
 
 void Reconstructor::on_command(CommandItem& item) {
@@ -64,13 +70,15 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   if (!orientation.empty()) return reply(StatusCode::kInvalidArgument, orientation);
   const Status size = validate_slice_size(command.width, command.height);
   if (!size.ok()) return reply(size.code, size.message);
-  const bool exists = slices_.find(command.slice_id) != nullptr;
-  if (!exists && static_cast<int>(slices_.slices().size()) >= config_.max_slices) {
+  const Slice* replaced = slices_.find(command.slice_id);
+  if (replaced == nullptr && static_cast<int>(slices_.slices().size()) >= config_.max_slices) {
     return reply(StatusCode::kResourceExhausted,
                  "at most " + std::to_string(config_.max_slices) + " slices; remove one first");
   }
   Slice slice;
   slice.spec = command;
+  const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
+  if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
   if (store_ready_) {
     try {
       build_slice_targets(slice);  // the old slice stays if this fails
@@ -112,6 +120,12 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   if (!store_ready_) {
     return reply(StatusCode::kFailedPrecondition, "no scan has started: no projections to use");
   }
+  // The image is charged before anything is allocated; it travels with the reply until the
+  // server has sent it.
+  const std::size_t image_bytes = static_cast<std::size_t>(command.width) *
+                                  static_cast<std::size_t>(command.height) * sizeof(float);
+  std::shared_ptr<MemoryCharge> memory = backend_.host_memory()->try_charge(image_bytes);
+  if (!memory) return over_budget(backend_.host_memory()->shortfall(image_bytes, "this GetSlice"));
   std::unique_ptr<ReconTarget> target;
   try {
     target = backend_.create_target(slice_grid(command.orientation, command.width, command.height));
@@ -133,6 +147,7 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   image.newest_arrival_ns = content_.newest_arrival_ns;
   image.values.resize(target->grid().points());
   backend_.read_target(*target, image.values.data());
+  image.memory = std::move(memory);
   r.slice = std::move(image);
   return r;
 }

@@ -26,6 +26,9 @@ void encode_counters(const MetricsSnapshot& m,
   out["projections_integrated"] = m.projections_integrated;
   out["slices_published"] = m.slices_published;
   out["previews_published"] = m.previews_published;
+  out["publications_held_back"] = m.publications_held_back;
+  out["memory_budget_bytes"] = m.memory_budget_bytes;
+  out["memory_used_bytes"] = m.memory_used_bytes;
   out["pixels_clamped"] = m.pixels_clamped;
   out["pixels_non_finite"] = m.pixels_non_finite;
   out["scans_started"] = m.scans_started;
