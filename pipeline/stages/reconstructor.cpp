@@ -62,6 +62,9 @@ void Reconstructor::backend_error(const std::string& what, const std::exception&
 // ------------------------------------------------------------------------------ scan lifecycle
 
 void Reconstructor::release_scan() {
+  on_demand_.cancel_all(StatusCode::kUnavailable,
+                        "a new scan replaced the projections before this GetSlice was complete; "
+                        "ask again");
   slices_.release_targets();
   schedule_.clear_dirty();
   preview_.end_scan();

@@ -25,13 +25,16 @@ CommandReply over_budget(std::string shortfall) {
 
 void Reconstructor::on_command(CommandItem& item) {
   CommandReply result;
+  bool deferred = false;  // a GetSlice answered when its last unit ran
   try {
     result = std::visit(
         [&](const auto& command) -> CommandReply {
           using T = std::decay_t<decltype(command)>;
           if constexpr (std::is_same_v<T, SetSliceCommand>) return set_slice(command);
           if constexpr (std::is_same_v<T, RemoveSliceCommand>) return remove_slice(command);
-          if constexpr (std::is_same_v<T, GetSliceCommand>) return get_slice(command);
+          if constexpr (std::is_same_v<T, GetSliceCommand>) {
+            return get_slice(command, item.on_reply, &deferred);
+          }
           if constexpr (std::is_same_v<T, GetStatusCommand>) return get_status();
           if constexpr (std::is_same_v<T, SetParametersCommand>) return set_parameters(command);
           if constexpr (std::is_same_v<T, SetRefinementCommand>) return set_refinement(command);
@@ -44,6 +47,7 @@ void Reconstructor::on_command(CommandItem& item) {
     events_.error("internal_error", std::string("command failed: ") + e.what(), scan_.scan_id);
     result = reply(StatusCode::kInternal, e.what());
   }
+  if (deferred) return;
   if (!result.status.ok() && !result.status.reason.empty()) {
     metrics_.add_request_refusal(result.status.reason);
   }
@@ -112,7 +116,8 @@ CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
   return reply(StatusCode::kOk, "slice " + std::to_string(command.slice_id) + " removed");
 }
 
-CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
+CommandReply Reconstructor::get_slice(const GetSliceCommand& command, ReplyCallback& on_reply,
+                                      bool* deferred) {
   const std::string orientation = validate_orientation(command.orientation);
   if (!orientation.empty()) return reply(StatusCode::kInvalidArgument, orientation);
   const Status size = validate_slice_size(command.width, command.height);
@@ -126,30 +131,16 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
                                   static_cast<std::size_t>(command.height) * sizeof(float);
   std::shared_ptr<MemoryCharge> memory = backend_.host_memory()->try_charge(image_bytes);
   if (!memory) return over_budget(backend_.host_memory()->shortfall(image_bytes, "this GetSlice"));
-  std::unique_ptr<ReconTarget> target;
-  try {
-    target = backend_.create_target(slice_grid(command.orientation, command.width, command.height));
-  } catch (const BackendError& e) {
-    return reply(StatusCode::kResourceExhausted, e.what());
-  }
-  backend_.backproject_store(slices_.all_slots(), *target, slices_.scale(), /*accumulate=*/false, 0,
-                             1);
-  CommandReply r = reply(StatusCode::kOk,
-                         "reconstructed from " + std::to_string(content_.projections_integrated) +
-                             " projections of scan " + std::to_string(scan_.scan_id));
   SliceImage image;
   image.orientation = command.orientation;
   image.width = command.width;
   image.height = command.height;
   image.scan_id = scan_.scan_id;
-  image.projections_integrated = content_.projections_integrated;
-  image.newest_detector_timestamp_ns = content_.newest_timestamp_ns;
-  image.newest_arrival_ns = content_.newest_arrival_ns;
-  image.values.resize(target->grid().points());
-  backend_.read_target(*target, image.values.data());
+  image.values.resize(image_bytes / sizeof(float));
   image.memory = std::move(memory);
-  r.slice = std::move(image);
-  return r;
+  on_demand_.add(std::move(image), std::move(on_reply));
+  *deferred = true;
+  return {};
 }
 
 CommandReply Reconstructor::get_status() {

@@ -82,7 +82,7 @@ void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
     preview_timing_.rebuild_started(now);
     preview_integrated_ = content_.projections_integrated;
   }
-  if (!preview_timing_.unit_allowed(now, input_waiting)) return;
+  if (!background_.unit_allowed(now, input_waiting)) return;
   const Clock::time_point begin = Clock::now();
   bool complete = false;
   try {
@@ -92,7 +92,7 @@ void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
     backend_error("preview not built", e, 0);
     return;
   }
-  preview_timing_.unit_ran(begin, Clock::now());
+  background_.unit_ran(begin, Clock::now());
   if (!complete) return;
   // Without room in the memory budget this preview is not sent (counted); the next rebuild is.
   // The volume and, while the publisher sends it, the outgoing message's copy.
@@ -113,6 +113,13 @@ void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
   }
 }
 
+void Reconstructor::run_on_demand(Clock::time_point now, bool input_waiting) {
+  if (!on_demand_.pending() || !background_.unit_allowed(now, input_waiting)) return;
+  const Clock::time_point begin = Clock::now();
+  on_demand_.run_unit(slices_.all_slots(), slices_.scale(), content_);
+  background_.unit_ran(begin, Clock::now());
+}
+
 void Reconstructor::release_markers_if_clean() {
   if (markers_.empty()) return;
   if (schedule_.any_dirty()) return;  // wait_idle also waits for deferred publications
@@ -123,6 +130,8 @@ void Reconstructor::release_markers_if_clean() {
 
 void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
   publish_due(now, /*force=*/false);
+  // A client asked for this slice; the preview is periodic: GetSlice units go first.
+  run_on_demand(now, input_waiting);
   run_preview(now, input_waiting);
   refinements_.on_tick(
       now, input_waiting,
@@ -132,7 +141,7 @@ void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
 }
 
 Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point now) const {
-  if (preview_.building()) return now;
+  if (preview_.building() || on_demand_.pending()) return now;
   Clock::time_point deadline = std::min(now + kMaxIdleWait, refinements_.next_deadline(now));
   if (preview_.enabled() && store_ready_ && content_.projections_integrated > 0) {
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
@@ -142,6 +151,9 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
 }
 
 void Reconstructor::finish() {
+  while (on_demand_.pending()) {
+    on_demand_.run_unit(slices_.all_slots(), slices_.scale(), content_);
+  }
   refinements_.finish(publish_);
   publish_due(Clock::now(), /*force=*/true);
   release_markers_if_clean();

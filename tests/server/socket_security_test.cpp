@@ -8,14 +8,14 @@ namespace slicestream {
 namespace {
 
 TEST(SocketSecurity, LoopbackIpcAndInprocStayLocal) {
-  for (const char* address : {"tcp://127.0.0.1:5570", "tcp://127.0.0.1:*", "tcp://127.1.2.3:1",
-                              "tcp://[::1]:5570", "tcp://localhost:5570", "tcp://lo:5570",
-                              "ipc:///tmp/slicestream-data", "inproc://data"}) {
+  for (const char* address :
+       {"tcp://127.0.0.1:5570", "tcp://127.0.0.1:*", "tcp://127.1.2.3:1", "tcp://[::1]:5570",
+        "tcp://localhost:5570", "tcp://lo:5570", "ipc:///tmp/slicestream-data", "inproc://data"}) {
     EXPECT_FALSE(reaches_beyond_loopback(address)) << address;
   }
-  for (const char* address : {"tcp://*:5570", "tcp://0.0.0.0:5570", "tcp://[::]:5570",
-                              "tcp://192.168.1.20:5570", "tcp://eth0:5570",
-                              "tcp://beamline-07:5570"}) {
+  for (const char* address :
+       {"tcp://*:5570", "tcp://0.0.0.0:5570", "tcp://[::]:5570", "tcp://192.168.1.20:5570",
+        "tcp://eth0:5570", "tcp://beamline-07:5570"}) {
     EXPECT_TRUE(reaches_beyond_loopback(address)) << address;
   }
 }
