@@ -11,10 +11,13 @@
 
 #include "pipeline/pipeline.hpp"
 #include "server/data_endpoint.hpp"
+#include "server/publish_fanout.hpp"
+#include "server/recast3d_bridge.hpp"
 #include "server/request_endpoint.hpp"
 #include "server/server_config.hpp"
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
+#include "server/tomop_data_endpoint.hpp"
 #include "server/transport_monitor.hpp"
 #include "server/zap_authenticator.hpp"
 
@@ -38,6 +41,8 @@ class Server {
   const std::string& data_address() const { return data_->address(); }
   const std::string& slices_address() const { return publisher_->address(); }
   const std::string& requests_address() const { return requests_->address(); }
+  // The tomop data port as bound; empty without --tomop-data.
+  std::string tomop_data_address() const { return tomop_data_ ? tomop_data_->address() : ""; }
 
   MetricsSnapshot metrics() const { return pipeline_->metrics(); }
   CounterMap counters() const { return counters_.snapshot(); }
@@ -51,10 +56,13 @@ class Server {
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with CURVE: bound before any endpoint
   TransportMonitor monitor_{context_, counters_};
   std::unique_ptr<SlicePublisher> publisher_;
+  PublishFanout sinks_;  // the publisher and the RECAST3D bridge
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<PipelinePort> port_;
   std::unique_ptr<DataEndpoint> data_;
   std::unique_ptr<RequestEndpoint> requests_;
+  std::unique_ptr<tomop::TomopDataEndpoint> tomop_data_;
+  std::unique_ptr<tomop::Recast3dBridge> recast3d_;
   bool started_ = false;
   bool stopped_ = false;
 };

@@ -8,6 +8,7 @@
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/socket_security.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream {
 
@@ -37,6 +38,7 @@ struct ServerConfig {
   BackendOptions backend_options;
   double stats_interval_s = 10;  // 0: no periodic stats log
   std::string log_level = "info";
+  tomop::TomopConfig tomop;  // RECAST3D's protocol: the adapters' data port, the viewer bridge
 };
 
 }  // namespace slicestream

@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench/common/stopwatch.hpp"
 #include "kernels/grid_spec.hpp"
 #include "kernels/phantom/ellipsoid_phantom.hpp"
+#include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/metrics/latency_histogram.hpp"
 #include "pipeline/pipeline.hpp"
@@ -38,8 +38,7 @@
 namespace slicestream {
 namespace {
 
-using bench::Clock;
-using bench::seconds_since;
+using Clock = SteadyClock;
 
 constexpr int kRows = 400;
 constexpr int kCols = 600;
