@@ -98,24 +98,29 @@ void DataEndpoint::handle(std::size_t part_count) {
   pipeline_.submit(std::move(decoded.value()));
 }
 
+DataEndpoint::ReadOutcome DataEndpoint::read_one(std::chrono::milliseconds wait) {
+  try {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, wait);
+    if ((item.revents & ZMQ_POLLIN) == 0) return ReadOutcome::kNothing;
+    std::size_t part_count = 0;
+    if (!receive(&part_count)) return ReadOutcome::kRead;
+    handle(part_count);
+  } catch (const zmq::error_t& error) {
+    if (error.num() == ETERM) return ReadOutcome::kTerminated;
+    spdlog::error("data endpoint: {}", error.what());
+  } catch (const std::exception& error) {
+    // E.g. out of memory while decoding: the message is lost, so it is counted and reported.
+    ++counters_.data_rejected;
+    pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
+  }
+  return ReadOutcome::kRead;
+}
+
 void DataEndpoint::run() {
   spdlog::info("data endpoint listening on {} (PULL)", address_);
   while (!stopping_) {
-    try {
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, kPollInterval);
-      if ((item.revents & ZMQ_POLLIN) == 0) continue;
-      std::size_t part_count = 0;
-      if (!receive(&part_count)) continue;
-      handle(part_count);
-    } catch (const zmq::error_t& error) {
-      if (error.num() == ETERM) break;
-      spdlog::error("data endpoint: {}", error.what());
-    } catch (const std::exception& error) {
-      // E.g. out of memory while decoding: the message is lost, so it is counted and reported.
-      ++counters_.data_rejected;
-      pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
-    }
+    if (read_one(kPollInterval) == ReadOutcome::kTerminated) return;
   }
   read_what_was_received();
 }
@@ -127,23 +132,8 @@ void DataEndpoint::read_what_was_received() {
     spdlog::warn("data endpoint: cannot unbind {}: {}", address_, error.what());
   }
   std::uint64_t read = 0;
-  while (true) {
-    try {
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, kQuietAfterStop);
-      if ((item.revents & ZMQ_POLLIN) == 0) break;
-      std::size_t part_count = 0;
-      if (!receive(&part_count)) continue;
-      ++read;
-      handle(part_count);
-    } catch (const zmq::error_t& error) {
-      if (error.num() == ETERM) break;
-      spdlog::error("data endpoint: {}", error.what());
-    } catch (const std::exception& error) {
-      ++counters_.data_rejected;
-      pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
-    }
-  }
+  while (read_one(kQuietAfterStop) == ReadOutcome::kRead)
+    ++read;
   counters_.add("data_read_at_stop", read);
   spdlog::info(
       "data endpoint stopped reading ({} unbound); {} messages it had already received went to "

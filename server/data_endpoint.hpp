@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <thread>
@@ -54,6 +55,9 @@ class DataEndpoint {
   // Reads one whole message: its first parts into parts_ and the total part count.
   bool receive(std::size_t* part_count);
   void handle(std::size_t part_count);
+  enum class ReadOutcome { kRead, kNothing, kTerminated };
+  // Waits up to `wait` for a message and hands it on (refusals and failures counted).
+  ReadOutcome read_one(std::chrono::milliseconds wait);
   // After the stop: unbinds and reads the receive queue until it stays empty.
   void read_what_was_received();
 
