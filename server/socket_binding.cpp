@@ -16,8 +16,8 @@ std::string bind_endpoint(zmq::socket_t& socket, const std::string& address,
   try {
     socket.bind(address);
   } catch (const zmq::error_t& error) {
-    throw std::runtime_error("cannot bind the " + endpoint_name + " endpoint to " +
-                             address + ": " + error.what());
+    throw std::runtime_error("cannot bind the " + endpoint_name + " endpoint to " + address + ": " +
+                             error.what());
   }
   warn_if_exposed(address, endpoint_name, security.encrypted(),
                   "Use CURVE (--curve-secret-key, --curve-clients) or bind to 127.0.0.1.");

@@ -39,8 +39,8 @@ bool reaches_beyond_loopback(const std::string& address) {
   return !(host.rfind("127.", 0) == 0 || host == "::1" || host == "localhost" || host == "lo");
 }
 
-bool warn_if_exposed(const std::string& address, const std::string& endpoint_name,
-                     bool encrypted, const std::string& remedy) {
+bool warn_if_exposed(const std::string& address, const std::string& endpoint_name, bool encrypted,
+                     const std::string& remedy) {
   if (encrypted || !reaches_beyond_loopback(address)) return false;
   spdlog::warn(
       "the {} endpoint listens on {} beyond loopback without authentication or encryption: anyone "

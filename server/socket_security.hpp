@@ -24,9 +24,9 @@ struct ServerSecurity {
   bool encrypted() const { return curve.has_value(); }
 };
 
-// Makes `socket` a CURVE server authenticated through ZAP in the domain `endpoint_name`, so that the
-// ZAP handler's log lines and counters name the endpoint (nothing for plain security). Call before
-// bind.
+// Makes `socket` a CURVE server authenticated through ZAP in the domain `endpoint_name`, so that
+// the ZAP handler's log lines and counters name the endpoint (nothing for plain security). Call
+// before bind.
 void secure_server_socket(zmq::socket_t& socket, const ServerSecurity& security,
                           const std::string& endpoint_name);
 
@@ -38,7 +38,7 @@ bool reaches_beyond_loopback(const std::string& address);
 // reaches the port can use the endpoint. `remedy` says what would protect it (for a ZeroMQ
 // endpoint: CURVE; for HTTP, which CURVE does not cover: a reverse proxy with TLS and
 // authentication, or a firewall). Returns whether it warned.
-bool warn_if_exposed(const std::string& address, const std::string& endpoint_name,
-                     bool encrypted, const std::string& remedy);
+bool warn_if_exposed(const std::string& address, const std::string& endpoint_name, bool encrypted,
+                     const std::string& remedy);
 
 }  // namespace slicestream

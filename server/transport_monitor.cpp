@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{100};
 constexpr int kEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
-                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                        ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 std::string suppressed_note(std::uint64_t suppressed) {
   return suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "";
@@ -33,9 +33,9 @@ void TransportMonitor::watch(zmq::socket_t& socket, const std::string& endpoint_
   if (zmq_socket_monitor(socket.handle(), address.c_str(), kEvents) != 0) {
     throw zmq::error_t();
   }
-  auto watched = std::make_unique<Watched>(
-      Watched{endpoint_name, zmq::socket_t(context_, zmq::socket_type::pair),
-              std::move(on_disconnect), LogThrottle()});
+  auto watched = std::make_unique<Watched>(Watched{endpoint_name,
+                                                   zmq::socket_t(context_, zmq::socket_type::pair),
+                                                   std::move(on_disconnect), LogThrottle()});
   watched->monitor.set(zmq::sockopt::linger, 0);
   watched->monitor.connect(address);
   watched_.push_back(std::move(watched));

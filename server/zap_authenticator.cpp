@@ -89,8 +89,7 @@ void ZapAuthenticator::answer_one() {
       spdlog::warn(
           "{} endpoint: refused a client from {} (mechanism {}, public key {}, routing id '{}'): "
           "not among the allowed keys (--curve-clients){}",
-          domain, address, escape_wire_text(mechanism, 16), curve ? key : "none", routing_id,
-          more);
+          domain, address, escape_wire_text(mechanism, 16), curve ? key : "none", routing_id, more);
     }
   }
   const std::string status = admitted ? "200" : "400";

@@ -37,8 +37,9 @@ std::vector<std::string> read_keys(const std::string& path) {
     const std::string text = trimmed(line);
     if (text.empty() || text[0] == '#') continue;
     if (!is_z85_key(text)) {
-      throw CurveKeyError(path + ":" + std::to_string(number) +
-                          ": not a CURVE key (40 Z85 characters, e.g. from slicestream-ctl keygen)");
+      throw CurveKeyError(
+          path + ":" + std::to_string(number) +
+          ": not a CURVE key (40 Z85 characters, e.g. from slicestream-ctl keygen)");
     }
     keys.push_back(text);
   }

@@ -15,9 +15,8 @@ ClientSecurity client_security_from_files(const std::string& server_public_key_f
         "(--client-key)");
   }
   const CurveKeyPair own = read_curve_secret_key(client_secret_key_file);
-  return ClientSecurity{
-      CurveClientKeys{read_curve_public_key(server_public_key_file), own.public_key,
-                      own.secret_key}};
+  return ClientSecurity{CurveClientKeys{read_curve_public_key(server_public_key_file),
+                                        own.public_key, own.secret_key}};
 }
 
 }  // namespace slicestream::client

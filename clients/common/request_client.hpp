@@ -30,8 +30,7 @@ using Orientation = std::array<float, 9>;  // RECAST3D: x-axis, y-axis, base poi
 
 class RequestClient {
  public:
-  explicit RequestClient(std::string endpoint, int timeout_ms = 5000,
-                         ClientSecurity security = {});
+  explicit RequestClient(std::string endpoint, int timeout_ms = 5000, ClientSecurity security = {});
   ~RequestClient();
   RequestClient(const RequestClient&) = delete;
   RequestClient& operator=(const RequestClient&) = delete;

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <memory>
 
-#include "clients/ctl/ctl_commands.hpp"
 #include "clients/common/client_error.hpp"
+#include "clients/ctl/ctl_commands.hpp"
 #include "wire/curve_keys.hpp"
 
 namespace slicestream::ctl {
@@ -38,8 +38,8 @@ void add_keygen_command(CLI::App& app, int* status) {
     try {
       const CurveKeyPair keys = generate_curve_key_pair();
       write_curve_key_pair(keys, *prefix);
-      std::cout << "wrote " << *prefix << ".key (secret) and " << *prefix
-                << ".pub (public key " << keys.public_key << ")\n";
+      std::cout << "wrote " << *prefix << ".key (secret) and " << *prefix << ".pub (public key "
+                << keys.public_key << ")\n";
       *status = kExitOk;
     } catch (const CurveKeyError& error) {
       std::cerr << "slicestream-ctl keygen: " << error.what() << "\n";

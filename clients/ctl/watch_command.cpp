@@ -138,8 +138,7 @@ void Watcher::handle(client::Publication publication) {
 
 void Watcher::fetch_final_slices(std::uint64_t scan_id) {
   try {
-    client::RequestClient requests(context_.requests, context_.timeout_ms(),
-                                   context_.security());
+    client::RequestClient requests(context_.requests, context_.timeout_ms(), context_.security());
     for (const auto& [id, header] : seen_) {
       if (header.scan_id() != scan_id || header.orientation().values_size() != 9) continue;
       client::Orientation orientation{};

@@ -28,7 +28,7 @@ struct StreamOptions {
   // After ScanEnd, stay connected until the server confirms through this requests endpoint that
   // it has the whole scan (client::ScanConfirmer); empty: close at once (--no-confirm).
   std::string requests_endpoint;
-  double confirm_timeout_s = 30;  // give up when the server makes no progress for this long
+  double confirm_timeout_s = 30;    // give up when the server makes no progress for this long
   client::ClientSecurity security;  // CURVE keys for both connections (plain by default)
 };
 
