@@ -28,6 +28,8 @@ MetricsSnapshot Pipeline::Impl::snapshot() const {
     s.stages[i].queue_depth = depths[i];
     s.stages[i].queue_capacity = capacities[i];
   }
+  s.memory_budget_bytes = backend->host_memory()->limit_bytes();
+  s.memory_used_bytes = backend->host_memory()->used_bytes();
   return s;
 }
 
@@ -159,6 +161,10 @@ void Pipeline::submit_command(Command command, ReplyCallback on_reply) {
 void Pipeline::report_rejected(const std::string& reason, const std::string& message,
                                std::uint64_t scan_id) {
   impl_->events.reject(reason, message, scan_id);
+}
+
+void Pipeline::report_warning(const std::string& reason, const std::string& message) {
+  impl_->events.warning(reason, message, 0);
 }
 
 void Pipeline::wait_idle() {

@@ -40,6 +40,9 @@ class Pipeline {
   // under `reason`, logged, and published as an error event.
   void report_rejected(const std::string& reason, const std::string& message,
                        std::uint64_t scan_id = 0);
+  // Something outside the pipeline the operator should know (e.g. a closed data connection):
+  // logged and published as a warning event, rate-limited like every event.
+  void report_warning(const std::string& reason, const std::string& message);
 
   // Blocks until every message submitted so far has been fully processed (tests, benchmarks).
   void wait_idle();

@@ -47,7 +47,8 @@ struct Pipeline::Impl {
               const bool pushed = preprocess_queue.push(std::move(item));
               metrics.stage(Stage::kIngest).exclude_wait(std::chrono::steady_clock::now() - begin);
               return pushed;
-            }),
+            },
+            config.scan_timeout_s),
         reconstructor(std::make_unique<Reconstructor>(
             config, *backend, metrics, events, row_selection,
             [this](PublishItem&& item) {

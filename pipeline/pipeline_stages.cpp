@@ -44,24 +44,36 @@ CapturedRows capture_rows(Backend& backend, ProjectionBuffer& buffer, const std:
 void Pipeline::Impl::ingest_loop() {
   name_thread("ss-ingest");
   StageStats& stats = metrics.stage(Stage::kIngest);
-  while (std::optional<IngestItem> item = ingest_queue.pop()) {
-    if (aborting) {
-      count_left(*item);
+  while (true) {
+    // Wakes for the scan timeout too; an item that is there is handled before the timeout is
+    // looked at, so data waiting in the queue always counts.
+    std::optional<IngestItem> item = ingest_queue.pop_until(ingest.next_deadline());
+    if (item) {
+      if (aborting) {
+        count_left(*item);
+        break;
+      }
+      stats.begin_item(Clock::now());
+      try {
+        std::visit(Overloaded{
+                       [&](ScanBegin& m) { ingest.handle(std::move(m)); },
+                       [&](RawFrame& m) { ingest.handle(std::move(m)); },
+                       [&](ScanEnd& m) { ingest.handle(std::move(m)); },
+                       [&](FlushMarker& m) { preprocess_queue.push(StageItem(std::move(m))); },
+                   },
+                   *item);
+      } catch (const std::exception& e) {
+        internal_error("ingest", e);
+      }
+      stats.end_item(Clock::now());
+    } else if (ingest_queue.exhausted()) {
       break;
     }
-    stats.begin_item(Clock::now());
     try {
-      std::visit(Overloaded{
-                     [&](ScanBegin& m) { ingest.handle(std::move(m)); },
-                     [&](RawFrame& m) { ingest.handle(std::move(m)); },
-                     [&](ScanEnd& m) { ingest.handle(std::move(m)); },
-                     [&](FlushMarker& m) { preprocess_queue.push(StageItem(std::move(m))); },
-                 },
-                 *item);
+      ingest.on_tick(Clock::now());
     } catch (const std::exception& e) {
       internal_error("ingest", e);
     }
-    stats.end_item(Clock::now());
   }
   preprocess_queue.close();
 }
@@ -107,12 +119,12 @@ void Pipeline::Impl::preprocess_loop() {
       metrics.counters().pixels_clamped += counters.clamped_low;
       metrics.counters().pixels_non_finite += counters.non_finite;
       if (counters.non_finite > 0) {
-        events.discard(DiscardReason::kNonFinitePixels,
+        events.warning(kNonFinitePixelsWarning,
                        "projection " + std::to_string(projection->meta.index) + " of scan " +
                            std::to_string(projection->meta.scan_id) + ": " +
                            std::to_string(counters.non_finite) +
                            " non-finite pixels zeroed, the rest integrated",
-                       projection->meta.scan_id, counters.non_finite, EventKind::kWarning);
+                       projection->meta.scan_id);
       }
       stats.end_item(Clock::now());
     }

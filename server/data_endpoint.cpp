@@ -17,28 +17,43 @@ namespace {
 constexpr std::chrono::milliseconds kPollInterval{50};
 // A valid data message has at most 2 parts; a third is kept only to say "too many".
 constexpr std::size_t kPartsKept = 3;
+// After the stop, the receive queue is read until nothing arrived for this long.
+constexpr std::chrono::milliseconds kQuietAfterStop{100};
 }  // namespace
 
 DataEndpoint::DataEndpoint(zmq::context_t& context, const std::string& address, int receive_hwm,
-                           const WireLimits& limits, PipelinePort& pipeline,
-                           ServerCounters& counters)
+                           const WireLimits& limits, const ServerSecurity& security,
+                           PipelinePort& pipeline, ServerCounters& counters)
     : socket_(context, zmq::socket_type::pull),
       limits_(limits),
       pipeline_(pipeline),
       counters_(counters) {
   socket_.set(zmq::sockopt::rcvhwm, receive_hwm);
   socket_.set(zmq::sockopt::linger, 0);
-  // A hard transport cap well above the codec's limit: bigger parts make ZeroMQ drop the
-  // connection (it cannot be answered); parts up to the cap reach the codec, which counts and
-  // reports every oversized frame.
-  const std::size_t cap = 2 * std::max(limits.max_frame_bytes, limits.max_header_bytes);
-  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(cap));
-  address_ = bind_endpoint(socket_, address, "data");
+  // A hard transport cap well above the codec's limit: parts up to the cap reach the codec, which
+  // counts and reports every oversized frame; a bigger part makes ZeroMQ close the connection
+  // before allocating it (a sender must not make the server allocate what it likes), reported
+  // through the transport monitor.
+  transport_cap_ = 2 * std::max(limits.max_frame_bytes, limits.max_header_bytes);
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(transport_cap_));
+  address_ = bind_endpoint(socket_, address, "data", security);
   parts_.reserve(kPartsKept);
 }
 
 DataEndpoint::~DataEndpoint() {
   stop();
+}
+
+void DataEndpoint::watch_transport(TransportMonitor& monitor) {
+  monitor.watch(socket_, "data", [this](const std::string& address) {
+    pipeline_.report_warning(
+        "data_connection_closed",
+        "a sender's connection to the data endpoint " + address +
+            " closed. Normal when a detector finishes; otherwise ZeroMQ closed it over a message "
+            "part above the transport cap of " +
+            std::to_string(transport_cap_) +
+            " bytes (2 x --max-frame-bytes), and what that sender still had queued was lost");
+  });
 }
 
 void DataEndpoint::start() {
@@ -101,28 +116,47 @@ void DataEndpoint::show_capture(const DataMessage& message) {
   } else {
     capture_->observe_scan_end(std::get<ScanEnd>(message).scan_id);
   }
+DataEndpoint::ReadOutcome DataEndpoint::read_one(std::chrono::milliseconds wait) {
+  try {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, wait);
+    if ((item.revents & ZMQ_POLLIN) == 0) return ReadOutcome::kNothing;
+    std::size_t part_count = 0;
+    if (!receive(&part_count)) return ReadOutcome::kRead;
+    handle(part_count);
+  } catch (const zmq::error_t& error) {
+    if (error.num() == ETERM) return ReadOutcome::kTerminated;
+    spdlog::error("data endpoint: {}", error.what());
+  } catch (const std::exception& error) {
+    // E.g. out of memory while decoding: the message is lost, so it is counted and reported.
+    ++counters_.data_rejected;
+    pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
+  }
+  return ReadOutcome::kRead;
 }
 
 void DataEndpoint::run() {
   spdlog::info("data endpoint listening on {} (PULL)", address_);
   while (!stopping_) {
-    try {
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, kPollInterval);
-      if ((item.revents & ZMQ_POLLIN) == 0) continue;
-      std::size_t part_count = 0;
-      if (!receive(&part_count)) continue;
-      handle(part_count);
-    } catch (const zmq::error_t& error) {
-      if (error.num() == ETERM) break;
-      spdlog::error("data endpoint: {}", error.what());
-    } catch (const std::exception& error) {
-      // E.g. out of memory while decoding: the message is lost, so it is counted and reported.
-      ++counters_.data_rejected;
-      pipeline_.report_rejected("internal_error", std::string("data endpoint: ") + error.what(), 0);
-    }
+    if (read_one(kPollInterval) == ReadOutcome::kTerminated) return;
   }
-  spdlog::info("data endpoint stopped reading");
+  read_what_was_received();
+}
+
+void DataEndpoint::read_what_was_received() {
+  try {
+    socket_.unbind(address_);
+  } catch (const zmq::error_t& error) {
+    spdlog::warn("data endpoint: cannot unbind {}: {}", address_, error.what());
+  }
+  std::uint64_t read = 0;
+  while (read_one(kQuietAfterStop) == ReadOutcome::kRead)
+    ++read;
+  counters_.add("data_read_at_stop", read);
+  spdlog::info(
+      "data endpoint stopped reading ({} unbound); {} messages it had already received went to "
+      "the pipeline (which counts them as shutdown discards unless it drains)",
+      address_, read);
 }
 
 }  // namespace slicestream

@@ -19,6 +19,8 @@ class PipelinePort {
   virtual void submit_command(Command command, ReplyCallback on_reply) = 0;
   virtual void report_rejected(const std::string& reason, const std::string& message,
                                std::uint64_t scan_id) = 0;
+  // Something the operator should know that lost no accepted message (a warning event).
+  virtual void report_warning(const std::string& reason, const std::string& message) = 0;
 };
 
 }  // namespace slicestream

@@ -7,10 +7,10 @@
 #include <exception>
 #include <utility>
 
-#include "server/tomop/printable.hpp"
 #include "server/tomop/recast3d_controls.hpp"
 #include "server/tomop/recast3d_slice_geometry.hpp"
 #include "server/tomop/tomop_codec.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::tomop {
 
@@ -252,7 +252,7 @@ void Recast3dBridge::handle_update(const zmq::message_t& message) {
   if (!decoded.ok()) {
     ++counters_.recast3d_refused;
     spdlog::warn("RECAST3D bridge: an update from the viewer was refused ({}): {}",
-                 decoded.error().reason, printable(decoded.error().message, 200));
+                 decoded.error().reason, escape_wire_text(decoded.error().message, 200));
     return;
   }
   const Packet& packet = decoded.value();
@@ -332,7 +332,8 @@ void Recast3dBridge::on_control(const Packet& packet) {
   const ControlChange change = control_change(packet);
   if (!change.refused.empty()) {
     ++counters_.recast3d_refused;
-    spdlog::warn("RECAST3D bridge: control change refused: {}", printable(change.refused, 200));
+    spdlog::warn("RECAST3D bridge: control change refused: {}",
+                 escape_wire_text(change.refused, 200));
     send_controls();
     return;
   }
@@ -392,7 +393,7 @@ void Recast3dBridge::on_reply(Pending what, std::uint32_t slice_id, const Comman
   if (reply.status.ok() || what == Pending::kRemoveSlice) return;
   ++counters_.recast3d_refused;
   spdlog::warn("RECAST3D bridge: the server refused the viewer's change (slice {}): {} {}",
-               slice_id, to_string(reply.status.code), printable(reply.status.message, 200));
+               slice_id, to_string(reply.status.code), escape_wire_text(reply.status.message, 200));
   if (what == Pending::kSetSlice) {
     const auto it = slices_.find(static_cast<std::int32_t>(slice_id));
     if (it != slices_.end()) it->second.applied = false;

@@ -151,7 +151,7 @@ WireReply RequestDispatcher::refuse(const std::string& endpoint, std::uint64_t r
                    suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
     }
   }
-  return {encode_error_reply(request_id, error), std::nullopt};
+  return {encode_error_reply(request_id, error), std::nullopt, nullptr};
 }
 
 WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply reply) {
@@ -162,11 +162,14 @@ WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply re
   }
   request_counters_.add({ticket.endpoint, ticket.kind, status_label(reply.status.code)});
   WireReply wire{encode_reply(ticket.request_id, reply, steady_now_ns(), counters_.snapshot()),
-                 std::nullopt};
+                 std::nullopt, nullptr};
   if (capture_ != nullptr && wire.reply.has_status()) {
     *wire.reply.mutable_status()->mutable_capture() = capture_->status();
   }
-  if (reply.status.ok() && reply.slice) wire.values = std::move(reply.slice->values);
+  if (reply.status.ok() && reply.slice) {
+    wire.values = std::move(reply.slice->values);
+    wire.memory = std::move(reply.slice->memory);
+  }
   return wire;
 }
 

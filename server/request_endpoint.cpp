@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <exception>
+#include <utility>
 
 #include "server/codec/publish_codec.hpp"
+#include "server/codec/request_codec.hpp"
 #include "server/socket_binding.hpp"
 
 namespace slicestream {
@@ -17,20 +19,30 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 constexpr std::size_t kPartsKept = 4;
 // The endpoint's name in the request counters.
 const std::string kEndpointName = "requests";
+// At the stop: the receive queue is read until nothing arrived for this long, and the replies
+// get this long to leave before the socket closes.
+constexpr std::chrono::milliseconds kQuietAfterStop{50};
+constexpr std::chrono::milliseconds kLingerAtStop{1000};
 }  // namespace
 
 RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& address,
-                                 RequestDispatcher& dispatcher, ServerCounters& counters)
+                                 const ServerSecurity& security, RequestDispatcher& dispatcher,
+                                 ServerCounters& counters)
     : socket_(context, zmq::socket_type::router),
       dispatcher_(dispatcher),
       counters_(counters),
-      replies_(std::make_shared<ReplyQueue>()) {
+      replies_(std::make_shared<ReplyQueue>()),
+      backlog_(dispatcher.limits().max_reply_backlog_bytes) {
   socket_.set(zmq::sockopt::linger, 0);
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
   socket_.set(zmq::sockopt::maxmsgsize,
               static_cast<std::int64_t>(2 * dispatcher.limits().max_request_bytes));
-  address_ = bind_endpoint(socket_, address, "requests");
+  address_ = bind_endpoint(socket_, address, "requests", security);
+}
+
+void RequestEndpoint::watch_transport(TransportMonitor& monitor) {
+  monitor.watch(socket_, "requests");
 }
 
 RequestEndpoint::~RequestEndpoint() {
@@ -66,6 +78,8 @@ void RequestEndpoint::run() {
   try {
     deliver_completed();
     answer_pending_unavailable();
+    answer_queued_requests();
+    socket_.set(zmq::sockopt::linger, static_cast<int>(kLingerAtStop.count()));
   } catch (const std::exception& error) {
     spdlog::error("requests endpoint while stopping: {}", error.what());
   }
@@ -108,6 +122,10 @@ void RequestEndpoint::receive_request() {
   Pending& pending = pending_[token];
   pending.envelope = std::move(envelope);
   const zmq::message_t& body = parts[envelope_size];
+  if (!reserve_backlog(body, pending)) {
+    pending_.erase(token);
+    return;
+  }
   RequestDispatcher::Submission submission = dispatcher_.submit(
       kEndpointName, body.data(), body.size(), [queue = replies_, token](CommandReply reply) {
         queue->push({token, std::move(reply)});
@@ -130,11 +148,44 @@ void RequestEndpoint::deliver_completed() {
     }
     Pending pending = std::move(it->second);
     pending_.erase(it);
-    send_reply(pending.envelope, dispatcher_.finish(*pending.ticket, std::move(completed.reply)));
+    send_reply(pending.envelope, dispatcher_.finish(*pending.ticket, std::move(completed.reply)),
+               std::move(pending.backlog));
   }
 }
 
-void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, WireReply reply) {
+bool RequestEndpoint::reserve_backlog(const zmq::message_t& body, Pending& pending) {
+  // Only a GetSlice the codec will accept has a result to reserve; the dispatcher refuses the rest.
+  const WireLimits& limits = dispatcher_.limits();
+  v1::Request request;
+  if (body.size() > limits.max_request_bytes ||
+      !request.ParseFromArray(body.data(), static_cast<int>(body.size())) ||
+      !request.has_get_slice()) {
+    return true;
+  }
+  const std::uint64_t width = request.get_slice().width();
+  const std::uint64_t height = request.get_slice().height();
+  const auto max_side = static_cast<std::uint64_t>(limits.max_slice_side);
+  if (width > max_side || height > max_side) return true;
+  const std::size_t bytes = width * height * sizeof(float);
+  const std::string requester = pending.envelope.front().to_string();
+  pending.backlog = backlog_.reserve(requester, bytes);
+  if (pending.backlog) return true;
+  send_reply(
+      pending.envelope,
+      dispatcher_.refuse(
+          kEndpointName, request.request_id(), request_kind(request),
+          WireError{StatusCode::kResourceExhausted, wire_reason::kReplyBacklog,
+                    "this GetSlice's " + std::to_string(bytes >> 20) + " MiB would take the " +
+                        std::to_string(backlog_.bytes_of(requester) >> 20) +
+                        " MiB of replies still queued for this requester over the " +
+                        std::to_string(backlog_.max_bytes() >> 20) +
+                        " MiB limit (--max-reply-backlog): read the replies first",
+                    0}));
+  return false;
+}
+
+void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, WireReply reply,
+                                 std::shared_ptr<const void> backlog) {
   const std::string bytes = reply.reply.SerializeAsString();
   try {
     for (zmq::message_t& frame : envelope) {
@@ -145,13 +196,35 @@ void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, WireRepl
     }
     const auto last = reply.values ? zmq::send_flags::sndmore : zmq::send_flags::none;
     socket_.send(zmq::buffer(bytes), last | zmq::send_flags::dontwait);
-    if (reply.values)
-      socket_.send(payload_message(std::move(*reply.values)), zmq::send_flags::dontwait);
+    if (reply.values) {
+      // The values' memory charge and the requester's backlog last until ZeroMQ lets go.
+      auto keep_alive =
+          std::make_shared<std::pair<std::shared_ptr<MemoryCharge>, std::shared_ptr<const void>>>(
+              std::move(reply.memory), std::move(backlog));
+      socket_.send(payload_message(std::move(*reply.values), std::move(keep_alive)),
+                   zmq::send_flags::dontwait);
+    }
     ++counters_.replies;
   } catch (const zmq::error_t& error) {
     if (error.num() != EHOSTUNREACH) throw;
     ++counters_.replies_undeliverable;  // the requester disconnected before its reply
     spdlog::debug("reply to request {} undeliverable: requester gone", reply.reply.request_id());
+  }
+}
+
+void RequestEndpoint::answer_queued_requests() {
+  std::uint64_t answered = 0;
+  while (true) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, kQuietAfterStop);
+    if ((item.revents & ZMQ_POLLIN) == 0) break;
+    receive_request();
+    deliver_completed();
+    ++answered;
+  }
+  answer_pending_unavailable();  // the pipeline answers at once; anything else gets it here
+  if (answered > 0) {
+    spdlog::info("requests endpoint: {} requests that arrived during the stop answered", answered);
   }
 }
 

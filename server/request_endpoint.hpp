@@ -3,8 +3,10 @@
 // thread (INVALID_ARGUMENT etc.; request_id 0 when undecodable), the others when the pipeline
 // answers. Decoding, submission and reply encoding are the RequestDispatcher's, shared with the
 // other endpoints that take requests. Pipeline replies arrive through a ReplyQueue whose eventfd
-// sits in this thread's zmq_poll, so they leave immediately. On stop, requests still pending are
-// answered UNAVAILABLE.
+// sits in this thread's zmq_poll, so they leave immediately. On stop, requests still pending and
+// those still in the socket's receive queue are answered UNAVAILABLE, and the socket lingers a
+// moment so that the replies leave. A requester's GetSlice results are bounded by its backlog
+// (requester_backlog.hpp): refused RESOURCE_EXHAUSTED before any work beyond it.
 //
 // Envelope: a DEALER sends [Request] (ROUTER sees [identity][Request]); a REQ socket or a
 // REQ-style DEALER sends ["", Request]. The reply carries the same envelope back.
@@ -24,7 +26,10 @@
 #include "server/codec/wire_error.hpp"
 #include "server/reply_queue.hpp"
 #include "server/request_dispatcher.hpp"
+#include "server/requester_backlog.hpp"
 #include "server/server_counters.hpp"
+#include "server/socket_security.hpp"
+#include "server/transport_monitor.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {
@@ -33,12 +38,14 @@ class RequestEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
   RequestEndpoint(zmq::context_t& context, const std::string& address,
-                  RequestDispatcher& dispatcher, ServerCounters& counters);
+                  const ServerSecurity& security, RequestDispatcher& dispatcher,
+                  ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
+  void watch_transport(TransportMonitor& monitor);         // before start()
   void start();
   void stop();  // answers pending requests UNAVAILABLE, then ends the thread
 
@@ -46,19 +53,28 @@ class RequestEndpoint {
   struct Pending {
     std::vector<zmq::message_t> envelope;
     std::optional<RequestTicket> ticket;  // set once submitted
+    std::shared_ptr<const void> backlog;  // a GetSlice's reservation in the requester's backlog
   };
 
   void run();
   void receive_request();
   void deliver_completed();
-  void send_reply(std::vector<zmq::message_t>& envelope, WireReply reply);
+  // Reserves a GetSlice's result in the requester's backlog; false (and refused) beyond it.
+  bool reserve_backlog(const zmq::message_t& body, Pending& pending);
+  // `backlog` lives until ZeroMQ has sent the values.
+  void send_reply(std::vector<zmq::message_t>& envelope, WireReply reply,
+                  std::shared_ptr<const void> backlog = nullptr);
   void answer_pending_unavailable();
+  // After the stop: the requests still in the receive queue (the stopped pipeline answers them
+  // UNAVAILABLE at once).
+  void answer_queued_requests();
 
   zmq::socket_t socket_;
   std::string address_;
   RequestDispatcher& dispatcher_;
   ServerCounters& counters_;
   std::shared_ptr<ReplyQueue> replies_;
+  RequesterBacklog backlog_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
   std::atomic<bool> stopping_{false};

@@ -18,6 +18,9 @@ class PipelineAdapter final : public PipelinePort {
                        std::uint64_t scan_id) override {
     pipeline_.report_rejected(reason, message, scan_id);
   }
+  void report_warning(const std::string& reason, const std::string& message) override {
+    pipeline_.report_warning(reason, message);
+  }
 
  private:
   Pipeline& pipeline_;
@@ -56,8 +59,13 @@ class ServerAccess final : public ServerPort {
 }  // namespace
 
 Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : context_(1) {
+  const ServerSecurity& security = config.security;
+  if (security.encrypted()) {
+    authenticator_ =
+        std::make_unique<ZapAuthenticator>(context_, security.allowed_clients, counters_);
+  }
   publisher_ = std::make_unique<SlicePublisher>(context_, config.endpoints.slices,
-                                                config.slices_hwm, counters_);
+                                                config.slices_hwm, security, counters_);
   publications_.add(*publisher_);
   pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), publications_);
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
@@ -65,9 +73,9 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
       std::make_unique<RequestDispatcher>(config.limits, *port_, counters_, request_counters_);
   server_port_ = std::make_unique<ServerAccess>(*dispatcher_, *port_, counters_, request_counters_);
   data_ = std::make_unique<DataEndpoint>(context_, config.endpoints.data, config.data_hwm,
-                                         config.limits, *port_, counters_);
-  requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, *dispatcher_,
-                                                counters_);
+                                         config.limits, security, *port_, counters_);
+  requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, security,
+                                                *dispatcher_, counters_);
   if (!config.capture.directory.empty()) {
     capture_ = std::make_unique<CaptureRecorder>(config.capture);
     data_->attach_capture(*capture_);
@@ -76,17 +84,29 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   if (config.http.enabled()) {
     http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_);
     publications_.add(http_->publish_sink());  // before the pipeline starts
+    warn_if_exposed("tcp://" + config.http.listen, "HTTP", /*encrypted=*/false,
+                    "CURVE does not cover HTTP: put it behind a reverse proxy with TLS and "
+                    "authentication, or bind it to 127.0.0.1.");
   }
   const tomop::TomopConfig& tomop = config.tomop;
   if (!tomop.data.empty()) {
     tomop_data_ = std::make_unique<tomop::TomopDataEndpoint>(
-        context_, tomop.data, tomop.data_socket, config.data_hwm, config.limits, *port_, counters_);
+        context_, tomop.data, tomop.data_socket, config.data_hwm, config.limits, security, *port_,
+        counters_);
   }
   if (!tomop.recast3d.requests.empty()) {
     recast3d_ = std::make_unique<tomop::Recast3dBridge>(
         context_, tomop.recast3d, config.pipeline.default_slice_size, config.limits.max_slice_side,
         *port_, counters_);
     publications_.add(*recast3d_);
+  }
+  publisher_->watch_transport(monitor_);
+  data_->watch_transport(monitor_);
+  requests_->watch_transport(monitor_);
+  if (tomop_data_) tomop_data_->watch_transport(monitor_);
+  if (security.encrypted()) {
+    spdlog::info("CURVE on every endpoint: server public key {}, {} client keys allowed",
+                 security.curve->public_key, security.allowed_clients.size());
   }
 }
 
@@ -97,6 +117,8 @@ Server::~Server() {
 void Server::start() {
   if (started_ || stopped_) return;
   started_ = true;
+  if (authenticator_) authenticator_->start();
+  monitor_.start();
   pipeline_->start();
   requests_->start();
   data_->start();
@@ -126,6 +148,8 @@ void Server::stop(bool drain) {
   if (http_) http_->stop();
   if (recast3d_) recast3d_->stop();
   publisher_->close();
+  monitor_.stop();
+  if (authenticator_) authenticator_->stop();
   const MetricsSnapshot m = pipeline_->metrics();
   spdlog::info("server stopped: {} frames received, {} projections integrated, {} discards",
                m.frames_received, m.projections_integrated, [&] {

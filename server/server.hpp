@@ -24,6 +24,8 @@
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
 #include "server/tomop_data_endpoint.hpp"
+#include "server/transport_monitor.hpp"
+#include "server/zap_authenticator.hpp"
 
 namespace slicestream {
 
@@ -36,8 +38,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   void start();
-  // drain: stop reading the data socket, finish everything accepted, answer the requests still
-  // pending, then close the sockets. Otherwise what is queued is counted as "shutdown" discards.
+  // drain: stop reading the data socket (it unbinds), hand on what it had already received, finish
+  // everything accepted, answer the requests still pending or queued, then close the sockets.
+  // Otherwise what is queued is counted as "shutdown" discards.
   // Idempotent; returns when every thread has ended.
   void stop(bool drain);
 
@@ -60,6 +63,8 @@ class Server {
   RequestCounters request_counters_;
   HttpCounters http_counters_;
   zmq::context_t context_;
+  std::unique_ptr<ZapAuthenticator> authenticator_;  // with CURVE: bound before any endpoint
+  TransportMonitor monitor_{context_, counters_};
   std::unique_ptr<SlicePublisher> publisher_;
   PublishFanout publications_;  // the publisher, the RECAST3D bridge, the WebSocket hub
   std::unique_ptr<Pipeline> pipeline_;

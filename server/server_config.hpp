@@ -9,6 +9,7 @@
 #include "server/capture/capture_config.hpp"
 #include "server/codec/wire_limits.hpp"
 #include "server/http/http_config.hpp"
+#include "server/socket_security.hpp"
 #include "server/tomop_config.hpp"
 
 namespace slicestream {
@@ -19,8 +20,16 @@ struct EndpointAddresses {
   std::string requests = "tcp://127.0.0.1:5572";  // ROUTER: requests and replies
 };
 
+// CURVE key files (docs/operations.md, "Authentication"); both empty: plain sockets.
+struct CurveFiles {
+  std::string secret_key;       // the server's secret key file (its public key is derived)
+  std::string allowed_clients;  // the public keys of the clients admitted, one per line
+};
+
 struct ServerConfig {
   EndpointAddresses endpoints;
+  CurveFiles curve_files;
+  ServerSecurity security;  // loaded from curve_files by finalize_server_config (or set by tests)
   // Messages the data socket buffers while the pipeline is full, before the detector's sends
   // block; small, because the pipeline's queues already hold queue_depth frames per stage.
   static constexpr int kDefaultDataHwm = 16;

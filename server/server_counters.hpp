@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "server/codec/reply_codec.hpp"
 
@@ -27,24 +30,43 @@ struct ServerCounters {
   std::atomic<std::uint64_t> recast3d_volumes_sent{0};  // VolumeData (previews) taken
   std::atomic<std::uint64_t> recast3d_refused{0};       // viewer updates not applied
 
-  CounterMap snapshot() const {
-    return {{"data_messages", data_messages.load()},
-            {"data_rejected", data_rejected.load()},
-            {"payloads_realigned", payloads_realigned.load()},
-            {"requests", requests.load()},
-            {"requests_rejected", requests_rejected.load()},
-            {"replies", replies.load()},
-            {"replies_undeliverable", replies_undeliverable.load()},
-            {"publications", publications.load()},
-            {"publications_invalid", publications_invalid.load()},
-            {"tomop_packets", tomop_packets.load()},
-            {"tomop_rejected", tomop_rejected.load()},
-            {"recast3d_scenes", recast3d_scenes.load()},
-            {"recast3d_unreachable", recast3d_unreachable.load()},
-            {"recast3d_slices_sent", recast3d_slices_sent.load()},
-            {"recast3d_volumes_sent", recast3d_volumes_sent.load()},
-            {"recast3d_refused", recast3d_refused.load()}};
+  // Counters named at run time (per endpoint: connections, disconnects, handshake and
+  // authentication failures), e.g. add("data_connections").
+  void add(const std::string& name, std::uint64_t count = 1) {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    named_[name] += count;
   }
+  std::uint64_t named(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    const auto it = named_.find(name);
+    return it == named_.end() ? 0 : it->second;
+  }
+
+  CounterMap snapshot() const {
+    CounterMap counters{{"data_messages", data_messages.load()},
+                        {"data_rejected", data_rejected.load()},
+                        {"payloads_realigned", payloads_realigned.load()},
+                        {"requests", requests.load()},
+                        {"requests_rejected", requests_rejected.load()},
+                        {"replies", replies.load()},
+                        {"replies_undeliverable", replies_undeliverable.load()},
+                        {"publications", publications.load()},
+                        {"publications_invalid", publications_invalid.load()},
+                        {"tomop_packets", tomop_packets.load()},
+                        {"tomop_rejected", tomop_rejected.load()},
+                        {"recast3d_scenes", recast3d_scenes.load()},
+                        {"recast3d_unreachable", recast3d_unreachable.load()},
+                        {"recast3d_slices_sent", recast3d_slices_sent.load()},
+                        {"recast3d_volumes_sent", recast3d_volumes_sent.load()},
+                        {"recast3d_refused", recast3d_refused.load()}};
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    counters.insert(named_.begin(), named_.end());
+    return counters;
+  }
+
+ private:
+  mutable std::mutex named_mutex_;
+  std::map<std::string, std::uint64_t> named_;
 };
 
 }  // namespace slicestream

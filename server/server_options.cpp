@@ -90,6 +90,19 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
 }
 
+void add_security_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "Authentication and encryption (ZeroMQ CURVE)";
+  app.add_option("--curve-secret-key", config.curve_files.secret_key,
+                 "the server's CURVE secret key file (slicestream-ctl keygen): every ZeroMQ "
+                 "endpoint encrypts and admits only the clients of --curve-clients")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app.add_option("--curve-clients", config.curve_files.allowed_clients,
+                 "file with the public keys of the clients admitted, one per line")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+}
+
 void add_http_options(CLI::App& app, ServerConfig& config) {
   const char* group = "HTTP endpoint (viewer, /metrics, /api/status, /healthz, /ws)";
   HttpConfig& h = config.http;
@@ -188,6 +201,11 @@ void add_reconstruction_options(CLI::App& app, ServerConfig& config) {
                  "sliding window: rebuild slices from scratch every N rotations (0: never)")
       ->group(group);
   app.add_option("--max-slices", config.pipeline.max_slices, "most slices at once")->group(group);
+  app.add_option("--scan-timeout", config.pipeline.scan_timeout_s,
+                 "seconds without any message for the running scan after which it ends, "
+                 "reported as scan_timeout (0: never)")
+      ->check(kNonNegative)
+      ->group(group);
   RefinementLimits& r = config.pipeline.refinement;
   app.add_option("--max-refined-slices", r.max_slices,
                  "most slices refined at once (SetRefinement)")
@@ -228,7 +246,16 @@ void add_limit_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--max-slice-side", l.max_slice_side, "slice width and height")
       ->check(kPositive)
       ->group(group);
+  app.add_option("--max-reply-backlog", l.max_reply_backlog_bytes,
+                 "GetSlice results queued for one requester that does not read them (e.g. "
+                 "512MiB); more GetSlices are refused until it reads")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
   app.add_option("--max-request-bytes", l.max_request_bytes, "a request (e.g. 1MiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
+  app.add_option("--max-text-bytes", l.max_text_bytes,
+                 "a string field from the wire, e.g. a scan description (longer: refused)")
       ->transform(CLI::AsSizeValue(false))
       ->group(group);
 }
@@ -239,6 +266,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.option_defaults()->always_capture_default();
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   add_endpoint_options(app, config);
+  add_security_options(app, config);
   add_http_options(app, config);
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
@@ -256,6 +284,19 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
 }
 
 std::string finalize_server_config(ServerConfig& config) {
+  const CurveFiles& curve = config.curve_files;
+  if (curve.secret_key.empty() != curve.allowed_clients.empty()) {
+    return "--curve-secret-key and --curve-clients go together";
+  }
+  if (!curve.secret_key.empty()) {
+    if (!curve_available()) return "this libzmq has no CURVE support";
+    try {
+      config.security.curve = read_curve_secret_key(curve.secret_key);
+      config.security.allowed_clients = read_curve_public_keys(curve.allowed_clients);
+    } catch (const CurveKeyError& error) {
+      return error.what();
+    }
+  }
   if (config.limits.max_frame_bytes == 0 || config.limits.max_header_bytes == 0 ||
       config.limits.max_request_bytes == 0) {
     return "--max-frame-bytes, --max-header-bytes and --max-request-bytes must be positive";

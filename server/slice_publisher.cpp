@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "kernels/steady_clock.hpp"
@@ -9,13 +10,77 @@
 #include "server/socket_binding.hpp"
 
 namespace slicestream {
+namespace {
+
+// How often the housekeeping thread reads subscriptions while nothing is published.
+constexpr std::chrono::milliseconds kHousekeepingInterval{100};
+// Subscriptions are topic prefixes: a few bytes. Bigger messages from a subscriber close its
+// connection (ZeroMQ's transport cap).
+constexpr std::int64_t kMaxSubscriptionBytes = 1024;
+// At close: how long the last publications may take to leave.
+constexpr int kLingerAtCloseMs = 1000;
+
+}  // namespace
 
 SlicePublisher::SlicePublisher(zmq::context_t& context, const std::string& address, int send_hwm,
-                               ServerCounters& counters)
-    : socket_(context, zmq::socket_type::pub), counters_(counters) {
+                               const ServerSecurity& security, ServerCounters& counters)
+    : socket_(context, zmq::socket_type::xpub), counters_(counters) {
   socket_.set(zmq::sockopt::sndhwm, send_hwm);
   socket_.set(zmq::sockopt::linger, 0);
-  address_ = bind_endpoint(socket_, address, "slices");
+  socket_.set(zmq::sockopt::xpub_nodrop, true);
+  socket_.set(zmq::sockopt::maxmsgsize, kMaxSubscriptionBytes);
+  address_ = bind_endpoint(socket_, address, "slices", security);
+  housekeeper_ = std::thread([this] { housekeeping(); });
+}
+
+SlicePublisher::~SlicePublisher() {
+  close();
+}
+
+void SlicePublisher::watch_transport(TransportMonitor& monitor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  monitor.watch(socket_, "slices");
+}
+
+void SlicePublisher::housekeeping() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!closed_) {
+    closing_.wait_for(lock, kHousekeepingInterval);
+    if (closed_) break;
+    try {
+      drain_subscriptions();
+    } catch (const zmq::error_t& error) {
+      if (error.num() == ETERM) break;
+      spdlog::error("slices endpoint: {}", error.what());
+    }
+  }
+}
+
+void SlicePublisher::drain_subscriptions() {
+  zmq::message_t subscription;
+  while (socket_.recv(subscription, zmq::recv_flags::dontwait)) {
+  }
+}
+
+void SlicePublisher::send_first_part(zmq::message_t& part, const char* topic) {
+  if (socket_.send(part, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
+  // Some subscriber's queue is full: it misses this publication, the others get it.
+  counters_.add("publications_missed_by_slow_subscribers");
+  std::uint64_t suppressed = 0;
+  if (log_throttle_.allow(&suppressed)) {
+    spdlog::warn(
+        "slices endpoint: a subscriber too slow to take a '{}' publication misses it (its queue "
+        "holds --slices-hwm publications){}",
+        topic, suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
+  }
+  socket_.set(zmq::sockopt::xpub_nodrop, false);
+  try {
+    socket_.send(part, zmq::send_flags::sndmore);
+  } catch (...) {
+    socket_.set(zmq::sockopt::xpub_nodrop, true);
+    throw;
+  }
+  socket_.set(zmq::sockopt::xpub_nodrop, true);
 }
 
 bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
@@ -30,12 +95,13 @@ bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
 
 void SlicePublisher::publish_slice(const SliceImage& slice) {
   if (!values_match(slice, "slice")) return;
-  send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values);
+  send(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values, slice.memory);
 }
 
 void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
-  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &refined.slice.values);
+  send(kRefinedTopic, encode_refined(refined, steady_now_ns()), &refined.slice.values,
+       refined.slice.memory);
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {
@@ -48,7 +114,7 @@ void SlicePublisher::publish_preview(const PreviewVolume& preview) {
                   preview.size_x, preview.size_y, preview.size_z);
     return;
   }
-  send(kPreviewTopic, encode_preview(preview, steady_now_ns()), &preview.values);
+  send(kPreviewTopic, encode_preview(preview, steady_now_ns()), &preview.values, preview.memory);
 }
 
 void SlicePublisher::publish_event(const ServerEvent& event) {
@@ -56,14 +122,17 @@ void SlicePublisher::publish_event(const ServerEvent& event) {
 }
 
 void SlicePublisher::send(const char* topic, const v1::PublishHeader& header,
-                          const std::vector<float>* values) {
+                          const std::vector<float>* values, std::shared_ptr<const void> memory) {
   const std::string bytes = header.SerializeAsString();
   std::lock_guard<std::mutex> lock(mutex_);
   if (closed_) return;
   try {
-    socket_.send(zmq::buffer(topic, std::strlen(topic)), zmq::send_flags::sndmore);
+    drain_subscriptions();
+    zmq::message_t first(topic, std::strlen(topic));
+    send_first_part(first, topic);
+    // The rest follows the first part to the same subscribers.
     socket_.send(zmq::buffer(bytes), values ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    if (values) socket_.send(payload_message(*values), zmq::send_flags::none);
+    if (values) socket_.send(payload_message(*values, std::move(memory)), zmq::send_flags::none);
     ++counters_.publications;
   } catch (const zmq::error_t& error) {
     spdlog::error("slices endpoint: cannot publish a {} message: {}", topic, error.what());
@@ -71,10 +140,18 @@ void SlicePublisher::send(const char* topic, const v1::PublishHeader& header,
 }
 
 void SlicePublisher::close() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (closed_) return;
-  closed_ = true;
-  socket_.close();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!closed_) {
+      closed_ = true;
+      socket_.set(zmq::sockopt::linger, kLingerAtCloseMs);
+      socket_.close();
+    }
+  }
+  closing_.notify_all();
+  if (housekeeper_.joinable() && housekeeper_.get_id() != std::this_thread::get_id()) {
+    housekeeper_.join();
+  }
 }
 
 }  // namespace slicestream

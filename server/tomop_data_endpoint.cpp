@@ -8,8 +8,8 @@
 #include <exception>
 #include <memory>
 
-#include "server/socket_binding.hpp"
 #include "kernels/steady_clock.hpp"
+#include "server/socket_binding.hpp"
 
 namespace slicestream::tomop {
 
@@ -19,7 +19,8 @@ constexpr std::chrono::milliseconds kPollInterval{50};
 
 TomopDataEndpoint::TomopDataEndpoint(zmq::context_t& context, const std::string& address,
                                      DataSocketKind kind, int receive_hwm, const WireLimits& limits,
-                                     PipelinePort& pipeline, ServerCounters& counters)
+                                     const ServerSecurity& security, PipelinePort& pipeline,
+                                     ServerCounters& counters)
     : socket_(context,
               kind == DataSocketKind::kRep ? zmq::socket_type::rep : zmq::socket_type::pull),
       kind_(kind),
@@ -31,7 +32,7 @@ TomopDataEndpoint::TomopDataEndpoint(zmq::context_t& context, const std::string&
   // A packet is a header and one frame's pixels; far bigger ones make ZeroMQ drop the connection.
   const std::size_t cap = 2 * std::max(limits.max_frame_bytes, limits.max_header_bytes);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(cap));
-  address_ = bind_endpoint(socket_, address, "tomop data");
+  address_ = bind_endpoint(socket_, address, "tomop_data", security);
 }
 
 TomopDataEndpoint::~TomopDataEndpoint() {

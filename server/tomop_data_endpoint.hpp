@@ -17,22 +17,27 @@
 #include "server/codec/wire_limits.hpp"
 #include "server/pipeline_port.hpp"
 #include "server/server_counters.hpp"
+#include "server/socket_security.hpp"
 #include "server/tomop/tomop_feed.hpp"
 #include "server/tomop_config.hpp"
+#include "server/transport_monitor.hpp"
 
 namespace slicestream::tomop {
 
 class TomopDataEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
+  // `security`: CURVE as on every endpoint of the server (socket_security.hpp); RECAST3D's
+  // adapters speak plain ZeroMQ, so a CURVE server needs adapters configured with its keys.
   TomopDataEndpoint(zmq::context_t& context, const std::string& address, DataSocketKind kind,
-                    int receive_hwm, const WireLimits& limits, PipelinePort& pipeline,
-                    ServerCounters& counters);
+                    int receive_hwm, const WireLimits& limits, const ServerSecurity& security,
+                    PipelinePort& pipeline, ServerCounters& counters);
   ~TomopDataEndpoint();
   TomopDataEndpoint(const TomopDataEndpoint&) = delete;
   TomopDataEndpoint& operator=(const TomopDataEndpoint&) = delete;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
+  void watch_transport(TransportMonitor& monitor) { monitor.watch(socket_, "tomop_data"); }
   void start();
   void stop();  // returns when the thread has ended (a packet being submitted is finished first)
 

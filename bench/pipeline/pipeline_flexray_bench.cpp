@@ -2,11 +2,13 @@
 // uint16 cone-beam detector, 150 projections per rotation, three 400 x 400 slices, sliding
 // window. Measures (a) the maximum sustained frame rate with every frame integrated, (b) a
 // detector feeding at 83 Hz: loss, frame -> slice latency and per-stage busy fractions, (c) the
-// same with the 128^3 preview volume, and the CPU time per frame of each backend step (robust
-// to other load on the machine). Prints a table; --json FILE writes the results.
+// same with the 128^3 preview volume, (d) the same while a viewer asks for a large on-demand slice
+// (GetSlice, --get-slice-side) again as soon as the previous one arrived, and the CPU time per
+// frame of each backend step (robust to other load on the machine). Prints a table; --json FILE
+// writes the results.
 //
 //   pipeline_flexray_bench [--rotations N] [--rate HZ] [--threads N] [--json FILE] [--no-preview]
-//                          [--cost-only]
+//                          [--get-slice-side N] [--cost-only]
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -25,8 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/steady_clock.hpp"
+#include "kernels/grid_spec.hpp"
 #include "kernels/phantom/ellipsoid_phantom.hpp"
+#include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/metrics/latency_histogram.hpp"
 #include "pipeline/pipeline.hpp"
@@ -168,6 +172,8 @@ struct CaseResult {
   std::uint64_t integrated = 0;
   std::uint64_t discarded = 0;
   int previews = 0;
+  int get_slice_side = 0;       // GetSlice requests of this side sent back to back (0: none)
+  int get_slices = 0;           // answered during the measured phase
   double cpu_ms_per_frame = 0;  // process CPU time (all threads) per measured frame
   double load_average = 0;      // of the machine, at the end of the case
   LatencySummary latency;       // measured frames only
@@ -176,7 +182,7 @@ struct CaseResult {
 
 // One pipeline per case: a warm-up rotation fills the window, then `rotations` are measured.
 CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, int preview_size,
-                    int rotations, int threads) {
+                    int rotations, int threads, int get_slice_side = 0) {
   LatencySink sink;
   PipelineConfig config;
   config.default_slice_size = kSliceSize;
@@ -204,6 +210,22 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   const Clock::time_point begin = Clock::now();
   const auto period =
       rate_hz > 0 ? std::chrono::duration<double>(1.0 / rate_hz) : std::chrono::duration<double>(0);
+  // A viewer asking for a large on-demand slice again as soon as the previous one arrived.
+  std::atomic<bool> feeding{true};
+  std::atomic<int> get_slices{0};
+  std::thread requester;
+  if (get_slice_side > 0) {
+    const GetSliceCommand get{default_slices(scan.description.volume)[2], get_slice_side,
+                              get_slice_side};
+    requester = std::thread([&pipeline, &feeding, &get_slices, get] {
+      while (feeding) {
+        std::promise<void> answered;
+        pipeline.submit_command(get, [&](CommandReply) { answered.set_value(); });
+        answered.get_future().wait();
+        ++get_slices;
+      }
+    });
+  }
   for (std::uint64_t i = 0; i < r.frames; ++i, ++index) {
     if (rate_hz > 0) {
       std::this_thread::sleep_until(
@@ -212,6 +234,10 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
     pipeline.submit(frame(scan, FrameKind::kProjection, index));
   }
   r.metrics = pipeline.metrics();  // busy fractions over the last two seconds of feeding
+  feeding = false;
+  if (requester.joinable()) requester.join();
+  r.get_slice_side = get_slice_side;
+  r.get_slices = get_slices;
   pipeline.wait_idle();
   r.seconds = seconds_since(begin);
   r.cpu_ms_per_frame = (process_cpu_ms() - cpu_begin) / static_cast<double>(r.frames);
@@ -298,19 +324,19 @@ void print_table(const std::vector<CaseResult>& results, const BackendInfo& info
       " sliding window\nbackend %s, %s, %d threads\n\n",
       kRows, kCols, kProjections, kSliceSize, kSliceSize, info.name.c_str(), info.device.c_str(),
       info.threads);
-  std::printf("%-20s %6s %8s %14s %5s %10s %10s %10s %8s %10s %5s\n", "case", "target", "frames/s",
-              "integrated", "lost", "lat p50 ms", "lat p99 ms", "lat max ms", "previews",
-              "cpu ms/frm", "load");
+  std::printf("%-20s %6s %8s %14s %5s %10s %10s %10s %8s %9s %10s %5s\n", "case", "target",
+              "frames/s", "integrated", "lost", "lat p50 ms", "lat p99 ms", "lat max ms",
+              "previews", "GetSlices", "cpu ms/frm", "load");
   for (const CaseResult& r : results) {
     const LatencySummary& l = r.latency;
     const std::string target =
         r.target_hz > 0 ? std::to_string(static_cast<int>(r.target_hz)) + " Hz" : "max";
-    std::printf("%-20s %6s %8.1f %9llu/%-4llu %5llu %10.1f %10.1f %10.1f %8d %10.2f %5.1f\n",
+    std::printf("%-20s %6s %8.1f %9llu/%-4llu %5llu %10.1f %10.1f %10.1f %8d %9d %10.2f %5.1f\n",
                 r.name.c_str(), target.c_str(), r.frames_per_s,
                 static_cast<unsigned long long>(r.integrated),
                 static_cast<unsigned long long>(r.frames),
                 static_cast<unsigned long long>(r.discarded), l.p50_us / 1000, l.p99_us / 1000,
-                l.max_us / 1000, r.previews, r.cpu_ms_per_frame, r.load_average);
+                l.max_us / 1000, r.previews, r.get_slices, r.cpu_ms_per_frame, r.load_average);
   }
   std::printf(
       "cpu ms/frm: process CPU time per frame, all threads (two otherwise idle cores "
@@ -348,7 +374,8 @@ void write_json(const std::string& path, const std::vector<CaseResult>& results,
     out << "    {\"name\": \"" << r.name << "\", \"target_hz\": " << r.target_hz
         << ", \"preview_size\": " << r.preview_size << ", \"frames\": " << r.frames
         << ", \"integrated\": " << r.integrated << ", \"discarded\": " << r.discarded
-        << ", \"previews\": " << r.previews << ", \"cpu_ms_per_frame\": " << r.cpu_ms_per_frame
+        << ", \"previews\": " << r.previews << ", \"get_slice_side\": " << r.get_slice_side
+        << ", \"get_slices\": " << r.get_slices << ", \"cpu_ms_per_frame\": " << r.cpu_ms_per_frame
         << ", \"load_average\": " << r.load_average << ", \"seconds\": " << r.seconds
         << ", \"frames_per_s\": " << r.frames_per_s << ", \"latency_us\": {\"p50\": " << l.p50_us
         << ", \"p99\": " << l.p99_us << ", \"max\": " << l.max_us << "}, \"stages\": [";
@@ -384,6 +411,11 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU worker threads (0: all cores)");
   app.add_option("--json", json, "write the results as JSON to FILE");
   app.add_flag("!--no-preview", with_preview, "skip the case with the 128^3 preview volume");
+  int get_slice_side = 2048;
+  app.add_option("--get-slice-side", get_slice_side,
+                 "side of the GetSlice requests sent back to back in the on-demand case (0: skip "
+                 "the case)")
+      ->check(CLI::Range(0, 8192));
   app.add_flag("--cost-only", cost_only, "only the CPU time per frame of each backend step");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
@@ -401,6 +433,10 @@ int main(int argc, char** argv) {
   results.push_back(run_case(scan, "detector rate", rate_hz, 0, rotations, threads));
   if (with_preview) {
     results.push_back(run_case(scan, "detector + preview", rate_hz, 128, rotations, threads));
+  }
+  if (get_slice_side > 0) {
+    results.push_back(
+        run_case(scan, "detector + GetSlice", rate_hz, 0, rotations, threads, get_slice_side));
   }
   const BackendInfo info = CpuBackend(CpuBackendOptions{threads, 0}).info();
   print_table(results, info);

@@ -4,9 +4,10 @@
 
 namespace slicestream::client {
 
-DataSender::DataSender(const std::string& endpoint, int send_hwm)
+DataSender::DataSender(const std::string& endpoint, int send_hwm, const ClientSecurity& security)
     : context_(1), socket_(context_, zmq::socket_type::push) {
   socket_.set(zmq::sockopt::sndhwm, send_hwm);
+  secure_client_socket(socket_, security);
   socket_.connect(endpoint);
 }
 

@@ -6,6 +6,7 @@
 
 #include <zmq.hpp>
 
+#include "clients/common/client_security.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream::client {
@@ -13,7 +14,8 @@ namespace slicestream::client {
 class DataSender {
  public:
   // send_hwm: messages queued before send() blocks (the server's back-pressure reaches us here).
-  explicit DataSender(const std::string& endpoint, int send_hwm = 256);
+  explicit DataSender(const std::string& endpoint, int send_hwm = 256,
+                      const ClientSecurity& security = {});
 
   void send_scan_begin(const v1::ScanBegin& scan_begin);
   // The payload is copied once into the outgoing ZeroMQ message (never into a protobuf).

@@ -26,8 +26,11 @@ std::string seconds(int ms) {
 
 }  // namespace
 
-RequestClient::RequestClient(std::string endpoint, int timeout_ms)
-    : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms), context_(1) {
+RequestClient::RequestClient(std::string endpoint, int timeout_ms, ClientSecurity security)
+    : endpoint_(std::move(endpoint)),
+      timeout_ms_(timeout_ms),
+      security_(std::move(security)),
+      context_(1) {
   connect();
 }
 
@@ -36,6 +39,7 @@ RequestClient::~RequestClient() = default;
 void RequestClient::connect() {
   socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
+  secure_client_socket(*socket_, security_);
   try {
     socket_->connect(endpoint_);
   } catch (const zmq::error_t& error) {

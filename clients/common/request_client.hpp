@@ -15,6 +15,7 @@
 #include <zmq.hpp>
 
 #include "clients/common/client_error.hpp"
+#include "clients/common/client_security.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream::client {
@@ -29,7 +30,7 @@ using Orientation = std::array<float, 9>;  // RECAST3D: x-axis, y-axis, base poi
 
 class RequestClient {
  public:
-  explicit RequestClient(std::string endpoint, int timeout_ms = 5000);
+  explicit RequestClient(std::string endpoint, int timeout_ms = 5000, ClientSecurity security = {});
   ~RequestClient();
   RequestClient(const RequestClient&) = delete;
   RequestClient& operator=(const RequestClient&) = delete;
@@ -59,6 +60,7 @@ class RequestClient {
 
   std::string endpoint_;
   int timeout_ms_;
+  ClientSecurity security_;
   zmq::context_t context_;
   std::unique_ptr<zmq::socket_t> socket_;
   std::uint64_t next_request_id_ = 1;

@@ -1,4 +1,5 @@
 #include "clients/common/scan_confirmation.hpp"
+#include "wire/wire_text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -81,15 +82,16 @@ std::string describe_discards(const std::map<std::string, std::uint64_t>& discar
   return out.str();
 }
 
-ScanConfirmer::ScanConfirmer(std::string requests_endpoint)
-    : client_(std::move(requests_endpoint)) {}
+ScanConfirmer::ScanConfirmer(std::string requests_endpoint, ClientSecurity security)
+    : client_(std::move(requests_endpoint), 5000, std::move(security)) {}
 
 void ScanConfirmer::begin(std::uint64_t scan_id, int timeout_ms) {
   client_.set_timeout_ms(std::max(1, timeout_ms));
   const Response response = client_.get_status();
   if (!response.ok() || !response.reply.has_status()) {
-    throw ClientError("the server at " + endpoint() + " refused GetStatus: " +
-                      v1::StatusCode_Name(response.reply.code()) + ": " + response.reply.message());
+    throw ClientError("the server at " + endpoint() +
+                      " refused GetStatus: " + v1::StatusCode_Name(response.reply.code()) + ": " +
+                      escape_wire_text(response.reply.message()));
   }
   baseline_ = response.reply.status();
   scan_id_ = scan_id;
@@ -152,7 +154,8 @@ ScanConfirmation ScanConfirmer::wait(std::uint64_t frames_sent, const ConfirmWai
         result.progress = progress;
         result.answered = answered = true;
       } else {
-        last_error = v1::StatusCode_Name(response.reply.code()) + ": " + response.reply.message();
+        last_error = v1::StatusCode_Name(response.reply.code()) + ": " +
+                     escape_wire_text(response.reply.message());
       }
     } catch (const ClientError& error) {
       last_error = error.what();

@@ -67,7 +67,7 @@ struct ConfirmWait {
 class ScanConfirmer {
  public:
   // Throws ClientError for an endpoint ZeroMQ cannot connect to.
-  explicit ScanConfirmer(std::string requests_endpoint);
+  explicit ScanConfirmer(std::string requests_endpoint, ClientSecurity security = {});
 
   // Before the ScanBegin of `scan_id`: takes the baseline. Throws TimeoutError when the server
   // does not answer within `timeout_ms`, ClientError when it answers with an error.

@@ -43,10 +43,11 @@ const char* topic_name(Topic topic) {
 }
 
 SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<Topic>& topics,
-                                 int receive_hwm)
+                                 int receive_hwm, const ClientSecurity& security)
     : endpoint_(endpoint), context_(1), socket_(context_, zmq::socket_type::sub) {
   socket_.set(zmq::sockopt::rcvhwm, receive_hwm);
   socket_.set(zmq::sockopt::linger, 0);
+  secure_client_socket(socket_, security);
   for (Topic topic : topics)
     socket_.set(zmq::sockopt::subscribe, topic_name(topic));
   try {

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "clients/common/client_error.hpp"
+#include "clients/common/client_security.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream::client {
@@ -31,7 +32,7 @@ class SliceSubscriber {
   explicit SliceSubscriber(const std::string& endpoint,
                            const std::vector<Topic>& topics = {Topic::kSlice, Topic::kPreview,
                                                                Topic::kEvent, Topic::kRefined},
-                           int receive_hwm = 100);
+                           int receive_hwm = 100, const ClientSecurity& security = {});
 
   // The next publication, or nothing after timeout_ms (-1: wait forever). Throws ProtocolError
   // for a malformed message (it is consumed; the next call goes on with the next one).

@@ -1,4 +1,5 @@
 #include "clients/ctl/ctl_support.hpp"
+#include "wire/wire_text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -116,8 +117,8 @@ bool reply_ok(const client::Response& response, const char* what) {
   if (response.ok()) return true;
   const v1::Reply& reply = response.reply;
   std::cerr << "slicestream-ctl " << what << ": " << v1::StatusCode_Name(reply.code()) << ": "
-            << reply.message();
-  if (!reply.reason().empty()) std::cerr << " [" << reply.reason() << "]";
+            << escape_wire_text(reply.message());
+  if (!reply.reason().empty()) std::cerr << " [" << escape_wire_text(reply.reason()) << "]";
   std::cerr << "\n";
   return false;
 }

@@ -17,6 +17,13 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", context.timeout_s, "seconds to wait for a reply")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--server-key", context.server_key_file,
+                 "CURVE: the server's public key file (a server started with --curve-secret-key)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--client-key", context.client_key_file,
+                 "CURVE: this client's secret key file (its public key among the server's "
+                 "--curve-clients)")
+      ->check(CLI::ExistingFile);
   app.require_subcommand(1);
   int status = kExitOk;
   add_slice_commands(app, context, &status);
@@ -25,6 +32,7 @@ int main(int argc, char** argv) {
   add_watch_command(app, context, &status);
   add_refine_command(app, context, &status);
   add_capture_command(app, context, &status);
+  add_keygen_command(app, &status);
   CLI11_PARSE(app, argc, argv);
   return status;
 }

@@ -4,6 +4,7 @@
 
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::ctl {
 
@@ -38,11 +39,11 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
   command->add_flag("--off", options->off, "switch the slice's refinement off");
   command->callback([&context, options, status] {
     *status = guarded("refine", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.set_refinement(
           options->slice_id, !options->off, options->iterations, options->interval_s);
       if (!reply_ok(response, "refine")) return kExitReplyError;
-      std::cout << response.reply.message() << "\n";
+      std::cout << escape_wire_text(response.reply.message()) << "\n";
       return kExitOk;
     });
   });

@@ -39,7 +39,7 @@ bool active_slice(client::RequestClient& client, std::uint32_t id, client::Orien
 }
 
 int run_slice(const CtlContext& context, const SliceOptions& options) {
-  client::RequestClient client(context.requests, context.timeout_ms());
+  client::RequestClient client(context.requests, context.timeout_ms(), context.security());
   client::Orientation orientation{};
   std::uint32_t width = 0, height = 0;
   if (options.like_id) {
@@ -119,7 +119,7 @@ void add_slice_commands(CLI::App& app, const CtlContext& context, int* status) {
     const client::Orientation orientation = parse_orientation(set_options->orientation);
     const auto [width, height] = parse_size(set_options->size);
     *status = guarded("set-slice", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       if (!reply_ok(client.set_slice(set_options->id, orientation, width, height), "set-slice")) {
         return kExitReplyError;
       }
@@ -133,7 +133,7 @@ void add_slice_commands(CLI::App& app, const CtlContext& context, int* status) {
   remove->add_option("--id", *remove_id, "slice id")->required();
   remove->callback([&context, remove_id, status] {
     *status = guarded("remove-slice", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       if (!reply_ok(client.remove_slice(*remove_id), "remove-slice")) return kExitReplyError;
       std::cout << "slice " << *remove_id << " removed\n";
       return kExitOk;

@@ -41,7 +41,7 @@ void add_status_command(CLI::App& app, const CtlContext& context, int* status) {
   command->add_flag("--json", *json, "print the StatusReport as JSON");
   command->callback([&context, json, status] {
     *status = guarded("status", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.get_status();
       if (!reply_ok(response, "status")) return kExitReplyError;
       if (*json) {
@@ -76,7 +76,7 @@ void add_params_command(CLI::App& app, const CtlContext& context, int* status) {
   command->callback([&context, options, status] {
     const v1::SetParameters request = to_request(*options);
     *status = guarded("params", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.set_parameters(request);
       if (!reply_ok(response, "params")) return kExitReplyError;
       std::cout << "parameters in force\n";

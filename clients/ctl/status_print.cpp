@@ -6,6 +6,7 @@
 #include <string>
 
 #include "clients/ctl/ctl_support.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::ctl {
 
@@ -29,14 +30,14 @@ void print_refinements(std::ostream& out, const v1::StatusReport& s) {
     out << fmt::format("  {:>3}: {} iterations every {:g} s, detector row {:.2f}, {} ({}/{})",
                        r.slice_id(), r.iterations(), r.interval_s(), r.detector_row(), r.state(),
                        r.window_filled(), r.window_size());
-    if (!r.detail().empty()) out << ": " << r.detail();
+    if (!r.detail().empty()) out << ": " << escape_wire_text(r.detail());
     out << "\n";
     if (r.has_fbp_residual()) {
       out << fmt::format(
           "       residual FBP {:.4g} -> refined {:.4g} after {} iterations ({} projections, "
           "{:.1f} ms, {}), {} refinements\n",
           r.fbp_residual(), r.refined_residual(), r.iterations_run(), r.projections_integrated(),
-          r.duration_ms(), r.solver(), r.refinements());
+          r.duration_ms(), escape_wire_text(r.solver()), r.refinements());
     }
   }
   out << "refinement time  " << latency(s.refinement()) << "\n";
@@ -52,9 +53,9 @@ void print_residuals(std::ostream& out, const v1::StatusReport& s) {
                          r.projections_integrated(), r.window_size(), r.age_s());
     }
     out << r.state();
-    if (!r.reason().empty()) out << " (" << r.reason() << ")";
-    out << fmt::format(", by {} every {:g} s", r.source(), r.interval_s());
-    if (!r.detail().empty()) out << ": " << r.detail();
+    if (!r.reason().empty()) out << " (" << escape_wire_text(r.reason()) << ")";
+    out << fmt::format(", by {} every {:g} s", escape_wire_text(r.source()), r.interval_s());
+    if (!r.detail().empty()) out << ": " << escape_wire_text(r.detail());
     out << "\n";
   }
   out << "check time       " << latency(s.residual_check()) << "\n";
@@ -74,9 +75,13 @@ void print_parameters(std::ostream& out, const v1::Parameters& p) {
 }
 
 void print_status(std::ostream& out, const v1::StatusReport& s) {
-  out << fmt::format("backend   {} ({})\n", s.backend(), s.backend_device());
-  out << fmt::format("scan      {} {}{}\n", s.scan_id(), s.scan_state(),
-                     s.scan_active() ? " (active)" : "");
+  out << fmt::format("backend   {} ({})\n", escape_wire_text(s.backend()),
+                     escape_wire_text(s.backend_device()));
+  out << fmt::format("scan      {} {}{}{}\n", s.scan_id(), escape_wire_text(s.scan_state()),
+                     s.scan_active() ? " (active)" : "",
+                     s.scan_end_reason().empty()
+                         ? std::string()
+                         : " (" + escape_wire_text(s.scan_end_reason()) + ")");
   out << fmt::format("uptime    {:.1f} s\n", s.uptime_s());
   if (s.has_capture()) {
     const v1::CaptureStatus& c = s.capture();
@@ -106,18 +111,18 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
   out << "counters\n";
   const std::map<std::string, std::uint64_t> counters(s.counters().begin(), s.counters().end());
   for (const auto& [name, count] : counters)
-    out << fmt::format("  {:<24} {}\n", name, count);
+    out << fmt::format("  {:<24} {}\n", escape_wire_text(name), count);
   out << "discards\n";
   if (s.discards().empty()) out << "  (none)\n";
   const std::map<std::string, std::uint64_t> discards(s.discards().begin(), s.discards().end());
   for (const auto& [reason, count] : discards)
-    out << fmt::format("  {:<24} {}\n", reason, count);
+    out << fmt::format("  {:<24} {}\n", escape_wire_text(reason), count);
   if (!s.requests_refused().empty()) {
     out << "requests refused\n";
     const std::map<std::string, std::uint64_t> refused(s.requests_refused().begin(),
                                                        s.requests_refused().end());
     for (const auto& [reason, count] : refused)
-      out << fmt::format("  {:<24} {}\n", reason, count);
+      out << fmt::format("  {:<24} {}\n", escape_wire_text(reason), count);
   }
 }
 

@@ -23,6 +23,7 @@
 #include "clients/common/volume_planes.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::ctl {
 
@@ -54,7 +55,12 @@ struct SliceStats {
 class Watcher {
  public:
   Watcher(const CtlContext& context, const WatchOptions& options)
-      : context_(context), options_(options), subscriber_(context.slices) {}
+      : context_(context),
+        options_(options),
+        subscriber_(context.slices,
+                    {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
+                     client::Topic::kRefined},
+                    100, context.security()) {}
 
   int run();
 
@@ -110,7 +116,7 @@ void Watcher::handle(client::Publication publication) {
           "scan {}, {:.1f} ms, {})\n",
           refined.slice().slice_id(), refined.residual_before(), refined.residual_after(),
           refined.iterations(), refined.slice().projections_integrated(), refined.slice().scan_id(),
-          refined.duration_ms(), refined.solver());
+          refined.duration_ms(), escape_wire_text(refined.solver()));
       ++slices_received_;
       latest_refined_[refined.slice().slice_id()] = std::move(publication);
       break;
@@ -118,9 +124,10 @@ void Watcher::handle(client::Publication publication) {
     case client::Topic::kEvent: {
       const v1::Event& event = publication.header.event();
       std::string kind = v1::EventKind_Name(event.kind()).substr(std::string("EVENT_KIND_").size());
-      std::cout << fmt::format("event {} scan {}{}: {}\n", kind, event.scan_id(),
-                               event.reason().empty() ? "" : " [" + event.reason() + "]",
-                               event.message());
+      std::cout << fmt::format(
+          "event {} scan {}{}: {}\n", kind, event.scan_id(),
+          event.reason().empty() ? "" : " [" + escape_wire_text(event.reason()) + "]",
+          escape_wire_text(event.message()));
       if (event.kind() == v1::EVENT_KIND_SCAN_ENDED && options_.final_fetch) {
         fetch_final_slices(event.scan_id());
       }
@@ -131,7 +138,7 @@ void Watcher::handle(client::Publication publication) {
 
 void Watcher::fetch_final_slices(std::uint64_t scan_id) {
   try {
-    client::RequestClient requests(context_.requests, context_.timeout_ms());
+    client::RequestClient requests(context_.requests, context_.timeout_ms(), context_.security());
     for (const auto& [id, header] : seen_) {
       if (header.scan_id() != scan_id || header.orientation().values_size() != 9) continue;
       client::Orientation orientation{};

@@ -50,6 +50,15 @@ void add_stream_flags(CLI::App& app, StreamFlags& flags, bool simulate) {
       ->group(kStreamGroup);
   app.add_flag("-q,--quiet", flags.quiet, "no progress line and no informational messages")
       ->group(kStreamGroup);
+  app.add_option("--server-key", flags.server_key_file,
+                 "CURVE: the server's public key file (a server started with --curve-secret-key)")
+      ->check(CLI::ExistingFile)
+      ->group(kStreamGroup);
+  app.add_option("--client-key", flags.client_key_file,
+                 "CURVE: this detector's secret key file (its public key among the server's "
+                 "--curve-clients)")
+      ->check(CLI::ExistingFile)
+      ->group(kStreamGroup);
 }
 
 void add_geometry_flags(CLI::App& app, GeometryFlags& flags, bool simulate) {

@@ -24,6 +24,8 @@ struct StreamFlags {
   int send_hwm = 0;
   bool quiet = false;
   std::string description;
+  std::string server_key_file;  // CURVE: the server's public key
+  std::string client_key_file;  // CURVE: this detector's secret key
 };
 
 struct GeometryFlags {

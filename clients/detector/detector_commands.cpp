@@ -224,6 +224,8 @@ StreamOptions make_stream_options(const DetectorCommand& command, double default
   options.send_hwm = command.stream.send_hwm;
   options.progress = !command.stream.quiet;
   options.interactive_progress = isatty(STDERR_FILENO) != 0;
+  options.security = client::client_security_from_files(command.stream.server_key_file,
+                                                        command.stream.client_key_file);
   return options;
 }
 

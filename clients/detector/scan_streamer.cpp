@@ -146,7 +146,7 @@ std::unique_ptr<client::ScanConfirmer> connect_confirmation(const StreamOptions&
       "server pushes back on may then be lost)";
   const double wait_s = std::min(options.confirm_timeout_s, kMaxStartCheckSeconds);
   try {
-    auto confirmer = std::make_unique<client::ScanConfirmer>(endpoint);
+    auto confirmer = std::make_unique<client::ScanConfirmer>(endpoint, options.security);
     confirmer->begin(options.scan_id, milliseconds(wait_s));
     return confirmer;
   } catch (const client::TimeoutError&) {
@@ -176,7 +176,8 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
   std::unique_ptr<client::DataSender> sender;
   try {
     sender = std::make_unique<client::DataSender>(
-        options.endpoint, options.send_hwm > 0 ? options.send_hwm : default_send_hwm(frame_bytes));
+        options.endpoint, options.send_hwm > 0 ? options.send_hwm : default_send_hwm(frame_bytes),
+        options.security);
   } catch (const zmq::error_t& error) {
     throw std::runtime_error("cannot use data endpoint '" + options.endpoint +
                              "': " + error.what());

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "clients/common/client_security.hpp"
 #include "clients/common/scan_confirmation.hpp"
 #include "clients/detector/frame_scheduler.hpp"
 #include "clients/detector/frame_source.hpp"
@@ -27,7 +28,8 @@ struct StreamOptions {
   // After ScanEnd, stay connected until the server confirms through this requests endpoint that
   // it has the whole scan (client::ScanConfirmer); empty: close at once (--no-confirm).
   std::string requests_endpoint;
-  double confirm_timeout_s = 30;  // give up when the server makes no progress for this long
+  double confirm_timeout_s = 30;    // give up when the server makes no progress for this long
+  client::ClientSecurity security;  // CURVE keys for both connections (plain by default)
 };
 
 // Frames queued in ZeroMQ (the send high-water mark) and rendered ahead, so that both stay

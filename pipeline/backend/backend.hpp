@@ -23,6 +23,7 @@
 #include "kernels/preprocess_params.hpp"
 #include "kernels/projection_map.hpp"
 #include "pipeline/backend/backend_options.hpp"
+#include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
 
 namespace slicestream {
@@ -182,6 +183,20 @@ class Backend {
   // (its estimate against the budget, which counts the scan, the targets and the refiners that
   // exist), else why not, in words. create_refiner checks again.
   virtual std::string refiner_memory_problem(const RefinementSetup& setup) const = 0;
+
+  // --- any thread ---
+  // The host memory budget (memory_budget.hpp): the CPU backend charges its scan, targets and
+  // refiners to it; the pipeline and the server charge what clients make them hold.
+  const SharedMemoryBudget& host_memory() const { return host_memory_; }
+  // Host memory a target of `grid` takes once built (what a slice reserves before a scan gives
+  // it a target): all of it on the CPU backend, none on a device backend.
+  virtual std::size_t target_host_bytes(const GridSpec& grid) const {
+    (void)grid;
+    return 0;
+  }
+
+ protected:
+  SharedMemoryBudget host_memory_ = std::make_shared<MemoryBudget>();
 };
 
 // Creates the backend once at start-up. kAuto takes CUDA when a usable GPU exists.

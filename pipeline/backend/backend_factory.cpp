@@ -30,7 +30,11 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& op
     return std::make_unique<CpuBackend>(options.cpu);
   }
 #if defined(SLICESTREAM_WITH_CUDA)
-  return make_cuda_backend(options.cuda);
+  std::unique_ptr<Backend> cuda = make_cuda_backend(options.cuda);
+  // Device memory has its own admission (device_memory_budget.hpp); the host budget covers what
+  // clients make the host hold (slice images, GetSlice results, replies).
+  cuda->host_memory()->set_limit_bytes(options.cpu.memory_limit_bytes);
+  return cuda;
 #else
   throw BackendError("the CUDA backend is not available: built without CUDA");
 #endif

@@ -16,8 +16,10 @@ inline constexpr NameTable<BackendKind, 3> kBackendKindNames{
     {{BackendKind::kCpu, "cpu"}, {BackendKind::kCuda, "cuda"}, {BackendKind::kAuto, "auto"}}};
 
 struct CpuBackendOptions {
-  int threads = 0;                     // worker threads; <= 0: hardware_concurrency()
-  std::size_t memory_limit_bytes = 0;  // store + buffers + targets; 0: 3/4 of physical memory
+  int threads = 0;  // worker threads; <= 0: hardware_concurrency()
+  // The host memory budget of either backend (memory_budget.hpp): on the CPU backend the scan,
+  // targets and refiners as well; 0: 3/4 of physical memory.
+  std::size_t memory_limit_bytes = 0;
 };
 
 // How the CUDA backend samples the projection store when it backprojects. All but kTextureLinear

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "kernels/filter_config.hpp"
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
+#include "pipeline/backend/memory_charge.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
 #include "pipeline/messages/scan_state.hpp"
@@ -81,6 +83,9 @@ struct SliceImage {
   std::uint64_t newest_arrival_ns = 0;  // arrival of the newest integrated frame
   std::uint64_t sequence = 0;           // per-slice publication counter
   std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
+  // Its share of the memory budget (memory_budget.hpp), held by every copy and by the server's
+  // outgoing message until the last is gone; null for an image nobody charged.
+  std::shared_ptr<MemoryCharge> memory;
 };
 
 // Where the refinement of one slice stands (GetStatus).
@@ -154,6 +159,7 @@ struct StatusReport {
   bool scan_active = false;
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;
+  std::string scan_end_reason;  // why the scan ended ("ScanEnd received ...", "no data for ...")
   std::vector<SetSliceCommand> slices;
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice

@@ -1,5 +1,7 @@
-// Why the pipeline did not use something it was given: every discard is counted under its
-// reason's name (MetricsSnapshot::discards), logged and published as an event. Rejections decided
+// Why the pipeline did not use a message it was given (a frame, a ScanBegin or a ScanEnd): every
+// discard is counted under its reason's name (MetricsSnapshot::discards, in messages), logged and
+// published as an event. Pixels are not messages: the preprocessing guards count them apart
+// (pixels_non_finite, pixels_clamped). Rejections decided
 // outside the pipeline (the server's codecs) are counted under their own names
 // (Pipeline::report_rejected).
 #pragma once
@@ -23,13 +25,12 @@ enum class DiscardReason {
   kInvalidPlacement,      // both position and angle, or a dark/flat with either
   kAngleNotSupported,     // explicit angle for a vector geometry
   kInvalidAngle,          // non-finite angle
-  kNonFinitePixels,       // NaN/inf pixels zeroed or left out of an average (counted per pixel)
   kBackendError,          // frame lost to a backend failure
   kShutdown,              // accepted message left in a queue at stop, or submitted after it
   kShutdownUnpublished,   // publication or event not delivered because of the stop
 };
 
-inline constexpr NameTable<DiscardReason, 18> kDiscardReasonNames{{
+inline constexpr NameTable<DiscardReason, 17> kDiscardReasonNames{{
     {DiscardReason::kNoActiveScan, "no_active_scan"},
     {DiscardReason::kWrongScanId, "wrong_scan_id"},
     {DiscardReason::kScanEnded, "scan_ended"},
@@ -44,7 +45,6 @@ inline constexpr NameTable<DiscardReason, 18> kDiscardReasonNames{{
     {DiscardReason::kInvalidPlacement, "invalid_placement"},
     {DiscardReason::kAngleNotSupported, "angle_not_supported"},
     {DiscardReason::kInvalidAngle, "invalid_angle"},
-    {DiscardReason::kNonFinitePixels, "non_finite_pixels"},
     {DiscardReason::kBackendError, "backend_error"},
     {DiscardReason::kShutdown, "shutdown"},
     {DiscardReason::kShutdownUnpublished, "shutdown_unpublished"},

@@ -43,7 +43,10 @@ struct MetricsSnapshot {
   std::uint64_t projections_integrated = 0;
   std::uint64_t slices_published = 0;
   std::uint64_t previews_published = 0;
-  std::uint64_t pixels_clamped = 0;  // preprocessing guards
+  std::uint64_t publications_held_back = 0;  // by the memory budget, sent later
+  std::uint64_t memory_budget_bytes = 0;     // the host memory budget (--memory-limit-mb)
+  std::uint64_t memory_used_bytes = 0;       // charged to it now
+  std::uint64_t pixels_clamped = 0;          // preprocessing guards
   std::uint64_t pixels_non_finite = 0;
   std::uint64_t scans_started = 0;
   std::uint64_t scans_ended = 0;

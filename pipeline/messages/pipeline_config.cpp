@@ -35,6 +35,7 @@ std::string pipeline_config_problem(const PipelineConfig& c) {
       outside("max_slice_side", c.max_slice_side, 1, 1 << 20),
       outside("default_slice_size", c.default_slice_size, 0, c.max_slice_side),
       outside("max_projection_batch", c.max_projection_batch, 1, kMaxProjectionBatch),
+      outside("scan_timeout_s", c.scan_timeout_s, 0.0, kMaxIntervalS),
       refinement_problem(c.refinement),
   };
   for (const std::string& problem : checks) {

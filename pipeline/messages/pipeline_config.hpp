@@ -37,6 +37,9 @@ struct PipelineConfig {
   // of at most this many (one pass over the slices per batch; the CUDA backend keeps a scratch
   // layer per projection of a batch); 1 disables. The only batching setting.
   int max_projection_batch = 8;
+  // A running scan that receives no message (frame, ScanEnd) for this many seconds ends with the
+  // reason "no data for N s" (a scan_timeout warning, its SCAN_ENDED event, GetStatus); 0: never.
+  double scan_timeout_s = 0;
   RefinementLimits refinement;
 };
 

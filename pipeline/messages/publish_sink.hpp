@@ -19,7 +19,8 @@ struct PreviewVolume {
   int size_x = 0, size_y = 0, size_z = 0;
   std::uint64_t projections_integrated = 0;
   std::uint64_t sequence = 0;
-  std::vector<float> values;  // x fastest, z slowest
+  std::vector<float> values;             // x fastest, z slowest
+  std::shared_ptr<MemoryCharge> memory;  // as SliceImage::memory
 };
 
 // A live slice refined by CGLS from its FBP image (SetRefinement): its own stream, published

@@ -27,6 +27,8 @@ struct ScanDescription {
   int flat_count = 0;
   bool already_linear = false;
   VolumeBox volume;
+  // Free text from the sender, escaped when it was decoded (server/codec: one line of printable
+  // UTF-8, length-limited), so it goes into logs and events as it is.
   std::string description;
 
   int projections_per_rotation() const { return static_cast<int>(geometry.vectors.size()); }

@@ -18,6 +18,11 @@
 
 namespace slicestream {
 
+// The warning about NaN/inf pixels that the preprocessing guards zeroed or left out of a dark/flat
+// average; the pixels are counted in PipelineCounters::pixels_non_finite (not as discards: the
+// frame is used).
+inline constexpr const char* kNonFinitePixelsWarning = "non_finite_pixels";
+
 class EventReporter {
  public:
   using Clock = std::chrono::steady_clock;

@@ -73,6 +73,7 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.projections_integrated = c.projections_integrated.load();
   s.slices_published = c.slices_published.load();
   s.previews_published = c.previews_published.load();
+  s.publications_held_back = c.publications_held_back.load();
   s.pixels_clamped = c.pixels_clamped.load();
   s.pixels_non_finite = c.pixels_non_finite.load();
   s.scans_started = c.scans_started.load();

@@ -29,6 +29,8 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> projections_integrated{0};
   std::atomic<std::uint64_t> slices_published{0};
   std::atomic<std::uint64_t> previews_published{0};
+  // Slice and preview publications the memory budget held back (sent later, when there is room).
+  std::atomic<std::uint64_t> publications_held_back{0};
   std::atomic<std::uint64_t> pixels_clamped{0};
   std::atomic<std::uint64_t> pixels_non_finite{0};
   std::atomic<std::uint64_t> scans_started{0};

@@ -30,6 +30,11 @@ class PreviewBuilder {
   // One unit of work; true when the volume is complete (then take_result()).
   bool run_unit(float scale);
   PreviewVolume take_result(std::uint64_t scan_id, std::uint64_t projections_integrated);
+  // The host memory take_result's volume takes.
+  std::size_t result_bytes() const {
+    return static_cast<std::size_t>(size_) * static_cast<std::size_t>(size_) *
+           static_cast<std::size_t>(size_) * sizeof(float);
+  }
 
  private:
   Backend& backend_;

@@ -32,10 +32,4 @@ void PreviewTiming::rebuild_started(Clock::time_point now) {
   forced_ = false;
 }
 
-void PreviewTiming::unit_ran(Clock::time_point begin, Clock::time_point end) {
-  const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin);
-  next_unit_ = end + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         spent * ((1 - kShareUnderLoad) / kShareUnderLoad));
-}
-
 }  // namespace slicestream

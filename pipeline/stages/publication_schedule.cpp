@@ -23,7 +23,8 @@ std::vector<std::uint32_t> PublicationSchedule::due(Clock::time_point now, doubl
   const std::chrono::nanoseconds period = period_of(rate_hz);
   std::vector<std::uint32_t> ids;
   for (const auto& [id, entry] : entries_) {
-    if (entry.dirty && (force || now - entry.last_publish >= period)) ids.push_back(id);
+    if (!entry.dirty || now < entry.held_until) continue;
+    if (force || now - entry.last_publish >= period) ids.push_back(id);
   }
   return ids;
 }
@@ -32,7 +33,7 @@ PublicationSchedule::Clock::time_point PublicationSchedule::next_due(double rate
   const std::chrono::nanoseconds period = period_of(rate_hz);
   Clock::time_point next = Clock::time_point::max();
   for (const auto& [id, entry] : entries_) {
-    if (entry.dirty) next = std::min(next, entry.last_publish + period);
+    if (entry.dirty) next = std::min(next, std::max(entry.last_publish + period, entry.held_until));
   }
   return next;
 }

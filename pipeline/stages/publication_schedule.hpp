@@ -1,7 +1,8 @@
 // When the reconstruct stage publishes each slice: a slice whose live image changed is dirty; it
 // is published at once when publish_rate_hz is 0, else at most publish_rate_hz times a second,
 // and one held back by the rate is published when its time comes, without waiting for another
-// frame. Also the per-slice publication sequence numbers.
+// frame. A publication the memory budget cannot take now is held back (still dirty) and tried
+// again a moment later. Also the per-slice publication sequence numbers.
 #pragma once
 
 #include <chrono>
@@ -24,6 +25,9 @@ class PublicationSchedule {
   // A publication of `id` goes out at `now`: it is clean; returns its sequence number (1, 2, ...).
   std::uint64_t published(std::uint32_t id, Clock::time_point now);
 
+  // `id` stays dirty but is not due before `until` (its image did not fit in the memory budget).
+  void hold_back(std::uint32_t id, Clock::time_point until) { entries_[id].held_until = until; }
+
   // A slice set anew: clean and due at once; its sequence goes on.
   void restart(std::uint32_t id);
   // A slice gone: a slice set later under its id starts a new sequence.
@@ -36,6 +40,7 @@ class PublicationSchedule {
     bool dirty = false;
     Clock::time_point last_publish{};
     std::uint64_t sequence = 0;
+    Clock::time_point held_until{};
   };
   std::map<std::uint32_t, Entry> entries_;
 };

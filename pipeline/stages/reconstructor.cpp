@@ -62,6 +62,9 @@ void Reconstructor::backend_error(const std::string& what, const std::exception&
 // ------------------------------------------------------------------------------ scan lifecycle
 
 void Reconstructor::release_scan() {
+  on_demand_.cancel_all(StatusCode::kUnavailable,
+                        "a new scan replaced the projections before this GetSlice was complete; "
+                        "ask again");
   slices_.release_targets();
   schedule_.clear_dirty();
   preview_.end_scan();
@@ -122,6 +125,7 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   }
   scan_state_ =
       scan.dark_count + scan.flat_count > 0 ? ScanState::kCalibrating : ScanState::kReconstructing;
+  scan_end_reason_.clear();
   ++metrics_.counters().scans_started;
   std::ostringstream message;
   message << "scan started: " << to_string(scan.geometry.beam) << " beam, "
@@ -171,6 +175,7 @@ void Reconstructor::on_scan_end(const ScanEndItem& item) {
   publish_due(Clock::now(), /*force=*/true);
   scan_running_ = false;
   scan_state_ = ScanState::kEnded;
+  scan_end_reason_ = item.why;
   preview_timing_.force();  // one last preview of the complete scan
   ++metrics_.counters().scans_ended;
   events_.scan_event(EventKind::kScanEnded, item.scan_id,

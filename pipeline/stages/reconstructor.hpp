@@ -4,7 +4,10 @@
 //   SliceSet             the slices with their live and shadow targets (slice_set.hpp)
 //   PublicationSchedule  which slices are due for publication when (publication_schedule.hpp)
 //   PreviewBuilder       the preview volume, rebuilt in units (preview_builder.hpp), and
-//   PreviewTiming        when a rebuild is due and its share of the thread (preview_timing.hpp)
+//   PreviewTiming        when a rebuild is due (preview_timing.hpp)
+//   OnDemandSlices       GetSlice requests, computed in bands of rows (on_demand_slices.hpp)
+//   ThreadShare          the share of the thread the preview and GetSlice units take while
+//                        frames are queued (thread_share.hpp)
 //   ArrivalLog           arrival times of integrated frames until published (arrival_log.hpp)
 //   SliceRefinements     refinement and data-consistency checks (pipeline/refinement/)
 //
@@ -37,10 +40,12 @@
 #include "pipeline/refinement/detector_row_selection.hpp"
 #include "pipeline/refinement/slice_refinements.hpp"
 #include "pipeline/stages/arrival_log.hpp"
+#include "pipeline/stages/on_demand_slices.hpp"
 #include "pipeline/stages/preview_builder.hpp"
 #include "pipeline/stages/preview_timing.hpp"
 #include "pipeline/stages/publication_schedule.hpp"
 #include "pipeline/stages/slice_set.hpp"
+#include "pipeline/stages/thread_share.hpp"
 
 namespace slicestream {
 
@@ -111,13 +116,16 @@ class Reconstructor {
   bool read_current_fbp(std::uint32_t id, SliceImage& image);
   void publish_due(Clock::time_point now, bool force);
   void run_preview(Clock::time_point now, bool input_waiting);
+  // One unit of the oldest GetSlice, within the thread share.
+  void run_on_demand(Clock::time_point now, bool input_waiting);
   void release_markers_if_clean();
 
   // --- commands (reconstructor_commands.cpp)
   void on_command(CommandItem& item);
   CommandReply set_slice(const SetSliceCommand& command);
   CommandReply remove_slice(const RemoveSliceCommand& command);
-  CommandReply get_slice(const GetSliceCommand& command);
+  // Refuses at once, or hands the request to on_demand_ (takes `on_reply`, sets *deferred).
+  CommandReply get_slice(const GetSliceCommand& command, ReplyCallback& on_reply, bool* deferred);
   CommandReply get_status();
   CommandReply set_parameters(const SetParametersCommand& command);
   CommandReply set_refinement(const SetRefinementCommand& command);
@@ -143,6 +151,7 @@ class Reconstructor {
   bool scan_running_ = false;
   ScanDescription scan_;
   ScanState scan_state_ = ScanState::kIdle;
+  std::string scan_end_reason_;                 // why the scan ended (empty while it runs)
   std::vector<ProjectionVector> slot_vectors_;  // where each slot's stored projection was taken
   WindowContent content_;                       // what the store holds
   bool any_projection_ = false;
@@ -151,6 +160,8 @@ class Reconstructor {
   PreviewBuilder preview_;
   PreviewTiming preview_timing_;
   std::uint64_t preview_integrated_ = 0;  // what the preview being built shows
+  OnDemandSlices on_demand_{backend_};
+  ThreadShare background_;  // preview and GetSlice units while frames are queued
 
   std::vector<FlushMarker> markers_;
 

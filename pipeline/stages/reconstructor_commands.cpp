@@ -15,17 +15,26 @@ CommandReply reply(StatusCode code, std::string message) {
   return r;
 }
 
+CommandReply over_budget(std::string shortfall) {
+  CommandReply r = reply(StatusCode::kResourceExhausted, std::move(shortfall));
+  r.status.reason = "memory_budget";
+  return r;
+}
+
 }  // namespace
 
 void Reconstructor::on_command(CommandItem& item) {
   CommandReply result;
+  bool deferred = false;  // a GetSlice answered when its last unit ran
   try {
     result = std::visit(
         [&](const auto& command) -> CommandReply {
           using T = std::decay_t<decltype(command)>;
           if constexpr (std::is_same_v<T, SetSliceCommand>) return set_slice(command);
           if constexpr (std::is_same_v<T, RemoveSliceCommand>) return remove_slice(command);
-          if constexpr (std::is_same_v<T, GetSliceCommand>) return get_slice(command);
+          if constexpr (std::is_same_v<T, GetSliceCommand>) {
+            return get_slice(command, item.on_reply, &deferred);
+          }
           if constexpr (std::is_same_v<T, GetStatusCommand>) return get_status();
           if constexpr (std::is_same_v<T, SetParametersCommand>) return set_parameters(command);
           if constexpr (std::is_same_v<T, SetRefinementCommand>) return set_refinement(command);
@@ -38,6 +47,7 @@ void Reconstructor::on_command(CommandItem& item) {
     events_.error("internal_error", std::string("command failed: ") + e.what(), scan_.scan_id);
     result = reply(StatusCode::kInternal, e.what());
   }
+  if (deferred) return;
   if (!result.status.ok() && !result.status.reason.empty()) {
     metrics_.add_request_refusal(result.status.reason);
   }
@@ -64,13 +74,15 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   if (!orientation.empty()) return reply(StatusCode::kInvalidArgument, orientation);
   const Status size = validate_slice_size(command.width, command.height);
   if (!size.ok()) return reply(size.code, size.message);
-  const bool exists = slices_.find(command.slice_id) != nullptr;
-  if (!exists && static_cast<int>(slices_.slices().size()) >= config_.max_slices) {
+  const Slice* replaced = slices_.find(command.slice_id);
+  if (replaced == nullptr && static_cast<int>(slices_.slices().size()) >= config_.max_slices) {
     return reply(StatusCode::kResourceExhausted,
                  "at most " + std::to_string(config_.max_slices) + " slices; remove one first");
   }
   Slice slice;
   slice.spec = command;
+  const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
+  if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
   if (store_ready_) {
     try {
       build_slice_targets(slice);  // the old slice stays if this fails
@@ -104,7 +116,8 @@ CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
   return reply(StatusCode::kOk, "slice " + std::to_string(command.slice_id) + " removed");
 }
 
-CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
+CommandReply Reconstructor::get_slice(const GetSliceCommand& command, ReplyCallback& on_reply,
+                                      bool* deferred) {
   const std::string orientation = validate_orientation(command.orientation);
   if (!orientation.empty()) return reply(StatusCode::kInvalidArgument, orientation);
   const Status size = validate_slice_size(command.width, command.height);
@@ -112,29 +125,22 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   if (!store_ready_) {
     return reply(StatusCode::kFailedPrecondition, "no scan has started: no projections to use");
   }
-  std::unique_ptr<ReconTarget> target;
-  try {
-    target = backend_.create_target(slice_grid(command.orientation, command.width, command.height));
-  } catch (const BackendError& e) {
-    return reply(StatusCode::kResourceExhausted, e.what());
-  }
-  backend_.backproject_store(slices_.all_slots(), *target, slices_.scale(), /*accumulate=*/false, 0,
-                             1);
-  CommandReply r = reply(StatusCode::kOk,
-                         "reconstructed from " + std::to_string(content_.projections_integrated) +
-                             " projections of scan " + std::to_string(scan_.scan_id));
+  // The image is charged before anything is allocated; it travels with the reply until the
+  // server has sent it.
+  const std::size_t image_bytes = static_cast<std::size_t>(command.width) *
+                                  static_cast<std::size_t>(command.height) * sizeof(float);
+  std::shared_ptr<MemoryCharge> memory = backend_.host_memory()->try_charge(image_bytes);
+  if (!memory) return over_budget(backend_.host_memory()->shortfall(image_bytes, "this GetSlice"));
   SliceImage image;
   image.orientation = command.orientation;
   image.width = command.width;
   image.height = command.height;
   image.scan_id = scan_.scan_id;
-  image.projections_integrated = content_.projections_integrated;
-  image.newest_detector_timestamp_ns = content_.newest_timestamp_ns;
-  image.newest_arrival_ns = content_.newest_arrival_ns;
-  image.values.resize(target->grid().points());
-  backend_.read_target(*target, image.values.data());
-  r.slice = std::move(image);
-  return r;
+  image.values.resize(image_bytes / sizeof(float));
+  image.memory = std::move(memory);
+  on_demand_.add(std::move(image), std::move(on_reply));
+  *deferred = true;
+  return {};
 }
 
 CommandReply Reconstructor::get_status() {
@@ -152,6 +158,7 @@ CommandReply Reconstructor::get_status() {
   report.scan_active = scan_running_;
   report.scan_id = scan_.scan_id;
   report.scan_state = scan_state_;
+  report.scan_end_reason = scan_end_reason_;
   report.slices = slices_.specs();
   report.refinements = refinements_.status();
   report.residuals = refinements_.residuals(Clock::now());

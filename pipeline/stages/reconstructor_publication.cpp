@@ -11,6 +11,8 @@ namespace {
 
 // The loop wakes at least this often even when nothing is due.
 constexpr auto kMaxIdleWait = std::chrono::milliseconds(250);
+// A publication the memory budget cannot take is tried again after this long.
+constexpr auto kHeldBackRetry = std::chrono::milliseconds(20);
 
 }  // namespace
 
@@ -39,6 +41,15 @@ bool Reconstructor::read_current_fbp(std::uint32_t id, SliceImage& image) {
 }
 
 void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now) {
+  // The image is charged before it is copied out; without room it waits (still dirty) until the
+  // images before it have left.
+  std::shared_ptr<MemoryCharge> memory = slices_.image_charge(slice);
+  if (!memory) {
+    schedule_.mark_dirty(id);
+    schedule_.hold_back(id, now + kHeldBackRetry);
+    ++metrics_.counters().publications_held_back;
+    return;
+  }
   SlicePublication publication;
   SliceImage& image = publication.image;
   try {
@@ -47,6 +58,7 @@ void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_po
     backend_error("slice " + std::to_string(id) + " not published", e, 0);
     return;
   }
+  image.memory = std::move(memory);
   image.sequence = schedule_.published(id, now);
   publication.arrivals_ns = arrivals_.take_shown();
   if (!publish_(PublishItem(std::move(publication)))) {
@@ -70,7 +82,7 @@ void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
     preview_timing_.rebuild_started(now);
     preview_integrated_ = content_.projections_integrated;
   }
-  if (!preview_timing_.unit_allowed(now, input_waiting)) return;
+  if (!background_.unit_allowed(now, input_waiting)) return;
   const Clock::time_point begin = Clock::now();
   bool complete = false;
   try {
@@ -80,15 +92,32 @@ void Reconstructor::run_preview(Clock::time_point now, bool input_waiting) {
     backend_error("preview not built", e, 0);
     return;
   }
-  preview_timing_.unit_ran(begin, Clock::now());
+  background_.unit_ran(begin, Clock::now());
   if (!complete) return;
+  // Without room in the memory budget this preview is not sent (counted); the next rebuild is.
+  // The volume and, while the publisher sends it, the outgoing message's copy.
+  const std::size_t bytes = 2 * preview_.result_bytes();
+  std::shared_ptr<MemoryCharge> memory = backend_.host_memory()->try_charge(bytes);
+  if (!memory) {
+    ++metrics_.counters().publications_held_back;
+    return;
+  }
   try {
-    if (!publish_(PublishItem(preview_.take_result(scan_.scan_id, preview_integrated_)))) {
+    PreviewVolume preview = preview_.take_result(scan_.scan_id, preview_integrated_);
+    preview.memory = std::move(memory);
+    if (!publish_(PublishItem(std::move(preview)))) {
       metrics_.add_discard(DiscardReason::kShutdownUnpublished);
     }
   } catch (const std::exception& e) {
     backend_error("preview not published", e, 0);
   }
+}
+
+void Reconstructor::run_on_demand(Clock::time_point now, bool input_waiting) {
+  if (!on_demand_.pending() || !background_.unit_allowed(now, input_waiting)) return;
+  const Clock::time_point begin = Clock::now();
+  on_demand_.run_unit(slices_.all_slots(), slices_.scale(), content_);
+  background_.unit_ran(begin, Clock::now());
 }
 
 void Reconstructor::release_markers_if_clean() {
@@ -101,6 +130,8 @@ void Reconstructor::release_markers_if_clean() {
 
 void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
   publish_due(now, /*force=*/false);
+  // A client asked for this slice; the preview is periodic: GetSlice units go first.
+  run_on_demand(now, input_waiting);
   run_preview(now, input_waiting);
   refinements_.on_tick(
       now, input_waiting,
@@ -110,7 +141,7 @@ void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
 }
 
 Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point now) const {
-  if (preview_.building()) return now;
+  if (preview_.building() || on_demand_.pending()) return now;
   Clock::time_point deadline = std::min(now + kMaxIdleWait, refinements_.next_deadline(now));
   if (preview_.enabled() && store_ready_ && content_.projections_integrated > 0) {
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
@@ -120,6 +151,9 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
 }
 
 void Reconstructor::finish() {
+  while (on_demand_.pending()) {
+    on_demand_.run_unit(slices_.all_slots(), slices_.scale(), content_);
+  }
   refinements_.finish(publish_);
   publish_due(Clock::now(), /*force=*/true);
   release_markers_if_clean();

@@ -29,8 +29,29 @@ bool ScanIngest::RecentIds::contains(std::uint64_t id) const {
   return std::find(ids_.begin(), ids_.end(), id) != ids_.end();
 }
 
-ScanIngest::ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward)
-    : metrics_(metrics), events_(events), forward_(std::move(forward)) {}
+ScanIngest::ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward,
+                       double scan_timeout_s)
+    : metrics_(metrics),
+      events_(events),
+      forward_(std::move(forward)),
+      scan_timeout_(scan_timeout_s) {}
+
+ScanIngest::Clock::time_point ScanIngest::next_deadline() const {
+  if (state_ != State::kActive || scan_timeout_.count() <= 0) return Clock::time_point::max();
+  return last_data_ + std::chrono::duration_cast<Clock::duration>(scan_timeout_);
+}
+
+void ScanIngest::on_tick(Clock::time_point now) {
+  if (now < next_deadline()) return;
+  std::ostringstream why;
+  why << "no data for " << scan_timeout_.count() << " s (--scan-timeout)";
+  events_.warning("scan_timeout",
+                  "scan " + std::to_string(scan_.scan_id) + ": " + why.str() + " after " +
+                      std::to_string(projections_accepted_) +
+                      " accepted projections; the scan ends, later frames of it are discarded",
+                  scan_.scan_id);
+  end_scan(why.str());
+}
 
 void ScanIngest::discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id) {
   events_.discard(reason, message, scan_id);
@@ -97,6 +118,7 @@ void ScanIngest::start_scan(ScanDescription&& scan) {
   calibration_sent_ = false;
   projections_accepted_ = 0;
   projections_seen_ = 0;
+  last_data_ = Clock::now();
 }
 
 void ScanIngest::end_scan(const std::string& why) {
@@ -123,6 +145,7 @@ void ScanIngest::handle(ScanEnd&& message) {
             message.scan_id);
     return;
   }
+  last_data_ = Clock::now();
   if (message.frames_sent > projections_seen_) {
     const std::uint64_t missing = message.frames_sent - projections_seen_;
     events_.warning("frames_missing",
@@ -219,6 +242,7 @@ void ScanIngest::handle(RawFrame&& frame) {
   const bool projection_of_scan = state_ == State::kActive && frame.scan_id == scan_.scan_id &&
                                   frame.kind == FrameKind::kProjection;
   if (projection_of_scan) ++projections_seen_;
+  if (state_ == State::kActive && frame.scan_id == scan_.scan_id) last_data_ = Clock::now();
   DiscardReason reason = DiscardReason::kNoActiveScan;
   const std::string problem = frame_problem(frame, reason);
   if (!problem.empty()) {
@@ -239,10 +263,10 @@ void ScanIngest::accept_calibration_frame(RawFrame&& frame) {
   const std::uint64_t non_finite = calibration_.add(frame.kind, frame.index, frame.view());
   if (non_finite > 0) {
     metrics_.counters().pixels_non_finite += non_finite;
-    events_.discard(DiscardReason::kNonFinitePixels,
+    events_.warning(kNonFinitePixelsWarning,
                     describe(frame) + ": " + std::to_string(non_finite) +
                         " non-finite samples left out of the average",
-                    frame.scan_id, non_finite, EventKind::kWarning);
+                    frame.scan_id);
   }
   if (calibration_.complete()) send_calibration();
 }

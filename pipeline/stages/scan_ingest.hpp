@@ -3,6 +3,7 @@
 // reason and reported (EventReporter). Runs on the ingest thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -20,11 +21,19 @@ class ScanIngest {
   // Hands an item to the preprocess stage; false when the pipeline is stopping.
   using Forward = std::function<bool(StageItem&&)>;
 
-  ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward);
+  using Clock = std::chrono::steady_clock;
+
+  // `scan_timeout_s` > 0: a running scan without a message for that long ends (on_tick).
+  ScanIngest(MetricsRegistry& metrics, EventReporter& events, Forward forward,
+             double scan_timeout_s = 0);
 
   void handle(ScanBegin&& message);
   void handle(RawFrame&& frame);
   void handle(ScanEnd&& message);
+  // Ends the running scan when its data stopped for the scan timeout.
+  void on_tick(Clock::time_point now);
+  // When on_tick() next has something to do (Clock::time_point::max() for never).
+  Clock::time_point next_deadline() const;
 
  private:
   enum class State { kIdle, kActive };
@@ -55,6 +64,8 @@ class ScanIngest {
   MetricsRegistry& metrics_;
   EventReporter& events_;
   Forward forward_;
+  const std::chrono::duration<double> scan_timeout_;
+  Clock::time_point last_data_{};  // the running scan's newest message
 
   State state_ = State::kIdle;
   ScanDescription scan_;

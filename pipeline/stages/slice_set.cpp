@@ -55,17 +55,58 @@ void SliceSet::begin_scan(int window, float scale) {
   std::iota(all_slots_.begin(), all_slots_.end(), 0);
 }
 
+std::size_t SliceSet::publication_bytes(const Slice& slice) const {
+  // The image and, while the publisher sends it, the outgoing message's copy.
+  return 2 * static_cast<std::size_t>(slice.spec.width) *
+         static_cast<std::size_t>(slice.spec.height) * sizeof(float);
+}
+
+std::size_t SliceSet::target_bytes(const Slice& slice) const {
+  return backend_.target_host_bytes(
+      slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
+}
+
+std::string SliceSet::reserve(Slice& slice, const Slice* replaced, bool with_target) {
+  const std::size_t bytes = publication_bytes(slice) + (with_target ? target_bytes(slice) : 0);
+  // A replaced reservation still travelling with an image is not free yet.
+  const bool replaced_free =
+      replaced != nullptr && replaced->reservation && replaced->reservation.use_count() == 1;
+  const std::size_t replaced_bytes = replaced_free ? replaced->reservation->bytes() : 0;
+  slice.reservation = backend_.host_memory()->try_charge(bytes, replaced_bytes);
+  if (slice.reservation) return {};
+  return backend_.host_memory()->shortfall(
+      bytes, "a " + std::to_string(slice.spec.width) + " x " + std::to_string(slice.spec.height) +
+                 " slice (its image" + (with_target ? " and its target)" : ")"));
+}
+
+std::shared_ptr<MemoryCharge> SliceSet::image_charge(const Slice& slice) {
+  // Only this thread hands the reservation out; others only drop it, so a count of 1 stays 1.
+  if (slice.reservation && slice.reservation.use_count() == 1) return slice.reservation;
+  return backend_.host_memory()->try_charge(publication_bytes(slice));
+}
+
 void SliceSet::release_targets() {
   for (auto& [id, slice] : slices_) {
     slice.live.reset();
     slice.shadow.reset();
     slice.shadow_active = false;
+    if (slice.reservation) slice.reservation->set(publication_bytes(slice) + target_bytes(slice));
   }
 }
 
 void SliceSet::build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
-  std::unique_ptr<ReconTarget> live = backend_.create_target(
-      slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
+  // The reservation makes room for the target the backend charges now.
+  if (slice.reservation) slice.reservation->set(publication_bytes(slice));
+  std::unique_ptr<ReconTarget> live;
+  try {
+    live = backend_.create_target(
+        slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
+  } catch (...) {
+    if (slice.reservation && !slice.live) {
+      slice.reservation->set(publication_bytes(slice) + target_bytes(slice));
+    }
+    throw;
+  }
   slice.live = std::move(live);
   slice.shadow.reset();
   slice.shadow_active = false;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/grid_spec.hpp"
@@ -34,6 +35,11 @@ struct Slice {
   std::size_t covered_count = 0;
   std::uint64_t rebuilt_rotation = 0;  // the live target was last rebuilt in this rotation
   WindowContent shows;                 // what the live target shows
+  // A client's slice holds its room in the memory budget from SetSlice to RemoveSlice: one
+  // publication on its way to the viewers (the image and the outgoing message's copy), and before
+  // a scan builds its target the target's host memory too, so that a scan start never has to drop a
+  // slice it accepted. Null for default slices.
+  std::shared_ptr<MemoryCharge> reservation;
 };
 
 class SliceSet {
@@ -56,12 +62,21 @@ class SliceSet {
   // earlier default ones; returns the ids placed.
   std::vector<std::uint32_t> place_defaults(const VolumeBox& box, int size);
 
+  // Reserves the room `slice` needs (see Slice::reservation; `with_target` before a scan), the
+  // reservation of `replaced` (the slice it replaces, or null) counted as free. Empty when it
+  // fits, else the shortfall in words.
+  std::string reserve(Slice& slice, const Slice* replaced, bool with_target);
+  // The charge a publication of `slice`'s image travels with: its reservation when no earlier
+  // image holds it, else a new charge; null when the budget has no room now.
+  std::shared_ptr<MemoryCharge> image_charge(const Slice& slice);
+
   // The store the targets are computed from: `window` slots, backprojected with `scale`.
   void begin_scan(int window, float scale);
   int window() const { return window_; }
   float scale() const { return scale_; }
   const std::vector<int>& all_slots() const { return all_slots_; }
-  // Every target goes (with the store); shadows stop.
+  // Every target goes (with the store); shadows stop; reservations take their targets' room
+  // back for the next scan.
   void release_targets();
 
   // A new live target filled from the store (throws BackendError; the slice is then unchanged).
@@ -82,6 +97,9 @@ class SliceSet {
   void add_targets(int slot, bool sliding, ProjectionUpdate& update);
 
  private:
+  std::size_t publication_bytes(const Slice& slice) const;
+  std::size_t target_bytes(const Slice& slice) const;
+
   Backend& backend_;
   Slices slices_;
   bool client_configured_ = false;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "wire/wire_text.hpp"
+
 namespace slicestream {
 
 namespace {
@@ -22,6 +24,19 @@ void to_wire(Vec3 v, v1::Vec3* wire) {
 }
 
 }  // namespace
+
+Decoded<std::string> decode_text(const std::string& wire, const char* field,
+                                 const WireLimits& limits) {
+  if (wire.size() > limits.max_text_bytes) {
+    WireError error = invalid(wire_reason::kOversized,
+                              std::string(field) + " holds " + std::to_string(wire.size()) +
+                                  " bytes, over the limit of " +
+                                  std::to_string(limits.max_text_bytes) + " (--max-text-bytes)");
+    error.code = StatusCode::kResourceExhausted;
+    return error;
+  }
+  return escape_wire_text(wire, limits.max_text_bytes);
+}
 
 std::string describe(const char* name, double value) {
   std::ostringstream out;

@@ -25,6 +25,13 @@ void encode_volume_box(const VolumeBox& box, v1::VolumeBox* wire);
 std::optional<WireError> check_slice_size(std::uint32_t width, std::uint32_t height,
                                           const WireLimits& limits);
 
+// A string field from the wire, for every codec (native, tomop, HTTP/WebSocket): refused as
+// `oversized` (RESOURCE_EXHAUSTED) when it holds more than limits.max_text_bytes bytes, else
+// escaped (escape_wire_text, wire/wire_text.hpp) so that it can be logged, stored and echoed as it
+// is. `field` names it in the error.
+Decoded<std::string> decode_text(const std::string& wire, const char* field,
+                                 const WireLimits& limits);
+
 // "name=value" for messages; keeps error texts uniform.
 std::string describe(const char* name, double value);
 

@@ -72,21 +72,30 @@ v1::PublishHeader encode_event(const ServerEvent& event, std::uint64_t time_ns) 
   return header;
 }
 
-zmq::message_t payload_message(const std::vector<float>& values) {
-  const std::size_t bytes = values.size() * sizeof(float);
-  zmq::message_t message(bytes);
-  if (bytes > 0) std::memcpy(message.data(), values.data(), bytes);
-  return message;
+namespace {
+
+// The values of an outgoing message and what must live as long as they do.
+struct OwnedPayload {
+  std::vector<float> values;
+  std::shared_ptr<const void> keep_alive;
+};
+
+}  // namespace
+
+zmq::message_t payload_message(const std::vector<float>& values,
+                               std::shared_ptr<const void> keep_alive) {
+  return payload_message(std::vector<float>(values), std::move(keep_alive));
 }
 
-zmq::message_t payload_message(std::vector<float>&& values) {
+zmq::message_t payload_message(std::vector<float>&& values,
+                               std::shared_ptr<const void> keep_alive) {
   if (values.empty()) return zmq::message_t();
-  // ZeroMQ frees the buffer from its I/O thread once sent: the vector moves to the heap and the
-  // free function deletes it.
-  auto* owned = new std::vector<float>(std::move(values));
+  // ZeroMQ frees the buffer from its I/O thread once sent (or dropped): the vector moves to the
+  // heap and the free function deletes it, with its memory charge.
+  auto* owned = new OwnedPayload{std::move(values), std::move(keep_alive)};
   return zmq::message_t(
-      owned->data(), owned->size() * sizeof(float),
-      [](void*, void* hint) { delete static_cast<std::vector<float>*>(hint); }, owned);
+      owned->values.data(), owned->values.size() * sizeof(float),
+      [](void*, void* hint) { delete static_cast<OwnedPayload*>(hint); }, owned);
 }
 
 }  // namespace slicestream

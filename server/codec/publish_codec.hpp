@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <zmq.hpp>
@@ -28,7 +29,11 @@ v1::PublishHeader encode_preview(const PreviewVolume& preview, std::uint64_t pub
 v1::PublishHeader encode_event(const ServerEvent& event, std::uint64_t time_ns);
 
 // float32 values as a message part. The rvalue overload takes the vector over without copying.
-zmq::message_t payload_message(const std::vector<float>& values);
-zmq::message_t payload_message(std::vector<float>&& values);
+// `keep_alive` (the values' memory charge, a requester's reply backlog) lives until ZeroMQ has
+// sent or dropped the part.
+zmq::message_t payload_message(const std::vector<float>& values,
+                               std::shared_ptr<const void> keep_alive = nullptr);
+zmq::message_t payload_message(std::vector<float>&& values,
+                               std::shared_ptr<const void> keep_alive = nullptr);
 
 }  // namespace slicestream

@@ -26,6 +26,9 @@ void encode_counters(const MetricsSnapshot& m,
   out["projections_integrated"] = m.projections_integrated;
   out["slices_published"] = m.slices_published;
   out["previews_published"] = m.previews_published;
+  out["publications_held_back"] = m.publications_held_back;
+  out["memory_budget_bytes"] = m.memory_budget_bytes;
+  out["memory_used_bytes"] = m.memory_used_bytes;
   out["pixels_clamped"] = m.pixels_clamped;
   out["pixels_non_finite"] = m.pixels_non_finite;
   out["scans_started"] = m.scans_started;
@@ -98,6 +101,7 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   wire->set_scan_active(report.scan_active);
   wire->set_scan_id(report.scan_id);
   wire->set_scan_state(to_string(report.scan_state));
+  wire->set_scan_end_reason(report.scan_end_reason);
   for (const SetSliceCommand& slice : report.slices) {
     v1::SetSlice* out = wire->add_slices();
     out->set_slice_id(slice.slice_id);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ using CounterMap = std::map<std::string, std::uint64_t>;
 struct WireReply {
   v1::Reply reply;
   std::optional<std::vector<float>> values;
+  std::shared_ptr<MemoryCharge> memory;  // the values' charge in the memory budget
 };
 
 // The slice values are not encoded here (they travel as their own part, payload_message).

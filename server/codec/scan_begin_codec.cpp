@@ -183,7 +183,9 @@ Decoded<ScanDescription> decode_scan_begin(const v1::ScanBegin& wire, const Wire
   scan.flat_count = static_cast<int>(wire.flat_count());
   scan.already_linear = wire.already_linear();
   scan.volume = volume.value();
-  scan.description = wire.description();
+  Decoded<std::string> description = decode_text(wire.description(), "description", limits);
+  if (!description.ok()) return fail(description.error());
+  scan.description = std::move(description.value());
   if (auto p = decode_geometry(wire, scan)) return fail(*p);
   std::string problem = validate_geometry(scan.geometry);
   if (!problem.empty()) return fail(invalid(wire_reason::kBadGeometry, problem));

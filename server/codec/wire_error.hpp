@@ -30,6 +30,7 @@ inline constexpr const char* kBadGeometry = "bad_geometry";
 inline constexpr const char* kBadVolume = "bad_volume";
 inline constexpr const char* kBadOrientation = "bad_orientation";
 inline constexpr const char* kBadValue = "bad_value";
+inline constexpr const char* kReplyBacklog = "reply_backlog";  // requester_backlog.hpp
 }  // namespace wire_reason
 
 struct WireError {

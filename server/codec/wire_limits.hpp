@@ -13,6 +13,10 @@ struct WireLimits {
   std::size_t max_header_bytes = 16u << 20;  // a DataHeader (vector geometries are the largest)
   int max_slice_side = 8192;                 // SetSlice / GetSlice width and height
   std::size_t max_request_bytes = 1u << 20;  // a Request message
+  std::size_t max_text_bytes = 4096;         // a string field (scan description, names, ...)
+  // GetSlice results queued for one requester that has not read them (requester_backlog.hpp):
+  // two slices of the largest side by default.
+  std::size_t max_reply_backlog_bytes = std::size_t{512} << 20;
 };
 
 }  // namespace slicestream

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "wire/wire_text.hpp"
+
 namespace slicestream::tomop {
 
 namespace {
@@ -28,7 +30,8 @@ ControlChange refuse(std::string why) {
 }
 
 ControlChange on_enum(const ParameterEnum& p) {
-  if (p.values.empty()) return refuse("no value chosen for '" + p.parameter_name + "'");
+  if (p.values.empty())
+    return refuse("no value chosen for '" + escape_wire_text(p.parameter_name) + "'");
   const std::string& chosen = p.values.front();
   ControlChange change;
   if (p.parameter_name == kFilterControl) {
@@ -45,14 +48,15 @@ ControlChange on_enum(const ParameterEnum& p) {
     change.parameters->window_mode = *mode;
     return change;
   }
-  return refuse("no enum control named '" + p.parameter_name + "'");
+  return refuse("no enum control named '" + escape_wire_text(p.parameter_name) + "'");
 }
 
 ControlChange on_float(const ParameterFloat& p) {
   const double value = p.value;
   ControlChange change;
   if (p.parameter_name == kCutoffControl) {
-    if (std::string problem = filter_cutoff_problem(value); !problem.empty()) return refuse(problem);
+    if (std::string problem = filter_cutoff_problem(value); !problem.empty())
+      return refuse(problem);
     change.parameters = SetParametersCommand{};
     change.parameters->filter_cutoff = static_cast<float>(value);
     return change;
@@ -65,7 +69,7 @@ ControlChange on_float(const ParameterFloat& p) {
     change.parameters->rotation_axis_offset_px = value;
     return change;
   }
-  return refuse("no float control named '" + p.parameter_name + "'");
+  return refuse("no float control named '" + escape_wire_text(p.parameter_name) + "'");
 }
 
 }  // namespace
@@ -90,7 +94,7 @@ ControlChange control_change(const Packet& packet) {
   if (const auto* f = std::get_if<ParameterFloat>(&packet)) return on_float(*f);
   if (const auto* b = std::get_if<ParameterBool>(&packet)) {
     if (b->parameter_name != kRefineControl) {
-      return refuse("no bool control named '" + b->parameter_name + "'");
+      return refuse("no bool control named '" + escape_wire_text(b->parameter_name) + "'");
     }
     ControlChange change;
     change.refine = b->value;

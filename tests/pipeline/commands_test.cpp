@@ -6,6 +6,7 @@
 #include <limits>
 #include <thread>
 
+#include "pipeline/stages/on_demand_slices.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {
@@ -189,6 +190,26 @@ TEST_F(CommandsTest, SetSliceDuringAScanRecomputesAndPublishesAtOnce) {
   test::feed_phantom(*pipeline_, scan_, 30, 5);
   pipeline_->wait_idle();
   EXPECT_EQ(sink_.slices_of(4).size(), 6u);
+}
+
+// A GetSlice large enough to be computed in several bands of rows (OnDemandSlices) equals the
+// live slice of the same orientation, computed as one target.
+TEST_F(CommandsTest, ALargeGetSliceComputedInBandsEqualsTheLiveSlice) {
+  start(unbatched_config());
+  test::begin_scan(*pipeline_, scan_);
+  test::feed_phantom(*pipeline_, scan_, 0, 24);
+  pipeline_->wait_idle();
+  SetSliceCommand oblique = test::oblique_slice(scan_.description, 5, 2048);
+  oblique.height = 1000;
+  const std::size_t rows_per_band = OnDemandSlices::kUnitUpdates / (2048 * 24);
+  ASSERT_GE((1000 + rows_per_band - 1) / rows_per_band, 3u) << "at least three bands";
+  ASSERT_TRUE(call(*pipeline_, oblique).status.ok());
+  pipeline_->wait_idle();
+  const CommandReply banded = call(*pipeline_, GetSliceCommand{oblique.orientation, 2048, 1000});
+  ASSERT_TRUE(banded.slice.has_value()) << banded.status.message;
+  EXPECT_EQ(banded.slice->projections_integrated, 24u);
+  ASSERT_TRUE(sink_.last_slice(5).has_value());
+  EXPECT_LT(test::relative_error(sink_.last_slice(5)->values, banded.slice->values), 1e-5);
 }
 
 TEST_F(CommandsTest, StatusReportsScanStateParametersAndMetrics) {

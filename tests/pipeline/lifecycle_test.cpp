@@ -79,6 +79,45 @@ TEST(Lifecycle, ANewScanBeginEndsTheRunningScan) {
   EXPECT_LT(phantom_error(second, *sink.last_slice(2)), 0.15);
 }
 
+// A scan whose detector died ends after the scan timeout, with its reason in the events and the
+// status; its later frames are counted as scan_ended. Data keeps a scan alive.
+TEST(Lifecycle, AScanWithoutDataEndsAfterTheScanTimeout) {
+  test::RecordingSink sink;
+  PipelineConfig config = test::small_config();
+  config.scan_timeout_s = 0.4;
+  Pipeline pipeline(config, test::cpu_backend(), sink);
+  pipeline.start();
+  const test::TestScan scan = test::make_parallel_scan(8, {12, 32}, 24);
+  test::begin_scan(pipeline, scan);
+  // Frames every 0.1 s for 0.8 s: twice the timeout, and the scan still runs.
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    test::feed_phantom(pipeline, scan, i, 1);
+    std::this_thread::sleep_for(100ms);
+  }
+  StatusReport status = *call(pipeline, GetStatusCommand{}).report;
+  EXPECT_EQ(status.scan_state, ScanState::kReconstructing);
+  EXPECT_TRUE(status.scan_end_reason.empty());
+
+  ASSERT_TRUE(sink.wait_for([&] { return sink.events_of_kind(EventKind::kScanEnded) == 1; }, 5s));
+  status = *call(pipeline, GetStatusCommand{}).report;
+  EXPECT_EQ(status.scan_state, ScanState::kEnded);
+  EXPECT_FALSE(status.scan_active);
+  EXPECT_NE(status.scan_end_reason.find("no data for 0.4 s"), std::string::npos)
+      << status.scan_end_reason;
+  EXPECT_EQ(sink.events_with_reason("scan_timeout"), 1u);
+  const std::vector<ServerEvent> events = sink.events();
+  const auto ended = std::find_if(events.begin(), events.end(), [](const ServerEvent& e) {
+    return e.kind == EventKind::kScanEnded;
+  });
+  ASSERT_NE(ended, events.end());
+  EXPECT_NE(ended->message.find("--scan-timeout"), std::string::npos) << ended->message;
+  EXPECT_EQ(pipeline.metrics().projections_integrated, 8u);
+
+  test::feed_phantom(pipeline, scan, 8, 2);
+  pipeline.wait_idle();
+  EXPECT_EQ(discards(pipeline.metrics(), "scan_ended"), 2u);
+}
+
 TEST(Lifecycle, ASlowSinkSlowsTheSenderButLosesNothing) {
   test::RecordingSink sink;
   sink.set_slice_delay(2ms);

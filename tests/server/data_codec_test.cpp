@@ -409,5 +409,28 @@ TEST(DataCodecRejects, MessagesNameTheProblem) {
   EXPECT_NE(decoded.error().message.find("40"), std::string::npos) << decoded.error().message;
 }
 
+// A description that would forge log lines or rewrite a terminal arrives escaped; one over
+// --max-text-bytes refuses the ScanBegin.
+TEST(DataCodec, ScanDescriptionIsEscapedAndLimited) {
+  Random random;
+  SCOPED_TRACE(random.seed);
+  v1::ScanBegin scan = test::random_scan_begin(random, GeometryKind::kCone);
+  // (Invalid UTF-8 cannot arrive here: protobuf refuses it in a string field.)
+  scan.set_description("sample 3\n[error] forged line \x1b[2J\u202e");
+  Decoded<DataMessage> decoded = decode_scan(scan);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(std::get<ScanBegin>(decoded.value()).scan.description,
+            "sample 3\\n[error] forged line \\x1b[2J\\u202e");
+
+  WireLimits limits;
+  limits.max_text_bytes = 64;
+  scan.set_description(std::string(64, 'd'));
+  EXPECT_EQ(reason_of(decode_scan(scan, limits)), "ok");
+  scan.set_description(std::string(65, 'd'));
+  decoded = decode_scan(scan, limits);
+  EXPECT_EQ(reason_of(decoded), "oversized");
+  EXPECT_NE(decoded.error().message.find("--max-text-bytes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace slicestream

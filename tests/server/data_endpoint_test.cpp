@@ -19,7 +19,7 @@ class DataEndpointTest : public ::testing::Test {
  protected:
   void start(int receive_hwm = 1000) {
     endpoint_ = std::make_unique<DataEndpoint>(context_, "tcp://127.0.0.1:*", receive_hwm,
-                                               WireLimits{}, fake_, counters_);
+                                               WireLimits{}, ServerSecurity{}, fake_, counters_);
     endpoint_->start();
   }
   void TearDown() override {

@@ -56,6 +56,12 @@ class FakePipeline : public PipelinePort {
     changed_.notify_all();
   }
 
+  void report_warning(const std::string& reason, const std::string& message) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    warnings_.push_back({reason, message, 0});
+    changed_.notify_all();
+  }
+
   struct Rejection {
     std::string reason;
     std::string message;
@@ -99,6 +105,10 @@ class FakePipeline : public PipelinePort {
     std::lock_guard<std::mutex> lock(mutex_);
     return rejected_;
   }
+  std::vector<Rejection> warnings() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return warnings_;
+  }
   std::vector<Command> commands() {
     std::lock_guard<std::mutex> lock(mutex_);
     return commands_;
@@ -107,6 +117,7 @@ class FakePipeline : public PipelinePort {
   // Accessors for wait_for predicates (the lock is held there).
   std::size_t messages_locked() const { return messages_.size(); }
   std::size_t rejections_locked() const { return rejected_.size(); }
+  std::size_t warnings_locked() const { return warnings_.size(); }
 
  private:
   struct Queued {
@@ -133,6 +144,7 @@ class FakePipeline : public PipelinePort {
   std::condition_variable changed_;
   std::vector<DataMessage> messages_;
   std::vector<Rejection> rejected_;
+  std::vector<Rejection> warnings_;
   std::vector<Command> commands_;
   std::deque<Queued> queue_;
   std::vector<ReplyCallback> held_;

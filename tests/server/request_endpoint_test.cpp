@@ -49,8 +49,8 @@ class RequestEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.set_responder(answer);
-    endpoint_ =
-        std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", dispatcher_, counters_);
+    endpoint_ = std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", ServerSecurity{},
+                                                  dispatcher_, counters_);
     endpoint_->start();
   }
   void TearDown() override { endpoint_->stop(); }
@@ -208,7 +208,7 @@ TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
   ServerCounters counters;
   RequestCounters request_counters;
   RequestDispatcher dispatcher({}, fake, counters, request_counters);
-  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", dispatcher, counters);
+  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", ServerSecurity{}, dispatcher, counters);
   endpoint.start();
   RequestClient client(endpoint.address(), 10000);
   auto response = std::async(std::launch::async, [&] { return client.get_status(); });
@@ -250,16 +250,17 @@ TEST(Binding, ErrorsNameTheEndpointAndAddress) {
   ServerCounters counters;
   RequestCounters request_counters;
   RequestDispatcher dispatcher({}, fake, counters, request_counters);
-  RequestEndpoint first(context, "tcp://127.0.0.1:*", dispatcher, counters);
+  RequestEndpoint first(context, "tcp://127.0.0.1:*", ServerSecurity{}, dispatcher, counters);
   try {
-    RequestEndpoint second(context, first.address(), dispatcher, counters);
+    RequestEndpoint second(context, first.address(), ServerSecurity{}, dispatcher, counters);
     FAIL() << "binding an address in use must fail";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("requests"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find(first.address()), std::string::npos) << error.what();
   }
-  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", dispatcher, counters),
-               std::runtime_error);
+  EXPECT_THROW(
+      RequestEndpoint(context, "http://127.0.0.1:80", ServerSecurity{}, dispatcher, counters),
+      std::runtime_error);
 }
 
 }  // namespace

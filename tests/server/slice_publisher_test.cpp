@@ -34,7 +34,7 @@ std::optional<Publication> next_of(SliceSubscriber& subscriber, Topic topic) {
 TEST(SlicePublisher, SlicesPreviewsAndEventsReachSubscribers) {
   zmq::context_t context(1);
   ServerCounters counters;
-  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, ServerSecurity{}, counters);
   SliceSubscriber subscriber(publisher.address());
   wait_until_subscribed(publisher, subscriber);
 
@@ -95,7 +95,7 @@ TEST(SlicePublisher, SlicesPreviewsAndEventsReachSubscribers) {
 TEST(SlicePublisher, RefinedSlicesAreTheirOwnTopic) {
   zmq::context_t context(1);
   ServerCounters counters;
-  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, ServerSecurity{}, counters);
   SliceSubscriber everything(publisher.address());
   // A viewer that knows only the first three topics (as before refinement existed).
   SliceSubscriber slices_only(publisher.address(), {Topic::kSlice, Topic::kEvent});
@@ -134,7 +134,7 @@ TEST(SlicePublisher, RefinedSlicesAreTheirOwnTopic) {
 TEST(SliceSubscriber, TopicFilter) {
   zmq::context_t context(1);
   ServerCounters counters;
-  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, counters);
+  SlicePublisher publisher(context, "tcp://127.0.0.1:*", 100, ServerSecurity{}, counters);
   SliceSubscriber events_only(publisher.address(), {Topic::kEvent});
   wait_until_subscribed(publisher, events_only);
   SliceImage slice;

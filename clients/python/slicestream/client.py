@@ -7,6 +7,7 @@ import time
 import numpy as np
 import zmq
 
+from .curve import secure
 from .errors import ProtocolError, RequestError
 from ._socket_owner import SocketOwner
 from .wire import PROTOCOL_VERSION, v1
@@ -26,8 +27,10 @@ def slice_values(header, payload):
 
 
 class Client(SocketOwner):
-    def __init__(self, requests_endpoint, timeout_ms=10000, context=None):
+    def __init__(self, requests_endpoint, timeout_ms=10000, context=None, curve=None):
+        """`curve`: CurveKeys (slicestream.curve) for a server with CURVE; None: plain."""
         self._context = context or zmq.Context.instance()
+        self._curve = curve
         self._endpoint = requests_endpoint
         self._timeout_ms = timeout_ms
         self._ids = itertools.count(1)
@@ -39,6 +42,7 @@ class Client(SocketOwner):
             self._socket.close(linger=0)
         self._socket = self._context.socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
+        secure(self._socket, self._curve)
         self._socket.connect(self._endpoint)
 
     def call(self, request):

@@ -6,6 +6,7 @@ import numpy as np
 import zmq
 
 from ._socket_owner import SocketOwner
+from .curve import secure
 from .wire import PROTOCOL_VERSION, v1
 
 _PIXEL_TYPES = {
@@ -25,12 +26,14 @@ class Detector(SocketOwner):
     """Sends one scan at a time. PUSH never drops: when the server is full, `send_*` blocks
     (back-pressure) for at most `send_timeout_ms` (then zmq.Again)."""
 
-    def __init__(self, data_endpoint, context=None, send_timeout_ms=60000, send_hwm=64):
+    def __init__(self, data_endpoint, context=None, send_timeout_ms=60000, send_hwm=64,
+                 curve=None):
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.PUSH)
         self._socket.setsockopt(zmq.SNDHWM, send_hwm)
         self._socket.setsockopt(zmq.SNDTIMEO, send_timeout_ms)
         self._socket.setsockopt(zmq.LINGER, 10000)
+        secure(self._socket, curve)
         self._socket.connect(data_endpoint)
         self.scan_id = None
         self._shape = None

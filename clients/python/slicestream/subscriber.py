@@ -8,6 +8,7 @@ import numpy as np
 import zmq
 
 from .client import slice_values
+from .curve import secure
 from .errors import ProtocolError
 from ._socket_owner import SocketOwner
 from .wire import v1
@@ -23,7 +24,7 @@ class Publication:
 
 
 class Subscriber(SocketOwner):
-    def __init__(self, slices_endpoint, topics=TOPICS, context=None, receive_hwm=1000):
+    def __init__(self, slices_endpoint, topics=TOPICS, context=None, receive_hwm=1000, curve=None):
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.RCVHWM, receive_hwm)
@@ -32,6 +33,7 @@ class Subscriber(SocketOwner):
             if topic not in TOPICS:
                 raise ValueError(f"unknown topic {topic!r}: one of {TOPICS}")
             self._socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        secure(self._socket, curve)
         self._socket.connect(slices_endpoint)
 
     def receive(self, timeout_ms=1000):

@@ -40,23 +40,21 @@ std::size_t physical_memory_bytes() {
 }
 
 std::string mib(std::size_t bytes) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(1);
-  out << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
-  return out.str();
+  return mib_text(bytes);
 }
 
 }  // namespace
 
-CpuBackend::Impl::Impl(const CpuBackendOptions& options)
+CpuBackend::Impl::Impl(const CpuBackendOptions& options, SharedMemoryBudget memory_budget)
     : workers(options.threads),
       memory_total(physical_memory_bytes()),
-      memory_limit(options.memory_limit_bytes > 0 ? options.memory_limit_bytes
-                                                  : memory_total / 4 * 3),
-      device(cpu_model_name()) {}
+      budget(std::move(memory_budget)),
+      device(cpu_model_name()) {
+  budget->set_limit_bytes(options.memory_limit_bytes);
+}
 
-CpuBackend::CpuBackend(const CpuBackendOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+CpuBackend::CpuBackend(const CpuBackendOptions& options)
+    : impl_(std::make_unique<Impl>(options, host_memory_)) {}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -66,7 +64,7 @@ BackendInfo CpuBackend::info() const {
   info.device = impl_->device;
   info.threads = impl_->workers.threads();
   info.memory_total_bytes = impl_->memory_total;
-  info.memory_used_by_scan_bytes = impl_->scan_bytes + impl_->target_bytes->load();
+  info.memory_used_by_scan_bytes = impl_->scan_bytes->load() + impl_->target_bytes->load();
   info.memory_used_by_refiners_bytes = impl_->refiner_bytes->load();
   return info;
 }
@@ -84,14 +82,17 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
   const std::size_t needed = store_bytes + in_flight_bytes + calibration_bytes;
   const std::size_t targets = m.target_bytes->load();
   const std::size_t refiners = m.refiner_bytes->load();
-  if (needed + targets + refiners > m.memory_limit) {
+  // The scan replaces the previous one's store and buffers.
+  const std::size_t others = m.used() - m.scan_bytes->load();
+  if (needed + others > m.memory_limit()) {
     std::ostringstream out;
-    out << "cpu backend: the scan does not fit in the memory limit of " << mib(m.memory_limit)
+    out << "cpu backend: the scan does not fit in the memory limit of " << mib(m.memory_limit())
         << ": projection store " << slots << " x " << setup.geometry.detector.rows << " x "
         << setup.geometry.detector.cols << " floats = " << mib(store_bytes) << ", "
         << setup.projections_in_flight << " projections in flight = " << mib(in_flight_bytes)
         << ", calibration " << mib(calibration_bytes) << ", targets " << mib(targets)
-        << ", slice refiners " << mib(refiners);
+        << ", slice refiners " << mib(refiners) << ", slice images and replies "
+        << mib(others - targets - refiners);
     throw BackendError(out.str());
   }
   end_scan();
@@ -114,7 +115,7 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
     m.slots = StoreSlots(kCpuOwner);
     throw BackendError("cpu backend: out of memory while setting up the scan");
   }
-  m.scan_bytes = needed;
+  *m.scan_bytes = needed;
   m.scan_active = true;
 }
 
@@ -128,7 +129,7 @@ void CpuBackend::end_scan() {
     m.tables.reset();
     m.ramp.reset();
   }
-  m.scan_bytes = 0;
+  *m.scan_bytes = 0;
   m.scan_active = false;
 }
 
@@ -234,7 +235,7 @@ std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& 
   Impl& m = *impl_;
   // Whatever the scan, the targets and the other refiners leave of the memory limit.
   const std::size_t used = m.used();
-  const std::size_t left = used < m.memory_limit ? m.memory_limit - used : 1;
+  const std::size_t left = used < m.memory_limit() ? m.memory_limit() - used : 1;
   return make_cpu_slice_refiner(setup, m.workers, left, m.refiner_bytes);
 }
 
@@ -242,9 +243,9 @@ std::string CpuBackend::refiner_memory_problem(const RefinementSetup& setup) con
   const Impl& m = *impl_;
   const std::size_t used = m.used();
   const std::size_t needed = estimated_cpu_refiner_bytes(setup);
-  if (used + needed <= m.memory_limit) return {};
+  if (used + needed <= m.memory_limit()) return {};
   return "the system matrix and CGLS vectors of this slice need about " + mib(needed) + ", " +
-         mib(used) + " of the memory limit of " + mib(m.memory_limit) +
+         mib(used) + " of the memory limit of " + mib(m.memory_limit()) +
          " are in use (scan, slices, other refiners)";
 }
 
@@ -255,11 +256,11 @@ std::unique_ptr<ReconTarget> CpuBackend::create_target(const GridSpec& grid) {
   }
   const std::size_t bytes = grid.points() * sizeof(float);
   const std::size_t used = m.used();
-  if (used + bytes > m.memory_limit) {
+  if (used + bytes > m.memory_limit()) {
     throw BackendError("cpu backend: a " + std::to_string(grid.width) + " x " +
                        std::to_string(grid.height) + " x " + std::to_string(grid.depth) +
                        " target (" + mib(bytes) + ") does not fit: " + mib(used) +
-                       " in use, limit " + mib(m.memory_limit));
+                       " in use, limit " + mib(m.memory_limit()));
   }
   try {
     return std::make_unique<CpuTarget>(grid, m.target_bytes);

@@ -39,6 +39,9 @@ class CpuBackend final : public Backend {
 
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
   std::string refiner_memory_problem(const RefinementSetup& setup) const override;
+  std::size_t target_host_bytes(const GridSpec& grid) const override {
+    return grid.points() * sizeof(float);
+  }
 
  private:
   struct Impl;

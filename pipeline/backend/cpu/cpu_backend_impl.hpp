@@ -38,23 +38,26 @@ struct BackprojectionJob {
 CpuProjection& cpu_projection(ProjectionBuffer& buffer);
 
 struct CpuBackend::Impl {
-  explicit Impl(const CpuBackendOptions& options);
+  Impl(const CpuBackendOptions& options, SharedMemoryBudget budget);
 
   WorkerPool workers;
   const std::size_t memory_total;
-  const std::size_t memory_limit;
+  // The host memory budget: the scan, the targets and the refiners count against it, beside
+  // what the pipeline and the server charge (slice images, GetSlice results, replies).
+  const SharedMemoryBudget budget;
   const std::string device;
-  std::shared_ptr<std::atomic<std::size_t>> target_bytes =
-      std::make_shared<std::atomic<std::size_t>>(0);
+  MemoryAccount target_bytes = budget->add_account();
   // What the slice refiners hold (they charge it while they live, on the refinement worker).
-  MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
-  // Memory in use under the limit: the scan, the targets and the refiners.
-  std::size_t used() const { return scan_bytes + target_bytes->load() + refiner_bytes->load(); }
+  MemoryAccount refiner_bytes = budget->add_account();
+  // Memory in use under the limit: the scan, the targets, the refiners and everything else
+  // charged to the budget.
+  std::size_t used() const { return budget->used_bytes(); }
+  std::size_t memory_limit() const { return budget->limit_bytes(); }
 
   // Scan state: written by begin_scan/end_scan while the stages are idle.
   bool scan_active = false;
   ScanSetup setup;
-  std::atomic<std::size_t> scan_bytes{0};  // also read by the refinement worker
+  MemoryAccount scan_bytes = budget->add_account();  // also read by the refinement worker
   std::shared_ptr<ProjectionPool> projections;
   StoreSlots slots{kCpuOwner};                         // filled, maps
   std::vector<std::unique_ptr<CpuProjection>> stored;  // the filtered projection of each slot

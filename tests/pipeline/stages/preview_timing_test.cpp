@@ -1,6 +1,7 @@
 // PreviewTiming: a rebuild is due when the store changed and the interval passed (at once when
 // forced), and while frames are queued its units take at most a quarter of the thread.
 #include "pipeline/stages/preview_timing.hpp"
+#include "pipeline/stages/thread_share.hpp"
 
 #include <gtest/gtest.h>
 
@@ -41,8 +42,8 @@ TEST(PreviewTiming, AForcedRebuildIsDueAtOnceButOnlyForAChangedStore) {
   EXPECT_FALSE(timing.rebuild_due(t0 + 2ms, 10.0)) << "a start clears the force";
 }
 
-TEST(PreviewTiming, UnderLoadUnitsTakeAQuarterOfTheThread) {
-  PreviewTiming timing;
+TEST(ThreadShare, UnderLoadUnitsTakeAQuarterOfTheThread) {
+  ThreadShare timing;
   const Clock::time_point t0 = Clock::now();
   timing.unit_ran(t0, t0 + 10ms);
   EXPECT_TRUE(timing.unit_allowed(t0 + 11ms, /*input_waiting=*/false)) << "idle: no pause";

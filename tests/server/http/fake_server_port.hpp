@@ -46,7 +46,7 @@ class FakeServerPort : public ServerPort {
                    const WireError& error) override {
     std::lock_guard<std::mutex> lock(mutex_);
     refusals_.push_back({endpoint, kind, error.reason});
-    return {encode_error_reply(request_id, error), std::nullopt};
+    return {encode_error_reply(request_id, error), std::nullopt, nullptr};
   }
   void status(std::function<void(CommandReply)> on_reply) override {
     std::lock_guard<std::mutex> lock(mutex_);
