@@ -21,6 +21,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/version.hpp"
 #include "server/server.hpp"
 #include "server/server_options.hpp"
 #include "server/stats_report.hpp"
@@ -129,7 +130,7 @@ int run(const ServerConfig& config) {
 
 int main(int argc, char** argv) {
   CLI::App app{"slicestream-server: real-time streaming tomographic reconstruction"};
-  app.set_version_flag("--version", std::string("slicestream-server ") + SLICESTREAM_VERSION);
+  cli::add_version_flag(app, "slicestream-server");
   ServerConfig config;
   add_server_options(app, config);
   CLI11_PARSE(app, argc, argv);
@@ -139,6 +140,6 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::info("slicestream-server {} starting", SLICESTREAM_VERSION);
+  spdlog::info("slicestream-server {} starting", cli::version());
   return run(config);
 }
