@@ -106,19 +106,27 @@ Response RequestClient::receive_reply(std::uint64_t request_id) {
 }
 
 Response RequestClient::set_slice(std::uint32_t slice_id, const Orientation& orientation,
-                                  std::uint32_t width, std::uint32_t height) {
+                                  std::uint32_t width, std::uint32_t height,
+                                  bool box_coordinates) {
   v1::Request request;
   v1::SetSlice* body = request.mutable_set_slice();
   body->set_slice_id(slice_id);
   set_orientation(orientation, body->mutable_orientation());
   body->set_width(width);
   body->set_height(height);
+  body->set_box_coordinates(box_coordinates);
   return call(std::move(request));
 }
 
 Response RequestClient::remove_slice(std::uint32_t slice_id) {
   v1::Request request;
   request.mutable_remove_slice()->set_slice_id(slice_id);
+  return call(std::move(request));
+}
+
+Response RequestClient::reset_slices() {
+  v1::Request request;
+  request.mutable_reset_slices();
   return call(std::move(request));
 }
 

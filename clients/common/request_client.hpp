@@ -38,9 +38,12 @@ class RequestClient {
   // a normal Response (check ok(), reply.message()); throws TimeoutError / ProtocolError.
   Response call(v1::Request request);
 
+  // box_coordinates: `orientation` is in the box's normalised coordinates [-1, 1]^3 and the slice
+  // follows every scan's box.
   Response set_slice(std::uint32_t slice_id, const Orientation& orientation, std::uint32_t width,
-                     std::uint32_t height);
+                     std::uint32_t height, bool box_coordinates = false);
   Response remove_slice(std::uint32_t slice_id);
+  Response reset_slices();
   Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);

@@ -323,6 +323,13 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
         << " may be incomplete on the server: " << summary.confirmation << "\n";
     return kExitNotConfirmed;
   }
+  if (!summary.confirmation_requested && summary.connections_lost > 0) {
+    err << "slicestream-detector: error: scan " << summary.scan_id
+        << " may be incomplete on the server: the data connection dropped "
+        << summary.connections_lost
+        << " time(s) while streaming, and --no-confirm asked the server nothing\n";
+    return kExitNotConfirmed;
+  }
   return kExitDone;
 }
 

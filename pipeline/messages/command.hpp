@@ -14,6 +14,7 @@
 #include "kernels/grid_spec.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
+#include "pipeline/messages/scan_description.hpp"
 #include "pipeline/messages/scan_state.hpp"
 
 namespace slicestream {
@@ -44,10 +45,15 @@ struct SetSliceCommand {
   SliceOrientation orientation;
   int width = 0;
   int height = 0;
+  // The orientation is in the box's normalised coordinates [-1, 1]^3 (RECAST3D's) and is placed
+  // on every scan's box; false: world mm, where the slice stays.
+  bool box_coordinates = false;
 };
 struct RemoveSliceCommand {
   std::uint32_t slice_id = 0;
 };
+// Every client slice goes, and the default slices come back (on the current scan's box at once).
+struct ResetSlicesCommand {};
 struct GetSliceCommand {  // one-shot: reconstruct from the current window, reply with the data
   SliceOrientation orientation;
   int width = 0;
@@ -67,7 +73,7 @@ struct SetRefinementCommand {
 };
 
 using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
-                             SetParametersCommand, SetRefinementCommand>;
+                             SetParametersCommand, SetRefinementCommand, ResetSlicesCommand>;
 
 struct SliceImage {
   std::uint32_t slice_id = 0;
@@ -128,13 +134,30 @@ struct SliceResidual {
   double age_s = 0;  // since it was measured
 };
 
+// How a live slice is placed when a scan starts (docs/protocol.md, "Slices across scans").
+enum class SlicePlacement {
+  kDefault,  // one of the server's slices 0-2: on every scan's box, square pixels
+  kBox,      // a client's, in box coordinates: on every scan's box
+  kWorld,    // a client's, in world mm: stays where it is
+};
+const char* to_string(SlicePlacement placement);
+
+struct SliceInfo {
+  std::uint32_t slice_id = 0;
+  SlicePlacement placement = SlicePlacement::kWorld;
+  SliceOrientation box_orientation;  // kBox: as the client gave it
+  bool outside_box = false;          // it misses the current scan's box: it shows nothing
+};
+
 struct StatusReport {
   std::string backend;
   std::string backend_device;
   bool scan_active = false;
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;
-  std::vector<SetSliceCommand> slices;
+  std::optional<ScanDescription> scan;  // the current (or last) scan; none before the first
+  std::vector<SetSliceCommand> slices;  // in world mm
+  std::vector<SliceInfo> slice_info;     // one per slice, in the same order
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice
   Parameters parameters;

@@ -104,13 +104,7 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   arrivals_.clear();
   preview_timing_.reset();
 
-  if (!slices_.client_configured()) {
-    int size =
-        config_.default_slice_size > 0 ? config_.default_slice_size : scan_.geometry.detector.cols;
-    size = std::clamp(size, 1, config_.max_slice_side);
-    for (std::uint32_t id : slices_.place_defaults(scan_.volume, size))
-      schedule_.forget(id);  // a new default slice starts a new sequence
-  }
+  place_slices_on_box();
   build_all_slice_targets();
   refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px,
                           slices_.specs());
@@ -132,6 +126,27 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   if (!scan.description.empty()) message << " (" << scan.description << ")";
   events_.scan_event(EventKind::kScanStarted, scan.scan_id, message.str());
   item.started.set_value(Status{});
+}
+
+int Reconstructor::default_slice_side() const {
+  const int size =
+      config_.default_slice_size > 0 ? config_.default_slice_size : scan_.geometry.detector.cols;
+  return std::clamp(size, 1, config_.max_slice_side);
+}
+
+void Reconstructor::place_slices_on_box() {
+  for (std::uint32_t id : slices_.place_on_box(scan_.volume, default_slice_side())) {
+    schedule_.forget(id);  // a new default slice starts a new sequence
+  }
+  for (const auto& [id, slice] : slices_.slices()) {
+    if (!slice.outside_box) continue;
+    events_.warning("slice_outside_box",
+                    "slice " + std::to_string(id) + " (set in world mm) misses the box of scan " +
+                        std::to_string(scan_.scan_id) + " (" + describe_box(scan_.volume) +
+                        "): it shows nothing; move it, set it in box coordinates, or reset the "
+                        "slices to the defaults",
+                    scan_.scan_id);
+  }
 }
 
 void Reconstructor::build_all_slice_targets() {
@@ -302,6 +317,7 @@ void Reconstructor::integrate(const PendingFrame& frame) {
   refinements_.on_projection(frame.placement.slot, frame.placement.vector, frame.captured);
   ++content_.projections_integrated;
   ++metrics_.counters().projections_integrated;
+  metrics_.scans().integrated(frame.meta.scan_id);
   content_.newest_timestamp_ns = frame.meta.detector_timestamp_ns;
   content_.newest_arrival_ns = frame.meta.arrival_ns;
   preview_timing_.store_changed();

@@ -3,6 +3,7 @@
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
 #include "server/codec/publish_codec.hpp"
+#include "server/codec/scan_status_codec.hpp"
 
 namespace slicestream {
 
@@ -89,12 +90,24 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   wire->set_scan_active(report.scan_active);
   wire->set_scan_id(report.scan_id);
   wire->set_scan_state(to_string(report.scan_state));
+  if (report.scan) encode_scan_summary(*report.scan, wire->mutable_scan());
+  for (const ScanRecord& record : report.metrics.recent_scans)
+    encode_scan_record(record, wire->add_recent_scans());
   for (const SetSliceCommand& slice : report.slices) {
     v1::SetSlice* out = wire->add_slices();
     out->set_slice_id(slice.slice_id);
     encode_orientation(slice.orientation, out->mutable_orientation());
     out->set_width(static_cast<std::uint32_t>(slice.width));
     out->set_height(static_cast<std::uint32_t>(slice.height));
+  }
+  for (const SliceInfo& info : report.slice_info) {
+    v1::SliceInfo* out = wire->add_slice_info();
+    out->set_slice_id(info.slice_id);
+    out->set_placement(to_string(info.placement));
+    if (info.placement == SlicePlacement::kBox) {
+      encode_orientation(info.box_orientation, out->mutable_box_orientation());
+    }
+    out->set_outside_box(info.outside_box);
   }
   for (const RefinementStatus& refinement : report.refinements)
     encode_refinement(refinement, wire->add_refinements());

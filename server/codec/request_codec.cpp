@@ -79,6 +79,7 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
       const auto& wire = request.set_slice();
       SetSliceCommand command;
       command.slice_id = wire.slice_id();
+      command.box_coordinates = wire.box_coordinates();
       return slice_command(wire.width(), wire.height(), wire.orientation(), "SetSlice.orientation",
                            limits, command);
     }
@@ -95,11 +96,13 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
       return decode_set_parameters(request.set_parameters());
     case v1::Request::kSetRefinement:
       return decode_set_refinement(request.set_refinement());
+    case v1::Request::kResetSlices:
+      return Command(ResetSlicesCommand{});
     case v1::Request::BODY_NOT_SET:
       break;
   }
   return invalid(wire_reason::kUnknownKind,
-                 "Request carries none of SetSlice, RemoveSlice, GetSlice, GetStatus, "
+                 "Request carries none of SetSlice, RemoveSlice, ResetSlices, GetSlice, GetStatus, "
                  "SetParameters, SetRefinement (unset or from a newer protocol)");
 }
 
