@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <vector>
 
 namespace slicestream {
@@ -79,6 +80,16 @@ bool slice_meets_box(const SliceOrientation& orientation, const VolumeBox& box) 
     if (high < middle - reach - tolerance || low > middle + reach + tolerance) return false;
   }
   return true;
+}
+
+std::string describe(const SliceOrientation& orientation) {
+  const auto triple = [](const Vec3& v) {
+    std::ostringstream text;
+    text << "(" << v.x << ", " << v.y << ", " << v.z << ")";
+    return text.str();
+  };
+  return "x-axis " + triple(orientation.x_axis()) + " y-axis " + triple(orientation.y_axis()) +
+         " base " + triple(orientation.base()) + " mm";
 }
 
 std::string validate_orientation(const SliceOrientation& orientation) {

@@ -35,6 +35,9 @@ std::pair<int, int> square_pixel_size(const SliceOrientation& orientation, int l
 // Whether the slice's rectangle and the box share any point (touching counts).
 bool slice_meets_box(const SliceOrientation& orientation, const VolumeBox& box);
 
+// "x-axis (96, 0, 0) y-axis (0, 96, 0) base (-48, -48, 0) mm", for messages and logs.
+std::string describe(const SliceOrientation& orientation);
+
 // Empty when valid: finite, non-zero and non-parallel axes.
 std::string validate_orientation(const SliceOrientation& orientation);
 

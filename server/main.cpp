@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <thread>
 
 #include "cli/version.hpp"
@@ -66,18 +65,14 @@ class StatsTimer {
 
  private:
   void report() {
-    const MetricsSnapshot now = server_.metrics();
-    for (const std::string& line :
-         format_stats(now, previous_ ? &*previous_ : nullptr, server_.counters())) {
+    for (const std::string& line : log_.report(server_.metrics(), server_.counters()))
       spdlog::info("{}", line);
-    }
-    previous_ = now;
   }
 
   boost::asio::steady_timer timer_;
   const Server& server_;
   std::chrono::duration<double> interval_;
-  std::optional<MetricsSnapshot> previous_;
+  StatsLog log_;
 };
 
 int run(const ServerConfig& config) {

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <exception>
+#include <type_traits>
+#include <variant>
 
 #include "kernels/steady_clock.hpp"
 #include "server/codec/enum_codec.hpp"
@@ -19,6 +21,29 @@ namespace {
 constexpr std::chrono::milliseconds kPollInterval{100};
 // Identity, an optional delimiter, the request, and one more to say "too many parts".
 constexpr std::size_t kPartsKept = 4;
+
+// The name of a request that changes the reconstruction; empty for read-only ones.
+const char* change_name(const Command& command) {
+  return std::visit(
+      [](const auto& c) -> const char* {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, SetSliceCommand>) return "SetSlice";
+        if constexpr (std::is_same_v<T, RemoveSliceCommand>) return "RemoveSlice";
+        if constexpr (std::is_same_v<T, ResetSlicesCommand>) return "ResetSlices";
+        if constexpr (std::is_same_v<T, SetParametersCommand>) return "SetParameters";
+        if constexpr (std::is_same_v<T, SetRefinementCommand>) return "SetRefinement";
+        return "";
+      },
+      command);
+}
+
+// Who sent a message: ZeroMQ's peer address (tcp), else the transport's word for it.
+std::string requester_of(const zmq::message_t& message) {
+  const char* peer = zmq_msg_gets(const_cast<zmq_msg_t*>(message.handle()), "Peer-Address");
+  if (peer == nullptr || *peer == '\0') return "a local peer";
+  return std::string("peer ") + peer;
+}
+
 }  // namespace
 
 RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& address,
@@ -114,7 +139,8 @@ void RequestEndpoint::receive_request() {
     return;
   }
   Command& command = decoded.command.value();
-  Pending pending{std::move(envelope), decoded.request_id};
+  Pending pending{std::move(envelope), decoded.request_id, change_name(command),
+                  requester_of(body)};
   const std::uint64_t token = next_token_++;
   pending_.emplace(token, std::move(pending));
   spdlog::debug("request {} (token {}) submitted", decoded.request_id, token);
@@ -180,7 +206,10 @@ void RequestEndpoint::complete(Pending pending, CommandReply reply) {
       has_payload = true;
     }
   }
-  if (!reply.status.ok()) {
+  if (!pending.change.empty()) {
+    spdlog::info("{} (request {} from {}): {}: {}", pending.change, pending.request_id,
+                 pending.requester, to_string(reply.status.code), reply.status.message);
+  } else if (!reply.status.ok()) {
     spdlog::debug("request {}: {} {}", pending.request_id,
                   v1::StatusCode_Name(to_wire(reply.status.code)), reply.status.message);
   }

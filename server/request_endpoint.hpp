@@ -45,6 +45,11 @@ class RequestEndpoint {
   struct Pending {
     std::vector<zmq::message_t> envelope;
     std::uint64_t request_id = 0;
+    // A request that changes what the server reconstructs (slices, parameters, refinement) is
+    // logged at info level with its requester and outcome, so that a log says which settings
+    // made an image. Empty for read-only requests.
+    std::string change;
+    std::string requester;  // "tcp 127.0.0.1:41234", "ipc", ...
   };
 
   void run();

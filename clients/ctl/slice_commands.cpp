@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "clients/common/image_file.hpp"
+#include "clients/common/slice_metadata.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
 
@@ -57,7 +58,7 @@ int run_slice(const CtlContext& context, const SliceOptions& options) {
   for (const std::string& out : options.outputs) {
     try {
       client::write_image(out, static_cast<int>(header.width()), static_cast<int>(header.height()),
-                          response.values);
+                          response.values, client::slice_metadata(header));
     } catch (const client::ClientError& error) {
       std::cerr << "slicestream-ctl slice: " << error.what() << "\n";
       return kExitFileError;

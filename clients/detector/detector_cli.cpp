@@ -1,5 +1,9 @@
 #include "clients/detector/detector_cli.hpp"
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cli/endpoint_options.hpp"
 #include "cli/number_checks.hpp"
 
@@ -198,6 +202,17 @@ void add_simulate(CLI::App& app, DetectorCommand& command) {
   sim->callback([&command] { command.mode = DetectorMode::kSimulate; });
 }
 
+// `replay tiff` takes one projections argument; several mean a glob the shell expanded.
+std::string one_projection_source(const std::vector<std::string>& paths) {
+  if (paths.size() == 1) return paths[0];
+  throw CLI::ValidationError(
+      "projections",
+      "got " + std::to_string(paths.size()) + " paths (" + paths.front() + " ... " +
+          paths.back() +
+          "): the shell expanded an unquoted glob. Quote the pattern (replay tiff 'proj_*.tif'), "
+          "or give the directory that holds the projections");
+}
+
 void add_replay_flags(CLI::App& app, DetectorCommand& command) {
   ReplayFlags& f = command.replay;
   app.add_option("--angles-file", f.angles_file,
@@ -227,13 +242,19 @@ void add_replay(CLI::App& app, DetectorCommand& command) {
   hdf5->callback([&command] { command.mode = DetectorMode::kReplayHdf5; });
 
   CLI::App* tiff = replay->add_subcommand("tiff", "TIFF stack (2D TIFFs or multi-page TIFF)");
-  tiff->add_option("projections", f.tiff_projections,
+  // More than one path here is almost always a glob the shell expanded (`proj_*.tif` unquoted):
+  // taken as one value, CLI11 would list every other file name as unexpected, without a hint.
+  auto projection_paths = std::make_shared<std::vector<std::string>>();
+  tiff->add_option("projections", *projection_paths,
                    "directory, glob pattern (quote it) or multi-page file of projections")
       ->required();
   tiff->add_option("--darks", f.tiff_darks, "directory, glob or file of dark frames");
   tiff->add_option("--flats", f.tiff_flats, "directory, glob or file of flat frames");
   add_replay_flags(*tiff, command);
-  tiff->callback([&command] { command.mode = DetectorMode::kReplayTiff; });
+  tiff->callback([&command, projection_paths] {
+    command.replay.tiff_projections = one_projection_source(*projection_paths);
+    command.mode = DetectorMode::kReplayTiff;
+  });
 }
 
 }  // namespace

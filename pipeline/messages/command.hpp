@@ -85,6 +85,7 @@ struct SliceImage {
   std::uint64_t newest_detector_timestamp_ns = 0;
   std::uint64_t newest_arrival_ns = 0;  // arrival of the newest integrated frame
   std::uint64_t sequence = 0;           // per-slice publication counter
+  FilterConfig filter;                  // the ramp filter in force when it was read
   std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
 };
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "kernels/geometry_warnings.hpp"
 #include "pipeline/messages/overloaded.hpp"
 
 namespace slicestream {
@@ -105,6 +106,11 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   preview_timing_.reset();
 
   place_slices_on_box();
+  const std::string suspicious = geometry_warning(scan_.geometry, scan_.volume);
+  if (!suspicious.empty()) {
+    events_.warning("suspicious_geometry", "scan " + std::to_string(scan_.scan_id) + ": " + suspicious,
+                    scan_.scan_id);
+  }
   build_all_slice_targets();
   refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px,
                           slices_.specs());
@@ -184,6 +190,7 @@ void Reconstructor::on_scan_end(const ScanEndItem& item) {
   }
   publish_due(Clock::now(), /*force=*/true);
   scan_running_ = false;
+  refinements_.end_scan();
   scan_state_ = ScanState::kEnded;
   preview_timing_.force();  // one last preview of the complete scan
   ++metrics_.counters().scans_ended;

@@ -91,7 +91,8 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   refinements_.slice_changed(stored.spec);
   std::ostringstream message;
   message << "slice " << command.slice_id << " set (" << command.width << " x " << command.height
-          << (command.box_coordinates ? ", box coordinates: it follows every scan's box" : "")
+          << ", " << describe(stored.spec.orientation)
+          << (command.box_coordinates ? "; box coordinates: it follows every scan's box" : "")
           << ")";
   if (stored.outside_box) {
     message << "; it misses the box of scan " << scan_.scan_id << " (" << describe_box(scan_.volume)
@@ -176,6 +177,7 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   image.projections_integrated = content_.projections_integrated;
   image.newest_detector_timestamp_ns = content_.newest_timestamp_ns;
   image.newest_arrival_ns = content_.newest_arrival_ns;
+  image.filter = params_.filter;
   image.values.resize(target->grid().points());
   backend_.read_target(*target, image.values.data());
   r.slice = std::move(image);
@@ -227,7 +229,8 @@ CommandReply Reconstructor::set_parameters(const SetParametersCommand& command) 
     notes << "rotation axis offset " << params_.rotation_axis_offset_px
           << " px: slices recomputed. ";
   }
-  CommandReply r = reply(StatusCode::kOk, "parameters set. " + notes.str());
+  CommandReply r =
+      reply(StatusCode::kOk, "parameters set: " + describe(params_) + ". " + notes.str());
   r.parameters = params_;
   return r;
 }

@@ -105,7 +105,7 @@ if [[ -n $detector_bin ]]; then
   kill -TERM "$watch_pid"
   wait "$watch_pid" || fail "watch exited with $?: $(cat "$work/watch.txt")"
   for id in 0 1 2; do
-    [[ -s $work/watch/slice_$id.png && -s $work/watch/slice_$id.tiff ]] \
+    [[ -s $work/watch/scan_42/slice_$id.png && -s $work/watch/scan_42/slice_$id.tiff ]] \
       || { cat "$work/watch.txt"; fail "watch did not write slice $id"; }
   done
 
@@ -152,12 +152,12 @@ if [[ -n $detector_bin ]]; then
   done
   grep -q "residual FBP" "$work/status2.txt" || { cat "$work/status2.txt"; fail "no residual in status"; }
   for _ in $(seq 100); do
-    [[ -s $work/refined/refined_2.png && -s $work/refined/refined_2.tiff ]] && break
+    [[ -s $work/refined/scan_43/refined_2.png && -s $work/refined/scan_43/refined_2.tiff ]] && break
     sleep 0.1
   done
   kill -TERM "$watch_pid"
   wait "$watch_pid" || fail "watch exited with $?: $(cat "$work/watch2.txt")"
-  [[ -s $work/refined/refined_2.png && -s $work/refined/refined_2.tiff ]] \
+  [[ -s $work/refined/scan_43/refined_2.png && -s $work/refined/scan_43/refined_2.tiff ]] \
     || { cat "$work/watch2.txt"; fail "watch did not write the refined slice"; }
   grep -q "refined slice 2: residual" "$work/watch2.txt" || { cat "$work/watch2.txt"; fail "watch output"; }
   "${ctl[@]}" refine --slice 2 --off | grep -q "switched off" || fail "refine --off"
@@ -169,4 +169,9 @@ wait "$server_pid" || status=$?
 server_pid=""
 [[ $status -eq 0 ]] || fail "the server exited with $status after SIGTERM"
 grep -q "server stopped" "$work/server.log" || fail "no drain message in the log"
+# Changes of what the server reconstructs are in its log at info level, with their values.
+if [[ -n $detector_bin ]]; then
+  grep -qE "SetRefinement \(request [0-9]+ from .*\): ok: slice 2: 5 CGLS" "$work/server.log" \
+    || fail "the refinement request is not in the log: $(grep -i refine "$work/server.log")"
+fi
 echo "binaries smoke test passed"

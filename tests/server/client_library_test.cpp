@@ -1,5 +1,8 @@
 // The client library's image files and preview planes: float32 TIFF keeps every value, PNG is
-// auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format.
+// auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format; a
+// TIFF carries its pixel size in the resolution tags and the rest as JSON in ImageDescription.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <png.h>
 #include <tiffio.h>
@@ -9,6 +12,7 @@
 #include <filesystem>
 
 #include "clients/common/image_file.hpp"
+#include "clients/common/slice_metadata.hpp"
 #include "clients/common/volume_planes.hpp"
 #include "tests/server/wire_builders.hpp"
 
@@ -65,6 +69,56 @@ TEST(ImageFile, TiffKeepsEveryValueUpright) {
     EXPECT_EQ(std::memcmp(row.data(), expected, w * sizeof(float)), 0) << "row " << r;
   }
   TIFFClose(tiff);
+}
+
+// A 200 x 100 vertical slice of 96 x 48 mm (0.48 mm square pixels), filtered with Hann 0.8.
+TEST(ImageFile, TiffCarriesTheSliceMetadata) {
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  TempDir dir;
+  v1::SliceHeader header;
+  header.set_slice_id(1);
+  header.set_scan_id(7);
+  header.set_width(200);
+  header.set_height(100);
+  header.set_projections_integrated(180);
+  header.set_filter(v1::FILTER_WINDOW_HANN);
+  header.set_filter_cutoff(0.8f);
+  for (float v : {96.f, 0.f, 0.f, 0.f, 0.f, 48.f, -48.f, 0.f, -24.f})
+    header.mutable_orientation()->add_values(v);
+  const std::vector<float> values = random_image(random, 200, 100);
+  write_image(dir.file("slice.tiff"), 200, 100, values, slice_metadata(header));
+
+  TIFF* tiff = TIFFOpen(dir.file("slice.tiff").c_str(), "r");
+  ASSERT_NE(tiff, nullptr);
+  float x_resolution = 0, y_resolution = 0;
+  std::uint16_t unit = 0;
+  char* description = nullptr;
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_XRESOLUTION, &x_resolution), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_YRESOLUTION, &y_resolution), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_RESOLUTIONUNIT, &unit), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_IMAGEDESCRIPTION, &description), 1);
+  const std::string text = description;
+  TIFFClose(tiff);
+  EXPECT_EQ(unit, RESUNIT_CENTIMETER);
+  EXPECT_NEAR(x_resolution, 10 / 0.48, 1e-3);  // pixels per cm
+  EXPECT_NEAR(y_resolution, 10 / 0.48, 1e-3);
+
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &json).ok()) << text;
+  const auto& f = json.fields();
+  EXPECT_EQ(f.at("slice_id").number_value(), 1);
+  EXPECT_EQ(f.at("scan_id").number_value(), 7);
+  EXPECT_EQ(f.at("projections_integrated").number_value(), 180);
+  EXPECT_EQ(f.at("filter").string_value(), "hann");
+  EXPECT_NEAR(f.at("filter_cutoff").number_value(), 0.8, 1e-6);
+  EXPECT_EQ(f.at("units").string_value(), "1/mm");
+  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(0).number_value(), 0.48, 1e-9);
+  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(1).number_value(), 0.48, 1e-9);
+  const auto& orientation = f.at("orientation_mm").struct_value().fields();
+  EXPECT_EQ(orientation.at("y_axis").list_value().values(2).number_value(), 48);
+  EXPECT_EQ(orientation.at("base").list_value().values(0).number_value(), -48);
+  EXPECT_NE(f.at("row_order").string_value().find("top"), std::string::npos);
 }
 
 TEST(ImageFile, PngIsAutoContrastedAndUpright) {

@@ -300,5 +300,33 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   EXPECT_NE(idle[0].find("idle"), std::string::npos) << idle[0];
 }
 
+// The idle line comes once when the server falls idle, then as a slow heartbeat, and the full
+// report returns as soon as something happens.
+TEST(StatsReport, TheIdleLineIsNotRepeatedEveryReport) {
+  StatsLog log(/*idle_heartbeat_s=*/600);
+  MetricsSnapshot now;
+  now.frames_received = 10;
+  now.uptime_s = 10;
+  EXPECT_GT(log.report(now, {}).size(), 1u) << "the first report is a full one";
+  now.uptime_s = 20;
+  const std::vector<std::string> first_idle = log.report(now, {});
+  ASSERT_EQ(first_idle.size(), 1u);
+  EXPECT_NE(first_idle[0].find("idle"), std::string::npos) << first_idle[0];
+  EXPECT_NE(first_idle[0].find("logged again in 600 s"), std::string::npos) << first_idle[0];
+  for (double t = 30; t < 620; t += 10) {
+    now.uptime_s = t;
+    EXPECT_TRUE(log.report(now, {}).empty()) << "idle line repeated at " << t << " s";
+  }
+  now.uptime_s = 620;
+  EXPECT_EQ(log.report(now, {}).size(), 1u) << "the heartbeat after 600 s";
+  now.uptime_s = 630;
+  EXPECT_TRUE(log.report(now, {}).empty());
+  now.uptime_s = 640;
+  now.frames_received = 11;
+  EXPECT_GT(log.report(now, {}).size(), 1u) << "activity gives the full report at once";
+  now.uptime_s = 650;
+  EXPECT_EQ(log.report(now, {}).size(), 1u) << "idle again: one line at once";
+}
+
 }  // namespace
 }  // namespace slicestream
