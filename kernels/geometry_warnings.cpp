@@ -24,8 +24,8 @@ std::string geometry_warning(const ScanGeometry& geometry, const VolumeBox& box)
   if (count == 0) return {};
   const Vec3 source = geometry.vectors[first].source_or_ray;
   std::ostringstream text;
-  text << "the source lies inside the reconstruction box " << describe_box(box) << " for "
-       << count << " of " << geometry.vectors.size() << " projections (projection " << first
+  text << "the source lies inside the reconstruction box " << describe_box(box) << " for " << count
+       << " of " << geometry.vectors.size() << " projections (projection " << first
        << ": source at (" << source.x << ", " << source.y << ", " << source.z
        << ") mm): rays would start inside the object. Check the source-object distance (it must "
           "exceed the object's radius) and the box";

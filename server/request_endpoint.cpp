@@ -37,6 +37,49 @@ const char* change_name(const Command& command) {
       command);
 }
 
+CommandReply failure(StatusCode code, std::string message) {
+  CommandReply reply;
+  reply.status = Status{code, std::move(message)};
+  return reply;
+}
+
+// The values of a GetSlice or GetVolume reply as the payload part (false: none). A reply whose
+// values do not match its size becomes an INTERNAL error.
+bool take_payload(CommandReply& reply, zmq::message_t& payload) {
+  if (!reply.status.ok()) return false;
+  std::vector<float>* values = nullptr;
+  std::size_t expected = 0;
+  std::string what;
+  if (reply.slice) {
+    const SliceImage& slice = *reply.slice;
+    values = &reply.slice->values;
+    expected = slice.width > 0 && slice.height > 0
+                   ? static_cast<std::size_t>(slice.width) * static_cast<std::size_t>(slice.height)
+                   : 0;
+    what = std::to_string(slice.width) + " x " + std::to_string(slice.height) + " slice";
+  } else if (reply.volume) {
+    const VolumeChunk& chunk = *reply.volume;
+    values = &reply.volume->values;
+    expected = chunk.size_x > 0 && chunk.size_y > 0 && chunk.plane_count > 0
+                   ? static_cast<std::size_t>(chunk.size_x) *
+                         static_cast<std::size_t>(chunk.size_y) *
+                         static_cast<std::size_t>(chunk.plane_count)
+                   : 0;
+    what = std::to_string(chunk.plane_count) + " planes of " + std::to_string(chunk.size_x) +
+           " x " + std::to_string(chunk.size_y);
+  } else {
+    return false;
+  }
+  if (expected == 0 || values->size() != expected) {
+    reply =
+        failure(StatusCode::kInternal,
+                "the pipeline returned " + std::to_string(values->size()) + " values for " + what);
+    return false;
+  }
+  payload = payload_message(std::move(*values));
+  return true;
+}
+
 // Who sent a message: ZeroMQ's peer address (tcp), else the transport's word for it.
 std::string requester_of(const zmq::message_t& message) {
   const char* peer = zmq_msg_gets(const_cast<zmq_msg_t*>(message.handle()), "Peer-Address");
@@ -154,10 +197,7 @@ void RequestEndpoint::receive_request() {
     Pending failed = std::move(it->second);
     pending_.erase(it);
     complete(std::move(failed),
-             CommandReply{{StatusCode::kInternal, std::string("cannot submit: ") + error.what()},
-                          std::nullopt,
-                          std::nullopt,
-                          std::nullopt});
+             failure(StatusCode::kInternal, std::string("cannot submit: ") + error.what()));
   }
 }
 
@@ -188,24 +228,7 @@ void RequestEndpoint::deliver_completed() {
 
 void RequestEndpoint::complete(Pending pending, CommandReply reply) {
   zmq::message_t payload;
-  bool has_payload = false;
-  if (reply.status.ok() && reply.slice) {
-    SliceImage& slice = *reply.slice;
-    const std::size_t expected =
-        static_cast<std::size_t>(slice.width) * static_cast<std::size_t>(slice.height);
-    if (slice.width <= 0 || slice.height <= 0 || slice.values.size() != expected) {
-      reply = CommandReply{
-          {StatusCode::kInternal, "the pipeline returned " + std::to_string(slice.values.size()) +
-                                      " values for a " + std::to_string(slice.width) + " x " +
-                                      std::to_string(slice.height) + " slice"},
-          std::nullopt,
-          std::nullopt,
-          std::nullopt};
-    } else {
-      payload = payload_message(std::move(slice.values));
-      has_payload = true;
-    }
-  }
+  const bool has_payload = take_payload(reply, payload);
   if (!pending.change.empty()) {
     spdlog::info("{} (request {} from {}): {}: {}", pending.change, pending.request_id,
                  pending.requester, to_string(reply.status.code), reply.status.message);
@@ -241,10 +264,7 @@ void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, const v1
 
 void RequestEndpoint::answer_pending_unavailable() {
   for (auto& [token, pending] : pending_) {
-    CommandReply reply{{StatusCode::kUnavailable, "the server is shutting down"},
-                       std::nullopt,
-                       std::nullopt,
-                       std::nullopt};
+    const CommandReply reply = failure(StatusCode::kUnavailable, "the server is shutting down");
     send_reply(pending.envelope, encode_reply(pending.request_id, reply, steady_now_ns(), {}),
                nullptr);
   }

@@ -30,9 +30,9 @@ ContrastWindow auto_contrast(const std::vector<float>& values, double low_percen
 // resolution tags (pixels per centimetre) and the rest as JSON in ImageDescription
 // (slice_metadata.hpp fills it from a slice's header). PNGs carry none of it.
 struct ImageMetadata {
-  double pixel_width_mm = 0;   // 0: unknown, no resolution tags
+  double pixel_width_mm = 0;  // 0: unknown, no resolution tags
   double pixel_height_mm = 0;
-  std::string description;     // ImageDescription; empty: none
+  std::string description;  // ImageDescription; empty: none
 };
 
 // width * height values, x fastest, row 0 at the bottom. Throws ClientError on failure.

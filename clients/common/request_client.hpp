@@ -21,7 +21,8 @@ namespace slicestream::client {
 
 struct Response {
   v1::Reply reply;
-  std::vector<float> values;  // GetSlice: width * height, row 0 at the bottom, x fastest
+  std::vector<float> values;  // GetSlice: width * height, row 0 at the bottom, x fastest;
+                              // GetVolume: plane_count * size_y * size_x, x fastest
   bool ok() const { return reply.code() == v1::STATUS_CODE_OK; }
 };
 
@@ -45,6 +46,8 @@ class RequestClient {
   Response remove_slice(std::uint32_t slice_id);
   Response reset_slices();
   Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
+  // One chunk of planes of a volume (GetVolume).
+  Response get_volume(const v1::GetVolume& chunk);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);
   // iterations 0: residual only; enabled false switches the slice's refinement off.

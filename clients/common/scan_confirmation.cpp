@@ -113,8 +113,8 @@ ScanProgress ScanConfirmer::progress_of(const v1::StatusReport& status) const {
     p.frames_accepted =
         record.darks_accepted() + record.flats_accepted() + record.projections_accepted();
     p.projections_integrated = record.projections_integrated();
-    p.discards = std::map<std::string, std::uint64_t>(record.discards().begin(),
-                                                      record.discards().end());
+    p.discards =
+        std::map<std::string, std::uint64_t>(record.discards().begin(), record.discards().end());
   }
   if (p.own_record) return p;
   p.frames_accepted =

@@ -51,14 +51,13 @@ ImageMetadata slice_metadata(const v1::SliceHeader& header, const std::string& k
       R"({{"kind": "{}", "slice_id": {}, "scan_id": {}, "projections_integrated": {}, )"
       R"("sequence": {}, "width": {}, "height": {}, "pixel_size_mm": [{:.9g}, {:.9g}], )"
       R"("orientation_mm": {}, "filter": "{}", "filter_cutoff": {:g}, {})",
-      kind, header.slice_id(), header.scan_id(), header.projections_integrated(),
-      header.sequence(), header.width(), header.height(), metadata.pixel_width_mm,
-      metadata.pixel_height_mm, orientation, filter_name(header.filter()), header.filter_cutoff(),
-      kUnits);
+      kind, header.slice_id(), header.scan_id(), header.projections_integrated(), header.sequence(),
+      header.width(), header.height(), metadata.pixel_width_mm, metadata.pixel_height_mm,
+      orientation, filter_name(header.filter()), header.filter_cutoff(), kUnits);
   if (refined != nullptr) {
-    text += fmt::format(
-        R"(, "iterations": {}, "residual_before": {:.6g}, "residual_after": {:.6g})",
-        refined->iterations(), refined->residual_before(), refined->residual_after());
+    text +=
+        fmt::format(R"(, "iterations": {}, "residual_before": {:.6g}, "residual_after": {:.6g})",
+                    refined->iterations(), refined->residual_before(), refined->residual_after());
   }
   metadata.description = text + "}";
   return metadata;
@@ -81,10 +80,10 @@ ImageMetadata preview_plane_metadata(const v1::PreviewHeader& header, const Plan
       R"("projections_integrated": {}, "sequence": {}, "width": {}, "height": {}, )"
       R"("pixel_size_mm": [{:.9g}, {:.9g}], "box_mm": {{"min": [{:g}, {:g}, {:g}], )"
       R"("max": [{:g}, {:g}, {:g}]}}, {}}})",
-      plane.name, header.scan_id(), header.projections_integrated(), header.sequence(),
-      plane.width, plane.height, metadata.pixel_width_mm, metadata.pixel_height_mm,
-      box.min_mm().x(), box.min_mm().y(), box.min_mm().z(), box.max_mm().x(), box.max_mm().y(),
-      box.max_mm().z(), kUnits);
+      plane.name, header.scan_id(), header.projections_integrated(), header.sequence(), plane.width,
+      plane.height, metadata.pixel_width_mm, metadata.pixel_height_mm, box.min_mm().x(),
+      box.min_mm().y(), box.min_mm().z(), box.max_mm().x(), box.max_mm().y(), box.max_mm().z(),
+      kUnits);
   return metadata;
 }
 

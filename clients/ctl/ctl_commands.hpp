@@ -26,5 +26,6 @@ void add_status_command(CLI::App& app, const CtlContext& context, int* status);
 void add_params_command(CLI::App& app, const CtlContext& context, int* status);
 void add_watch_command(CLI::App& app, const CtlContext& context, int* status);
 void add_refine_command(CLI::App& app, const CtlContext& context, int* status);
+void add_volume_command(CLI::App& app, const CtlContext& context, int* status);
 
 }  // namespace slicestream::ctl

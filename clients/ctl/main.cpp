@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   add_params_command(app, context, &status);
   add_watch_command(app, context, &status);
   add_refine_command(app, context, &status);
+  add_volume_command(app, context, &status);
   CLI11_PARSE(app, argc, argv);
   return status;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "clients/common/slice_metadata.hpp"
 #include "clients/ctl/ctl_support.hpp"
 
 namespace slicestream::ctl {
@@ -57,8 +58,8 @@ void print_scan(std::ostream& out, const v1::StatusReport& s) {
       geometry += fmt::format(", pixel {:g} x {:g} mm", g.pixel_width_mm(), g.pixel_height_mm());
     }
     if (g.beam() == "cone" && !g.vector_geometry()) {
-      geometry += fmt::format(", SOD {:g} mm, ODD {:g} mm", g.source_origin_mm(),
-                              g.origin_detector_mm());
+      geometry +=
+          fmt::format(", SOD {:g} mm, ODD {:g} mm", g.source_origin_mm(), g.origin_detector_mm());
     }
     out << "  geometry " << geometry << ", " << g.projections_per_rotation()
         << " projections per rotation\n";
@@ -66,10 +67,11 @@ void print_scan(std::ostream& out, const v1::StatusReport& s) {
     if (!g.description().empty()) out << "  from     " << g.description() << "\n";
   }
   if (const v1::ScanRecord* r = current_record(s)) {
-    out << fmt::format("  frames   {} darks, {} flats, {} projections accepted, {} integrated; "
-                       "last frame {}",
-                       r->darks_accepted(), r->flats_accepted(), r->projections_accepted(),
-                       r->projections_integrated(), age(r->last_frame_age_s()));
+    out << fmt::format(
+        "  frames   {} darks, {} flats, {} projections accepted, {} integrated; "
+        "last frame {}",
+        r->darks_accepted(), r->flats_accepted(), r->projections_accepted(),
+        r->projections_integrated(), age(r->last_frame_age_s()));
     if (r->ended()) {
       out << (r->end_reason() == "superseded"
                   ? fmt::format("; superseded by scan {}", r->superseded_by())
@@ -138,8 +140,8 @@ void print_residuals(std::ostream& out, const v1::StatusReport& s) {
 }  // namespace
 
 void print_parameters(std::ostream& out, const v1::Parameters& p) {
-  out << fmt::format("  filter           {} (cutoff {:g} of Nyquist)\n", filter_name(p.filter()),
-                     p.filter_cutoff());
+  out << fmt::format("  filter           {} (cutoff {:g} of Nyquist)\n",
+                     client::filter_name(p.filter()), p.filter_cutoff());
   out << fmt::format("  mode             {}\n", mode_name(p.window_mode()));
   out << fmt::format("  cor offset       {:g} px\n", p.rotation_axis_offset_px());
   out << fmt::format("  publish rate     {}\n",

@@ -207,8 +207,7 @@ std::string one_projection_source(const std::vector<std::string>& paths) {
   if (paths.size() == 1) return paths[0];
   throw CLI::ValidationError(
       "projections",
-      "got " + std::to_string(paths.size()) + " paths (" + paths.front() + " ... " +
-          paths.back() +
+      "got " + std::to_string(paths.size()) + " paths (" + paths.front() + " ... " + paths.back() +
           "): the shell expanded an unquoted glob. Quote the pattern (replay tiff 'proj_*.tif'), "
           "or give the directory that holds the projections");
 }

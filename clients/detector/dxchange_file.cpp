@@ -56,8 +56,9 @@ std::string open_failure(const std::string& path) {
   const std::vector<std::string> errors = hdf5_errors();
   for (const std::string& error : errors) {
     unsigned long long eof = 0, base = 0, stored_eof = 0;
-    if (std::sscanf(error.c_str(), "truncated file: eof = %llu, sblock->base_addr = %llu, "
-                                   "stored_eof = %llu",
+    if (std::sscanf(error.c_str(),
+                    "truncated file: eof = %llu, sblock->base_addr = %llu, "
+                    "stored_eof = %llu",
                     &eof, &base, &stored_eof) == 3) {
       return path + ": truncated HDF5 file: it has " + std::to_string(eof) +
              " bytes but its superblock says " + std::to_string(stored_eof) + " (the last " +

@@ -54,6 +54,16 @@ struct RemoveSliceCommand {
 };
 // Every client slice goes, and the default slices come back (on the current scan's box at once).
 struct ResetSlicesCommand {};
+// Planes [first_plane, first_plane + plane_count) along z of a size_x x size_y x size_z volume
+// over `box` (none: the scan's box), from the current window: a volume is saved chunk by chunk.
+struct GetVolumeCommand {
+  std::optional<VolumeBox> box;
+  int size_x = 0;
+  int size_y = 0;
+  int size_z = 0;
+  int first_plane = 0;
+  int plane_count = 0;
+};
 struct GetSliceCommand {  // one-shot: reconstruct from the current window, reply with the data
   SliceOrientation orientation;
   int width = 0;
@@ -72,8 +82,9 @@ struct SetRefinementCommand {
   double interval_s = 1;
 };
 
-using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
-                             SetParametersCommand, SetRefinementCommand, ResetSlicesCommand>;
+using Command =
+    std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
+                 SetParametersCommand, SetRefinementCommand, ResetSlicesCommand, GetVolumeCommand>;
 
 struct SliceImage {
   std::uint32_t slice_id = 0;
@@ -87,6 +98,20 @@ struct SliceImage {
   std::uint64_t sequence = 0;           // per-slice publication counter
   FilterConfig filter;                  // the ramp filter in force when it was read
   std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
+};
+
+// The reply to GetVolumeCommand.
+struct VolumeChunk {
+  std::uint64_t scan_id = 0;
+  VolumeBox box;  // the whole volume's
+  int size_x = 0;
+  int size_y = 0;
+  int size_z = 0;
+  int first_plane = 0;
+  int plane_count = 0;
+  std::uint64_t projections_integrated = 0;
+  FilterConfig filter;
+  std::vector<float> values;  // plane_count * size_y * size_x, x fastest, then y, then z
 };
 
 // Where the refinement of one slice stands (GetStatus).
@@ -158,7 +183,7 @@ struct StatusReport {
   ScanState scan_state = ScanState::kIdle;
   std::optional<ScanDescription> scan;  // the current (or last) scan; none before the first
   std::vector<SetSliceCommand> slices;  // in world mm
-  std::vector<SliceInfo> slice_info;     // one per slice, in the same order
+  std::vector<SliceInfo> slice_info;    // one per slice, in the same order
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice
   Parameters parameters;
@@ -170,6 +195,7 @@ struct CommandReply {
   std::optional<SliceImage> slice;       // GetSlice
   std::optional<StatusReport> report;    // GetStatus
   std::optional<Parameters> parameters;  // SetParameters (the values now in force)
+  std::optional<VolumeChunk> volume;     // GetVolume
 };
 
 using ReplyCallback = std::function<void(CommandReply)>;

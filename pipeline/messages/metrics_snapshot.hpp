@@ -31,14 +31,14 @@ struct ScanRecord {
   std::uint64_t scan_id = 0;
   std::uint64_t number = 0;  // scans_started once it had started: 1 for the server's first scan
   bool ended = false;
-  std::string end_reason;          // "scan_end" (its ScanEnd arrived) or "superseded"
+  std::string end_reason;           // "scan_end" (its ScanEnd arrived) or "superseded"
   std::uint64_t superseded_by = 0;  // "superseded": the scan whose ScanBegin ended it
   std::uint64_t darks_accepted = 0;
   std::uint64_t flats_accepted = 0;
   std::uint64_t projections_accepted = 0;
   std::uint64_t projections_integrated = 0;
   std::map<std::string, std::uint64_t> discards;  // its messages refused, by reason
-  double last_frame_age_s = -1;                  // since its newest accepted frame (-1: none)
+  double last_frame_age_s = -1;                   // since its newest accepted frame (-1: none)
   std::uint64_t frames_accepted() const {
     return darks_accepted + flats_accepted + projections_accepted;
   }

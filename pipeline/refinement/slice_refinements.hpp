@@ -32,14 +32,14 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/refinement/detector_row_selection.hpp"
+#include "pipeline/messages/pipeline_config.hpp"
+#include "pipeline/messages/stage_items.hpp"
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline/metrics/metrics_registry.hpp"
-#include "pipeline/messages/pipeline_config.hpp"
+#include "pipeline/refinement/detector_row_selection.hpp"
 #include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline/refinement/refinement_worker.hpp"
 #include "pipeline/refinement/sinogram_window.hpp"
-#include "pipeline/messages/stage_items.hpp"
 
 namespace slicestream {
 
@@ -169,7 +169,7 @@ class SliceRefinements {
   std::map<std::uint32_t, Entry> entries_;
   std::uint64_t next_generation_ = 1;
 
-  bool scan_ = false;  // a scan's store exists (running or ended)
+  bool scan_ = false;          // a scan's store exists (running or ended)
   bool scan_running_ = false;  // and more of its projections may come
   std::uint64_t scan_id_ = 0;
   ScanGeometry geometry_;  // slot vectors as stored, before the offset

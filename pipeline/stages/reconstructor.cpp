@@ -108,8 +108,8 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   place_slices_on_box();
   const std::string suspicious = geometry_warning(scan_.geometry, scan_.volume);
   if (!suspicious.empty()) {
-    events_.warning("suspicious_geometry", "scan " + std::to_string(scan_.scan_id) + ": " + suspicious,
-                    scan_.scan_id);
+    events_.warning("suspicious_geometry",
+                    "scan " + std::to_string(scan_.scan_id) + ": " + suspicious, scan_.scan_id);
   }
   build_all_slice_targets();
   refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px,

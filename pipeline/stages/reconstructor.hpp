@@ -124,6 +124,7 @@ class Reconstructor {
   CommandReply remove_slice(const RemoveSliceCommand& command);
   CommandReply reset_slices();
   CommandReply get_slice(const GetSliceCommand& command);
+  CommandReply get_volume(const GetVolumeCommand& command);  // reconstructor_volume.cpp
   CommandReply get_status();
   CommandReply set_parameters(const SetParametersCommand& command);
   CommandReply set_refinement(const SetRefinementCommand& command);

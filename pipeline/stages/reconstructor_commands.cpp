@@ -38,6 +38,7 @@ void Reconstructor::on_command(CommandItem& item) {
           if constexpr (std::is_same_v<T, SetParametersCommand>) return set_parameters(command);
           if constexpr (std::is_same_v<T, SetRefinementCommand>) return set_refinement(command);
           if constexpr (std::is_same_v<T, ResetSlicesCommand>) return reset_slices();
+          if constexpr (std::is_same_v<T, GetVolumeCommand>) return get_volume(command);
         },
         item.command);
   } catch (const BackendError& e) {

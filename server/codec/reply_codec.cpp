@@ -72,6 +72,20 @@ void encode_residual(const SliceResidual& r, v1::SliceResidual* wire) {
   wire->set_age_s(r.age_s);
 }
 
+// The header of a GetVolume chunk; its values travel as the payload part.
+void encode_volume_chunk(const VolumeChunk& chunk, v1::VolumeChunkHeader* wire) {
+  wire->set_scan_id(chunk.scan_id);
+  encode_volume_box(chunk.box, wire->mutable_box());
+  wire->set_size_x(static_cast<std::uint32_t>(chunk.size_x));
+  wire->set_size_y(static_cast<std::uint32_t>(chunk.size_y));
+  wire->set_size_z(static_cast<std::uint32_t>(chunk.size_z));
+  wire->set_first_plane(static_cast<std::uint32_t>(chunk.first_plane));
+  wire->set_plane_count(static_cast<std::uint32_t>(chunk.plane_count));
+  wire->set_projections_integrated(chunk.projections_integrated);
+  wire->set_filter(to_wire(chunk.filter.window));
+  wire->set_filter_cutoff(chunk.filter.cutoff);
+}
+
 }  // namespace
 
 void encode_parameters(const Parameters& parameters, v1::Parameters* wire) {
@@ -149,6 +163,7 @@ v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,
   if (reply.slice) encode_slice_header(*reply.slice, published_ns, wire.mutable_slice());
   if (reply.report) encode_status_report(*reply.report, server_counters, wire.mutable_status());
   if (reply.parameters) encode_parameters(*reply.parameters, wire.mutable_parameters());
+  if (reply.volume) encode_volume_chunk(*reply.volume, wire.mutable_volume_chunk());
   return wire;
 }
 

@@ -154,12 +154,10 @@ TEST_F(RefinementTest, TheReplyQuotesTheCurrentScanAndASensibleInterval) {
   pipeline_->wait_idle();
   const CommandReply running = call(*pipeline_, SetRefinementCommand{5, true, 4, 0});
   ASSERT_EQ(running.status.code, StatusCode::kOk) << running.status.message;
-  EXPECT_NE(running.status.message.find("whenever new projections have arrived"),
-            std::string::npos)
+  EXPECT_NE(running.status.message.find("whenever new projections have arrived"), std::string::npos)
       << running.status.message;
   EXPECT_EQ(running.status.message.find("every 0 s"), std::string::npos) << running.status.message;
-  EXPECT_NE(running.status.message.find("of scan 31"), std::string::npos)
-      << running.status.message;
+  EXPECT_NE(running.status.message.find("of scan 31"), std::string::npos) << running.status.message;
   test::end_scan(*pipeline_, scan_, n / 2);
   pipeline_->wait_idle();
   expect_ok(test::axial_slice(scan_.description, 6, 32));

@@ -97,8 +97,8 @@ TEST_F(SlicesAcrossScansTest, DefaultVerticalSlicesHaveSquarePixels) {
     ASSERT_TRUE(slice.has_value()) << id;
     const double pixel_x = norm(slice->orientation.x_axis()) / slice->width;
     const double pixel_y = norm(slice->orientation.y_axis()) / slice->height;
-    EXPECT_NEAR(pixel_x / pixel_y, 1.0, 0.05) << "slice " << id << ": " << slice->width << " x "
-                                              << slice->height;
+    EXPECT_NEAR(pixel_x / pixel_y, 1.0, 0.05)
+        << "slice " << id << ": " << slice->width << " x " << slice->height;
     EXPECT_EQ(std::max(slice->width, slice->height), 20) << "the longer side has --slice-size";
   }
   EXPECT_DOUBLE_EQ(extent.z, 4 * extent.x);

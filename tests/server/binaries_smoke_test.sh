@@ -102,6 +102,20 @@ if [[ -n $detector_bin ]]; then
     || fail "unreachable requests endpoint: $(cat "$work/out.txt")"
   "${ctl[@]}" slice --id 2 --out "$work/axial.png" --out "$work/axial.tiff" || fail "slice --id 2"
   [[ -s $work/axial.png && -s $work/axial.tiff ]] || fail "slice images missing"
+  # The whole box saved from the window, chunk by chunk: HDF5 and a TIFF stack.
+  "${ctl[@]}" volume --voxel 4 --chunk-mb 0.01 --out "$work/volume.h5" >"$work/out.txt" 2>&1 \
+    || fail "volume to HDF5: $(cat "$work/out.txt")"
+  grep -q "wrote $work/volume.h5 (HDF5" "$work/out.txt" || fail "volume message: $(cat "$work/out.txt")"
+  grep -q "volume: .* planes (100 %)" "$work/out.txt" || fail "volume progress: $(cat "$work/out.txt")"
+  [[ -s $work/volume.h5 ]] || fail "volume.h5 missing"
+  "${ctl[@]}" volume --size 16,16,4 --out "$work/stack" >"$work/out.txt" 2>&1 \
+    || fail "volume to TIFF: $(cat "$work/out.txt")"
+  [[ -s $work/stack/plane_0003.tiff ]] || fail "TIFF stack incomplete: $(ls "$work/stack")"
+  # status names the scan's geometry and box; reset-slices brings the defaults back.
+  "${ctl[@]}" status >"$work/status0.txt"
+  grep -q "last frame .* ago" "$work/status0.txt" || { cat "$work/status0.txt"; fail "status lacks the last frame"; }
+  grep -q "box      \[" "$work/status0.txt" || { cat "$work/status0.txt"; fail "status lacks the box"; }
+  "${ctl[@]}" reset-slices | grep -q "default slices 0, 1, 2 placed" || fail "reset-slices"
   kill -TERM "$watch_pid"
   wait "$watch_pid" || fail "watch exited with $?: $(cat "$work/watch.txt")"
   for id in 0 1 2; do

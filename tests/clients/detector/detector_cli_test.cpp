@@ -216,8 +216,7 @@ TEST(DetectorCli, AnUnquotedGlobForReplayTiffGetsAHint) {
   for (int i = 0; i < 180; ++i)
     line += " scan/proj_" + std::to_string(i) + ".tif";
   const std::string error = parse(line).parse_error;
-  EXPECT_NE(error.find("got 180 paths (scan/proj_0.tif ... scan/proj_179.tif)"),
-            std::string::npos)
+  EXPECT_NE(error.find("got 180 paths (scan/proj_0.tif ... scan/proj_179.tif)"), std::string::npos)
       << error;
   EXPECT_NE(error.find("Quote the pattern"), std::string::npos) << error;
   EXPECT_EQ(error.find("proj_57.tif"), std::string::npos) << "file names listed: " << error;

@@ -198,8 +198,8 @@ std::vector<double> parallel_vectors(std::size_t count) {
   std::vector<double> vectors;
   for (std::size_t i = 0; i < count; ++i) {
     const double a = kPi * static_cast<double>(i) / static_cast<double>(count);
-    const double v[12] = {std::sin(a), -std::cos(a), 0, 0, 0, 0, std::cos(a), std::sin(a), 0,
-                          0,           0,            1};
+    const double v[12] = {std::sin(a), -std::cos(a), 0, 0, 0, 0,
+                          std::cos(a), std::sin(a),  0, 0, 0, 1};
     vectors.insert(vectors.end(), v, v + 12);
   }
   return vectors;
@@ -252,8 +252,7 @@ TEST(ReplaySource, VectorWindowTakesTheFirstVectorsAndChecksTheRest) {
   drifting.projections_per_rotation = 4;
   ReplaySource warned(std::make_unique<FakeScan>(0, 1, 8), drifting);
   ASSERT_EQ(warned.warnings().size(), 1u);
-  EXPECT_NE(warned.warnings()[0].find("4 projections"), std::string::npos)
-      << warned.warnings()[0];
+  EXPECT_NE(warned.warnings()[0].find("4 projections"), std::string::npos) << warned.warnings()[0];
 }
 
 TEST(ReplaySource, AnglePlacementNeedsACircularGeometry) {

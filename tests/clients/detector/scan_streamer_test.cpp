@@ -261,8 +261,7 @@ TEST(ScanStreamer, NoServerOnTheDataEndpointFailsBeforeAnythingIsSent) {
   options.confirm_timeout_s = 0.3;  // no requests endpoint: --no-confirm
   options.progress = false;
   const std::string message = stream_error(source, options);
-  EXPECT_NE(message.find("no server is connected on the data endpoint ipc://" +
-                         dir.file("nobody")),
+  EXPECT_NE(message.find("no server is connected on the data endpoint ipc://" + dir.file("nobody")),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("nothing was sent"), std::string::npos) << message;
