@@ -125,6 +125,8 @@ class Reconstructor {
   CommandReply reset_slices();
   CommandReply get_slice(const GetSliceCommand& command);
   CommandReply get_volume(const GetVolumeCommand& command);  // reconstructor_volume.cpp
+  // The current window backprojected onto `target` (GetSlice, GetVolume): its values.
+  std::vector<float> reconstruct_window(ReconTarget& target);
   CommandReply get_status();
   CommandReply set_parameters(const SetParametersCommand& command);
   CommandReply set_refinement(const SetRefinementCommand& command);

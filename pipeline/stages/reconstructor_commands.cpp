@@ -165,8 +165,6 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   } catch (const BackendError& e) {
     return reply(StatusCode::kResourceExhausted, e.what());
   }
-  backend_.backproject_store(slices_.all_slots(), *target, slices_.scale(), /*accumulate=*/false, 0,
-                             1);
   CommandReply r = reply(StatusCode::kOk,
                          "reconstructed from " + std::to_string(content_.projections_integrated) +
                              " projections of scan " + std::to_string(scan_.scan_id));
@@ -179,10 +177,17 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
   image.newest_detector_timestamp_ns = content_.newest_timestamp_ns;
   image.newest_arrival_ns = content_.newest_arrival_ns;
   image.filter = params_.filter;
-  image.values.resize(target->grid().points());
-  backend_.read_target(*target, image.values.data());
+  image.values = reconstruct_window(*target);
   r.slice = std::move(image);
   return r;
+}
+
+std::vector<float> Reconstructor::reconstruct_window(ReconTarget& target) {
+  backend_.backproject_store(slices_.all_slots(), target, slices_.scale(), /*accumulate=*/false, 0,
+                             1);
+  std::vector<float> values(target.grid().points());
+  backend_.read_target(target, values.data());
+  return values;
 }
 
 CommandReply Reconstructor::get_status() {

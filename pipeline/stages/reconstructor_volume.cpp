@@ -73,8 +73,6 @@ CommandReply Reconstructor::get_volume(const GetVolumeCommand& command) {
     return refusal(StatusCode::kResourceExhausted, "out_of_memory",
                    std::string(e.what()) + " (ask for fewer planes at a time)");
   }
-  backend_.backproject_store(slices_.all_slots(), *target, slices_.scale(), /*accumulate=*/false, 0,
-                             1);
   VolumeChunk chunk;
   chunk.scan_id = scan_.scan_id;
   chunk.box = box;
@@ -85,8 +83,7 @@ CommandReply Reconstructor::get_volume(const GetVolumeCommand& command) {
   chunk.plane_count = command.plane_count;
   chunk.projections_integrated = content_.projections_integrated;
   chunk.filter = params_.filter;
-  chunk.values.resize(target->grid().points());
-  backend_.read_target(*target, chunk.values.data());
+  chunk.values = reconstruct_window(*target);
   CommandReply r;
   r.status = Status{StatusCode::kOk,
                     "planes " + std::to_string(command.first_plane) + ".." +
