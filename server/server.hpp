@@ -11,10 +11,13 @@
 
 #include "pipeline/pipeline.hpp"
 #include "server/data_endpoint.hpp"
+#include "server/publish_fanout.hpp"
+#include "server/recast3d_bridge.hpp"
 #include "server/request_endpoint.hpp"
 #include "server/server_config.hpp"
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
+#include "server/tomop_data_endpoint.hpp"
 
 namespace slicestream {
 
@@ -35,6 +38,8 @@ class Server {
   const std::string& data_address() const { return data_->address(); }
   const std::string& slices_address() const { return publisher_->address(); }
   const std::string& requests_address() const { return requests_->address(); }
+  // The tomop data port as bound; empty without --tomop-data.
+  std::string tomop_data_address() const { return tomop_data_ ? tomop_data_->address() : ""; }
 
   MetricsSnapshot metrics() const { return pipeline_->metrics(); }
   CounterMap counters() const { return counters_.snapshot(); }
@@ -46,10 +51,13 @@ class Server {
   ServerCounters counters_;
   zmq::context_t context_;
   std::unique_ptr<SlicePublisher> publisher_;
+  PublishFanout sinks_;  // the publisher and the RECAST3D bridge
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<PipelinePort> port_;
   std::unique_ptr<DataEndpoint> data_;
   std::unique_ptr<RequestEndpoint> requests_;
+  std::unique_ptr<tomop::TomopDataEndpoint> tomop_data_;
+  std::unique_ptr<tomop::Recast3dBridge> recast3d_;
   bool started_ = false;
   bool stopped_ = false;
 };

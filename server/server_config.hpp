@@ -7,6 +7,7 @@
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream {
 
@@ -28,6 +29,7 @@ struct ServerConfig {
   BackendOptions backend_options;
   double stats_interval_s = 10;  // 0: no periodic stats log
   std::string log_level = "info";
+  tomop::TomopConfig tomop;  // RECAST3D's protocol: the adapters' data port, the viewer bridge
 };
 
 }  // namespace slicestream

@@ -7,6 +7,7 @@
 #include "cli/config_file_check.hpp"
 #include "cli/endpoint_options.hpp"
 #include "cli/number_checks.hpp"
+#include "server/tomop_options.hpp"
 
 namespace slicestream {
 
@@ -233,6 +234,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
+  tomop::add_tomop_options(app, config.tomop);
   app.add_option("--stats-interval", config.stats_interval_s,
                  "seconds between stats log lines (0: none)")
       ->check(kNonNegative)
@@ -250,6 +252,12 @@ std::string finalize_server_config(ServerConfig& config) {
   }
   // One flag bounds slice sizes at the codec and in the pipeline.
   config.pipeline.max_slice_side = config.limits.max_slice_side;
+  if (config.tomop.recast3d.slice_size > config.limits.max_slice_side) {
+    return "--recast3d-slice-size must not exceed --max-slice-side";
+  }
+  if (std::string problem = tomop::finalize_tomop_config(config.tomop); !problem.empty()) {
+    return problem;
+  }
   return pipeline_config_problem(config.pipeline);
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/number_checks.hpp"
 #include "clients/common/volume_file.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
@@ -177,14 +178,14 @@ void add_volume_command(CLI::App& app, const CtlContext& context, int* status) {
   CLI::Option* voxel = command
                            ->add_option("--voxel", options->voxel_mm,
                                         "voxel edge in mm (the box divided into cubes)")
-                           ->check(CLI::PositiveNumber);
+                           ->check(cli::positive());
   size->excludes(voxel);
   voxel->excludes(size);
   command->add_option("--box", options->box, "x0,y0,z0,x1,y1,z1 in mm (default: the scan's box)");
   command
       ->add_option("--chunk-mb", options->chunk_mb,
                    "at most this many MiB per GetVolume (the server may ask for less)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str();
   command->callback([&context, options, size, voxel, status] {
     if (size->count() == 0 && voxel->count() == 0) {

@@ -181,7 +181,8 @@ class ConfigFile {
 
 TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
   // ZeroMQ bound tcp://127.0.0.1:99999 to another port: the flag is refused before any socket.
-  for (const char* flag : {"--data", "--slices", "--requests"}) {
+  for (const char* flag :
+       {"--data", "--slices", "--requests", "--tomop-data", "--recast3d", "--recast3d-updates"}) {
     ServerConfig config;
     const std::string error = parse({flag, "tcp://127.0.0.1:99999"}, config);
     EXPECT_NE(error.find(flag), std::string::npos) << error;
@@ -194,6 +195,9 @@ TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
   ServerConfig wildcard;
   EXPECT_EQ(parse({"--data", "tcp://*:7000", "--requests", "tcp://127.0.0.1:*"}, wildcard), "")
       << "the server binds wildcards";
+  ServerConfig viewer;
+  EXPECT_NE(parse({"--recast3d", "tcp://*:5555"}, viewer).find("--recast3d"), std::string::npos)
+      << "a viewer's address is connected to: no wildcard";
 }
 
 TEST(ServerOptions, ListenSetsAllThreeEndpoints) {
