@@ -107,7 +107,8 @@ ScanProgress ScanConfirmer::progress_of(const v1::StatusReport& status) const {
     // The newest record of this id that started after the baseline.
     if (record.scan_id() != scan_id_ || record.number() <= baseline_number) continue;
     p.own_record = true;
-    p.ended = record.ended();
+    // Ended at the ingest, and through the reconstruct stage: the counts are final.
+    p.ended = record.ended() && record.reconstructed();
     p.end_reason = record.end_reason();
     p.superseded_by = record.superseded_by();
     p.frames_accepted =

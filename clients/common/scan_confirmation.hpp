@@ -37,8 +37,8 @@ struct ScanProgress {
   std::uint64_t scans_started = 0;
   std::map<std::string, std::uint64_t> discards;  // by reason, only those that grew
   bool own_record = false;                        // the server has a record of this scan
-  bool ended = false;                             // own_record: the scan has ended
-  std::string end_reason;                         // own_record: "scan_end" or "superseded"
+  bool ended = false;  // own_record: the scan has ended and its counts are final (reconstructed)
+  std::string end_reason;  // own_record: "scan_end" or "superseded"
   std::uint64_t superseded_by = 0;
 
   bool operator==(const ScanProgress& other) const;

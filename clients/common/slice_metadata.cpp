@@ -49,7 +49,7 @@ ImageMetadata slice_metadata(const v1::SliceHeader& header, const std::string& k
   }
   std::string text = fmt::format(
       R"({{"kind": "{}", "slice_id": {}, "scan_id": {}, "projections_integrated": {}, )"
-      R"("sequence": {}, "width": {}, "height": {}, "pixel_size_mm": [{:.9g}, {:.9g}], )"
+      R"("sequence": {}, "width": {}, "height": {}, "pixel_size_mm": [{:.7g}, {:.7g}], )"
       R"("orientation_mm": {}, "filter": "{}", "filter_cutoff": {:g}, {})",
       kind, header.slice_id(), header.scan_id(), header.projections_integrated(), header.sequence(),
       header.width(), header.height(), metadata.pixel_width_mm, metadata.pixel_height_mm,
@@ -78,7 +78,7 @@ ImageMetadata preview_plane_metadata(const v1::PreviewHeader& header, const Plan
   metadata.description = fmt::format(
       R"({{"kind": "preview", "plane": "{}", "through": "the volume's centre", "scan_id": {}, )"
       R"("projections_integrated": {}, "sequence": {}, "width": {}, "height": {}, )"
-      R"("pixel_size_mm": [{:.9g}, {:.9g}], "box_mm": {{"min": [{:g}, {:g}, {:g}], )"
+      R"("pixel_size_mm": [{:.7g}, {:.7g}], "box_mm": {{"min": [{:g}, {:g}, {:g}], )"
       R"("max": [{:g}, {:g}, {:g}]}}, {}}})",
       plane.name, header.scan_id(), header.projections_integrated(), header.sequence(), plane.width,
       plane.height, metadata.pixel_width_mm, metadata.pixel_height_mm, box.min_mm().x(),

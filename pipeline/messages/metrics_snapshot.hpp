@@ -33,6 +33,7 @@ struct ScanRecord {
   bool ended = false;
   std::string end_reason;           // "scan_end" (its ScanEnd arrived) or "superseded"
   std::uint64_t superseded_by = 0;  // "superseded": the scan whose ScanBegin ended it
+  bool reconstructed = false;       // its end went through the reconstruct stage: counts final
   std::uint64_t darks_accepted = 0;
   std::uint64_t flats_accepted = 0;
   std::uint64_t projections_accepted = 0;

@@ -50,6 +50,11 @@ void ScanLog::ended(std::uint64_t scan_id, std::optional<std::uint64_t> supersed
   entry->record.superseded_by = superseded_by.value_or(0);
 }
 
+void ScanLog::reconstructed(std::uint64_t scan_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (Entry* entry = find(scan_id)) entry->record.reconstructed = true;
+}
+
 std::vector<ScanRecord> ScanLog::recent() const {
   const Clock::time_point now = Clock::now();
   std::lock_guard<std::mutex> lock(mutex_);

@@ -30,6 +30,9 @@ class ScanLog {
   void refused(std::uint64_t scan_id, const std::string& reason);
   // superseded_by: the scan whose ScanBegin ended it; none: its ScanEnd arrived.
   void ended(std::uint64_t scan_id, std::optional<std::uint64_t> superseded_by);
+  // The reconstruct stage handled the scan's end: every frame accepted before it is integrated
+  // (or discarded), so the record's counts are final.
+  void reconstructed(std::uint64_t scan_id);
 
   // Oldest first.
   std::vector<ScanRecord> recent() const;

@@ -183,6 +183,8 @@ void Reconstructor::on_calibration(CalibrationItem& item) {
 }
 
 void Reconstructor::on_scan_end(const ScanEndItem& item) {
+  // Every frame of the scan queued before its end has been handled by now.
+  metrics_.scans().reconstructed(item.scan_id);
   if (!scan_running_ || item.scan_id != scan_.scan_id) return;
   for (auto& [id, slice] : slices_.slices()) {
     // Per-rotation: the last, partial rotation is published (completed from the store).

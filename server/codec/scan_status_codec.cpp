@@ -45,6 +45,7 @@ void encode_scan_record(const ScanRecord& record, v1::ScanRecord* wire) {
   for (const auto& [reason, count] : record.discards)
     (*wire->mutable_discards())[reason] = count;
   wire->set_last_frame_age_s(record.last_frame_age_s);
+  wire->set_reconstructed(record.reconstructed);
 }
 
 }  // namespace slicestream

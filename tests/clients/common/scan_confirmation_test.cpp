@@ -120,10 +120,11 @@ TEST(ScanConfirmer, ASupersededScanIsReportedWithItsOwnCounts) {
     (*status.mutable_discards())["scan_ended"] = 76;
     v1::ScanRecord* ours = add_record(status, 7, 1, 100, 100);
     ours->set_ended(true);
+    ours->set_reconstructed(true);
     ours->set_end_reason("superseded");
     ours->set_superseded_by(222);
     (*ours->mutable_discards())["scan_ended"] = 76;
-    add_record(status, 222, 2, 60, 60)->set_ended(true);
+    add_record(status, 222, 2, 60, 60)->set_ended(true);  // not final yet: no matter
     return status;
   });
   const ScanConfirmation result = scripted.confirmer.wait(176, quick(5000));
@@ -147,11 +148,12 @@ TEST(ScanConfirmer, ConfirmationCountsOnlyTheScansOwnFrames) {
     if (call == 0) return status;
     status = status_of(7, "ended", 2, 61 + 80, 61 + 1);
     (*status.mutable_discards())["scan_ended"] = 48;
-    add_record(status, 6, 1, 61, 61)->set_ended(true);
+    add_record(status, 6, 1, 61, 61)->set_ended(true);  // not final yet: no matter
     v1::ScanRecord* ours = add_record(status, 7, 2, 60, 60);
     ours->set_darks_accepted(10);
     ours->set_flats_accepted(10);
     ours->set_ended(true);
+    ours->set_reconstructed(true);
     ours->set_end_reason("scan_end");
     return status;
   });
@@ -160,6 +162,27 @@ TEST(ScanConfirmer, ConfirmationCountsOnlyTheScansOwnFrames) {
   EXPECT_EQ(result.progress.projections_integrated, 60u);
   EXPECT_TRUE(result.progress.discards.empty());
   EXPECT_TRUE(contains(result.message, "all 80 frames accepted and 60 projections integrated"))
+      << result.message;
+}
+
+// The ingest has seen the ScanEnd while the reconstruct stage still integrates: the detector
+// waits for the final counts instead of reporting "8 projections integrated" of 60.
+TEST(ScanConfirmer, ConfirmationWaitsUntilTheCountsAreFinal) {
+  Scripted scripted([](int call) {
+    v1::StatusReport status = status_of(0, "idle", 0, 0);
+    if (call == 0) return status;
+    const bool done = call >= 4;
+    status = status_of(7, done ? "ended" : "reconstructing", 1, 60, done ? 60 : 8 * call);
+    v1::ScanRecord* ours = add_record(status, 7, 1, 60, done ? 60 : 8 * call);
+    ours->set_ended(true);
+    ours->set_end_reason("scan_end");
+    ours->set_reconstructed(done);
+    return status;
+  });
+  const ScanConfirmation result = scripted.confirmer.wait(60, quick(5000));
+  EXPECT_EQ(result.outcome, ScanOutcome::kConfirmed) << result.message;
+  EXPECT_EQ(result.progress.projections_integrated, 60u);
+  EXPECT_TRUE(contains(result.message, "all 60 frames accepted and 60 projections integrated"))
       << result.message;
 }
 
