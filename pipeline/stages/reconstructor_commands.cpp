@@ -184,7 +184,7 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command) {
 
 std::vector<float> Reconstructor::reconstruct_window(ReconTarget& target) {
   backend_.backproject_store(slices_.all_slots(), target, slices_.scale(), /*accumulate=*/false, 0,
-                             1);
+                             target.grid().depth);
   std::vector<float> values(target.grid().points());
   backend_.read_target(target, values.data());
   return values;
