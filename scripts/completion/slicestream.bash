@@ -1,15 +1,16 @@
 # bash completion for slicestream-server, slicestream-detector and slicestream-ctl.
 #
-# The candidates come from the programs' own --help (CLI11's "Options:" and "Subcommands:"
-# sections) as one completes, so they never drift from the flags. Installed by `cmake --install`
-# as share/bash-completion/completions/<program>; or source this file.
+# The candidates come from the programs' own --help (CLI11's "Subcommands:" section, and the flags
+# of every other section: "Options:", "Endpoints:", ...) as one completes, so they never drift
+# from the flags. Installed by `cmake --install` as share/bash-completion/completions/<program>;
+# or source this file.
 
 # The subcommands, then the options, that `$@ --help` lists.
 _slicestream_help_words() {
   "$@" --help 2>/dev/null | awk '
     /^[A-Za-z]+:$/ { section = $0; next }
     section == "Subcommands:" && /^  [a-z]/ { print $1 }
-    section ~ /^(Options|Positionals):$/ && /^  -/ {
+    section != "Subcommands:" && /^  -/ {
       n = split($1, names, ",")
       for (i = 1; i <= n; i++) {
         sub(/[ :].*/, "", names[i])

@@ -35,6 +35,7 @@ complete_words() {
 }
 [[ " $(complete_words slicestream-ctl res) " == *" reset-slices "* ]] || fail "ctl subcommands: $(complete_words slicestream-ctl res)"
 [[ $(complete_words slicestream-ctl set-slice --bo) == "--box" ]] || fail "set-slice flags: $(complete_words slicestream-ctl set-slice --bo)"
-[[ " $(complete_words slicestream-detector replay "") " == *" hdf5 "*" tiff "* ]] || fail "detector replay subcommands"
+replay_words=" $(complete_words slicestream-detector replay "") "
+[[ $replay_words == *" hdf5 "* && $replay_words == *" tiff "* ]] || fail "detector replay subcommands: $replay_words"
 [[ " $(complete_words slicestream-server --lis) " == *" --listen "* ]] || fail "server flags"
 echo "install test passed"
