@@ -7,6 +7,7 @@
 #include "cli/config_file_check.hpp"
 #include "cli/endpoint_options.hpp"
 #include "cli/number_checks.hpp"
+#include "server/http/http_endpoint.hpp"
 #include "server/tomop_options.hpp"
 
 namespace slicestream {
@@ -103,6 +104,42 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--slices-hwm", config.slices_hwm,
                  "publications queued per subscriber before a slow one misses some")
       ->check(kPositive)
+      ->group(group);
+}
+
+void add_http_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "HTTP endpoint (viewer, /metrics, /api/status, /healthz, /ws)";
+  HttpConfig& h = config.http;
+  app.add_option("--http", h.listen,
+                 "host:port to serve the viewer, metrics and WebSocket on (port 0: any free "
+                 "one), or off")
+      ->check(CLI::Validator(
+          [](std::string& listen) -> std::string {
+            if (listen == "off") return {};
+            try {
+              parse_listen_address(listen);  // the endpoint's own parser, at parse time
+            } catch (const std::exception& error) {
+              return error.what();
+            }
+            return {};
+          },
+          "HOST:PORT", "http listen address"))
+      ->group(group);
+  app.add_option("--http-root", h.root,
+                 "folder of the viewer's files (default: found next to the program)")
+      ->group(group);
+  app.add_option("--http-max-connections", h.max_connections,
+                 "HTTP and WebSocket connections open at once")
+      ->check(kPositive)
+      ->group(group);
+  app.add_option("--ws-update-rate", h.max_update_rate_hz,
+                 "most images per second per slice sent to one WebSocket client (0: no limit; "
+                 "a slow client always gets the latest)")
+      ->check(kNonNegative)
+      ->group(group);
+  app.add_option("--ws-request-rate", h.max_requests_per_s,
+                 "most requests per second from one WebSocket client (0: no limit)")
+      ->check(kNonNegative)
       ->group(group);
 }
 
@@ -231,6 +268,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   cli::require_known_config_keys(app);
   add_endpoint_options(app, config);
+  add_http_options(app, config);
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/filter_config.hpp"
+#include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
@@ -175,13 +176,33 @@ struct SliceInfo {
   bool outside_box = false;          // it misses the current scan's box: it shows nothing
 };
 
+// The newest scan as GetStatus describes it (viewers draw its box).
+struct ScanSummary {
+  VolumeBox volume;
+  BeamKind beam = BeamKind::kParallel;
+  int detector_rows = 0;
+  int detector_cols = 0;
+  int projections_per_rotation = 0;
+  std::string description;
+};
+
+// What the backend holds of the memory it manages: host memory (cpu) or device memory (cuda).
+struct BackendMemory {
+  std::size_t total_bytes = 0;
+  std::size_t used_by_scan_bytes = 0;      // store, buffers and targets
+  std::size_t used_by_refiners_bytes = 0;  // slice refiners' matrices and workspaces
+};
+
 struct StatusReport {
   std::string backend;
   std::string backend_device;
+  BackendMemory memory;
+  std::optional<ScanSummary> scan;  // absent before the first scan
   bool scan_active = false;
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;
-  std::optional<ScanDescription> scan;  // the current (or last) scan; none before the first
+  // The same scan as its ScanBegin described it (the pixel size, distances and units of `status`).
+  std::optional<ScanDescription> scan_description;
   std::vector<SetSliceCommand> slices;  // in world mm
   std::vector<SliceInfo> slice_info;    // one per slice, in the same order
   std::vector<RefinementStatus> refinements;

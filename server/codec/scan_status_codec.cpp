@@ -4,12 +4,8 @@
 
 namespace slicestream {
 
-void encode_scan_summary(const ScanDescription& scan, v1::ScanSummary* wire) {
-  const ScanGeometry& g = scan.geometry;
-  wire->set_beam(to_string(g.beam));
+void encode_scan_geometry(const ScanDescription& scan, v1::ScanSummary* wire) {
   wire->set_vector_geometry(!scan.circular_parallel && !scan.circular_cone);
-  wire->set_detector_rows(static_cast<std::uint32_t>(g.detector.rows));
-  wire->set_detector_cols(static_cast<std::uint32_t>(g.detector.cols));
   if (scan.circular_parallel) {
     wire->set_pixel_width_mm(scan.circular_parallel->pixel_width_mm);
     wire->set_pixel_height_mm(scan.circular_parallel->pixel_height_mm);
@@ -21,13 +17,10 @@ void encode_scan_summary(const ScanDescription& scan, v1::ScanSummary* wire) {
     wire->set_source_origin_mm(cone.source_origin_mm);
     wire->set_origin_detector_mm(cone.origin_detector_mm);
   }
-  wire->set_projections_per_rotation(static_cast<std::uint32_t>(scan.projections_per_rotation()));
-  encode_volume_box(scan.volume, wire->mutable_volume());
   wire->set_pixel_type(to_string(scan.pixel_type));
   wire->set_already_linear(scan.already_linear);
   wire->set_dark_count(static_cast<std::uint32_t>(scan.dark_count));
   wire->set_flat_count(static_cast<std::uint32_t>(scan.flat_count));
-  wire->set_description(scan.description);
   // Line integrals are taken over millimetres (the geometry's unit), so slices hold 1/mm.
   wire->set_value_units("1/mm");
 }

@@ -8,7 +8,9 @@
 
 namespace slicestream {
 
-void encode_scan_summary(const ScanDescription& scan, v1::ScanSummary* wire);
+// What a user asks `status` for beyond the box and detector (encode_status_report sets those):
+// pixel size, distances, pixel type, calibration counts, units.
+void encode_scan_geometry(const ScanDescription& scan, v1::ScanSummary* wire);
 void encode_scan_record(const ScanRecord& record, v1::ScanRecord* wire);
 
 }  // namespace slicestream

@@ -50,7 +50,7 @@ expect_status() {
 "$server_bin" --version | grep -q "slicestream-server" || fail "--version"
 
 "$server_bin" --backend cpu --threads 2 --data "$data" --slices "$slices" --requests "$requests" \
-  --slice-size 64 --preview-size 16 --stats-interval 1 --log-level info >"$work/server.log" 2>&1 &
+  --http 127.0.0.1:0 --slice-size 64 --preview-size 16 --stats-interval 1 --log-level info >"$work/server.log" 2>&1 &
 server_pid=$!
 
 for _ in $(seq 50); do
@@ -185,7 +185,7 @@ server_pid=""
 grep -q "server stopped" "$work/server.log" || fail "no drain message in the log"
 # Changes of what the server reconstructs are in its log at info level, with their values.
 if [[ -n $detector_bin ]]; then
-  grep -qE "SetRefinement \(request [0-9]+ from .*\): ok: slice 2: 5 CGLS" "$work/server.log" \
+  grep -qE "set_refinement \(request [0-9]+ on the requests endpoint\): ok: slice 2: 5 CGLS" "$work/server.log" \
     || fail "the refinement request is not in the log: $(grep -i refine "$work/server.log")"
 fi
 echo "binaries smoke test passed"

@@ -198,6 +198,9 @@ TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
   ServerConfig viewer;
   EXPECT_NE(parse({"--recast3d", "tcp://*:5555"}, viewer).find("--recast3d"), std::string::npos)
       << "a viewer's address is connected to: no wildcard";
+  ServerConfig http;
+  EXPECT_NE(parse({"--http", "127.0.0.1:99999"}, http).find("not a port number"), std::string::npos)
+      << "--http is checked when parsed, not when the server starts";
 }
 
 TEST(ServerOptions, ListenSetsAllThreeEndpoints) {
