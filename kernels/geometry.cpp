@@ -128,6 +128,13 @@ std::string vector_problem(BeamKind beam, const ProjectionVector& vec) {
 
 }  // namespace
 
+std::string describe_box(const VolumeBox& box) {
+  std::ostringstream text;
+  text << "[" << box.min_mm.x << ", " << box.max_mm.x << "] x [" << box.min_mm.y << ", "
+       << box.max_mm.y << "] x [" << box.min_mm.z << ", " << box.max_mm.z << "] mm";
+  return text.str();
+}
+
 std::string validate_geometry(const ScanGeometry& geometry) {
   if (geometry.detector.rows <= 0 || geometry.detector.cols <= 0) {
     return "detector must have at least one row and one column";

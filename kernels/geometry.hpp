@@ -38,6 +38,8 @@ struct VolumeBox {
   Vec3 center() const { return 0.5 * (min_mm + max_mm); }
   Vec3 extent() const { return max_mm - min_mm; }
 };
+// "[-48, 48] x [-48, 48] x [-33, 33] mm", for messages.
+std::string describe_box(const VolumeBox& box);
 
 struct CircularParallelParams {
   std::vector<double> angles_rad;

@@ -1,6 +1,9 @@
 #include "kernels/grid_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <vector>
 
 namespace slicestream {
 
@@ -23,7 +26,7 @@ SliceOrientation from_normalized(const SliceOrientation& normalized, const Volum
                                      c + scale(normalized.base()));
 }
 
-std::array<SliceOrientation, 3> default_slices(const VolumeBox& box) {
+std::array<SliceOrientation, kDefaultSliceCount> default_slices(const VolumeBox& box) {
   // RECAST3D's defaults in normalised coordinates, mapped onto the box.
   const std::array<SliceOrientation, 3> normalized = {
       SliceOrientation::from_axes({0, 2, 0}, {0, 0, 2}, {0, -1, -1}),
@@ -32,6 +35,61 @@ std::array<SliceOrientation, 3> default_slices(const VolumeBox& box) {
   };
   return {from_normalized(normalized[0], box), from_normalized(normalized[1], box),
           from_normalized(normalized[2], box)};
+}
+
+std::pair<int, int> square_pixel_size(const SliceOrientation& orientation, int longer_side) {
+  const double width_mm = norm(orientation.x_axis());
+  const double height_mm = norm(orientation.y_axis());
+  const auto shorter = [longer_side](double short_mm, double long_mm) {
+    return std::max(1, static_cast<int>(std::lround(longer_side * short_mm / long_mm)));
+  };
+  if (width_mm >= height_mm) return {longer_side, shorter(height_mm, width_mm)};
+  return {shorter(width_mm, height_mm), longer_side};
+}
+
+bool slice_meets_box(const SliceOrientation& orientation, const VolumeBox& box) {
+  // Separating axes of a parallelogram and a box: the box's three axes, the slice's normal, and
+  // the cross products of the slice's two edges with the box's axes. They meet unless the
+  // projections onto one of these axes are apart.
+  const Vec3 x = orientation.x_axis();
+  const Vec3 y = orientation.y_axis();
+  const Vec3 corners[4] = {orientation.base(), orientation.base() + x, orientation.base() + y,
+                           orientation.base() + x + y};
+  const Vec3 center = box.center();
+  const Vec3 half = 0.5 * box.extent();
+  const Vec3 box_axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  std::vector<Vec3> axes(box_axes, box_axes + 3);
+  axes.push_back(cross(x, y));
+  for (const Vec3& e : box_axes) {
+    axes.push_back(cross(e, x));
+    axes.push_back(cross(e, y));
+  }
+  const double scale = std::max({norm(x), norm(y), norm(box.extent())});
+  for (const Vec3& axis : axes) {
+    if (norm(axis) <= 1e-12 * scale) continue;  // an edge parallel to a box axis
+    double low = dot(corners[0], axis);
+    double high = low;
+    for (const Vec3& corner : corners) {
+      low = std::min(low, dot(corner, axis));
+      high = std::max(high, dot(corner, axis));
+    }
+    const double reach =
+        half.x * std::abs(axis.x) + half.y * std::abs(axis.y) + half.z * std::abs(axis.z);
+    const double middle = dot(center, axis);
+    const double tolerance = 1e-9 * scale * norm(axis);
+    if (high < middle - reach - tolerance || low > middle + reach + tolerance) return false;
+  }
+  return true;
+}
+
+std::string describe(const SliceOrientation& orientation) {
+  const auto triple = [](const Vec3& v) {
+    std::ostringstream text;
+    text << "(" << v.x << ", " << v.y << ", " << v.z << ")";
+    return text.str();
+  };
+  return "x-axis " + triple(orientation.x_axis()) + " y-axis " + triple(orientation.y_axis()) +
+         " base " + triple(orientation.base()) + " mm";
 }
 
 std::string validate_orientation(const SliceOrientation& orientation) {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "kernels/geometry.hpp"
 #include "kernels/vec3.hpp"
@@ -21,10 +22,21 @@ struct SliceOrientation {
 
 // The three orthogonal slices through the box centre, in RECAST3D's default order:
 // 0: x = centre (y-z plane), 1: y = centre (x-z plane), 2: z = centre (x-y plane, axial).
-std::array<SliceOrientation, 3> default_slices(const VolumeBox& box);
+inline constexpr std::size_t kDefaultSliceCount = 3;
+std::array<SliceOrientation, kDefaultSliceCount> default_slices(const VolumeBox& box);
 
 // Maps RECAST3D's normalised [-1, 1]^3 orientation (its wire format) to the world box.
 SliceOrientation from_normalized(const SliceOrientation& normalized, const VolumeBox& box);
+
+// Width and height in pixels of a slice whose longer side has `longer_side` pixels and whose
+// pixels are square (the shorter side rounded, at least 1).
+std::pair<int, int> square_pixel_size(const SliceOrientation& orientation, int longer_side);
+
+// Whether the slice's rectangle and the box share any point (touching counts).
+bool slice_meets_box(const SliceOrientation& orientation, const VolumeBox& box);
+
+// "x-axis (96, 0, 0) y-axis (0, 96, 0) base (-48, -48, 0) mm", for messages and logs.
+std::string describe(const SliceOrientation& orientation);
 
 // Empty when valid: finite, non-zero and non-parallel axes.
 std::string validate_orientation(const SliceOrientation& orientation);

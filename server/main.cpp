@@ -18,9 +18,9 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <thread>
 
+#include "cli/version.hpp"
 #include "server/server.hpp"
 #include "server/server_options.hpp"
 #include "server/stats_report.hpp"
@@ -65,18 +65,14 @@ class StatsTimer {
 
  private:
   void report() {
-    const MetricsSnapshot now = server_.metrics();
-    for (const std::string& line :
-         format_stats(now, previous_ ? &*previous_ : nullptr, server_.counters())) {
+    for (const std::string& line : log_.report(server_.metrics(), server_.counters()))
       spdlog::info("{}", line);
-    }
-    previous_ = now;
   }
 
   boost::asio::steady_timer timer_;
   const Server& server_;
   std::chrono::duration<double> interval_;
-  std::optional<MetricsSnapshot> previous_;
+  StatsLog log_;
 };
 
 int run(const ServerConfig& config) {
@@ -129,7 +125,7 @@ int run(const ServerConfig& config) {
 
 int main(int argc, char** argv) {
   CLI::App app{"slicestream-server: real-time streaming tomographic reconstruction"};
-  app.set_version_flag("--version", std::string("slicestream-server ") + SLICESTREAM_VERSION);
+  cli::add_version_flag(app, "slicestream-server");
   ServerConfig config;
   add_server_options(app, config);
   CLI11_PARSE(app, argc, argv);
@@ -139,6 +135,6 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::info("slicestream-server {} starting", SLICESTREAM_VERSION);
+  spdlog::info("slicestream-server {} starting", cli::version());
   return run(config);
 }

@@ -18,21 +18,47 @@ namespace slicestream {
 namespace {
 
 CommandReply failure(StatusCode code, std::string message) {
-  return CommandReply{{code, std::move(message)}, std::nullopt, std::nullopt, std::nullopt};
+  CommandReply reply;
+  reply.status = Status{code, std::move(message)};
+  return reply;
 }
 
-// Checks that a GetSlice answer holds width x height values; otherwise the reply becomes an
-// INTERNAL error (the requester must never receive a payload that does not match its header).
-void check_slice(CommandReply& reply) {
-  if (!reply.status.ok() || !reply.slice) return;
-  const SliceImage& slice = *reply.slice;
-  const std::size_t expected = static_cast<std::size_t>(std::max(slice.width, 0)) *
-                               static_cast<std::size_t>(std::max(slice.height, 0));
-  if (slice.width > 0 && slice.height > 0 && slice.values.size() == expected) return;
-  reply =
-      failure(StatusCode::kInternal,
-              "the pipeline returned " + std::to_string(slice.values.size()) + " values for a " +
-                  std::to_string(slice.width) + " x " + std::to_string(slice.height) + " slice");
+std::size_t product(int a, int b, int c = 1) {
+  return static_cast<std::size_t>(std::max(a, 0)) * static_cast<std::size_t>(std::max(b, 0)) *
+         static_cast<std::size_t>(std::max(c, 0));
+}
+
+// Checks that a GetSlice answer holds width x height values and a GetVolume answer its planes;
+// otherwise the reply becomes an INTERNAL error (the requester must never receive a payload that
+// does not match its header).
+void check_payload(CommandReply& reply) {
+  if (!reply.status.ok()) return;
+  std::size_t size = 0, expected = 0;
+  std::string what;
+  if (reply.slice) {
+    const SliceImage& slice = *reply.slice;
+    size = slice.values.size();
+    expected = product(slice.width, slice.height);
+    what = "a " + std::to_string(slice.width) + " x " + std::to_string(slice.height) + " slice";
+  } else if (reply.volume) {
+    const VolumeChunk& chunk = *reply.volume;
+    size = chunk.values.size();
+    expected = product(chunk.size_x, chunk.size_y, chunk.plane_count);
+    what = std::to_string(chunk.plane_count) + " planes of " + std::to_string(chunk.size_x) +
+           " x " + std::to_string(chunk.size_y);
+  } else {
+    return;
+  }
+  if (expected > 0 && size == expected) return;
+  reply = failure(StatusCode::kInternal,
+                  "the pipeline returned " + std::to_string(size) + " values for " + what);
+}
+
+// Requests that change what the server reconstructs: logged at info level with their outcome
+// (which carries the values in force), so that a log says which settings made an image.
+bool changes_reconstruction(const std::string& kind) {
+  return kind == "set_slice" || kind == "remove_slice" || kind == "reset_slices" ||
+         kind == "set_parameters" || kind == "set_refinement";
 }
 
 // The status in the request counters: the wire name, e.g. "invalid_argument".
@@ -155,8 +181,11 @@ WireReply RequestDispatcher::refuse(const std::string& endpoint, std::uint64_t r
 }
 
 WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply reply) {
-  check_slice(reply);
-  if (!reply.status.ok()) {
+  check_payload(reply);
+  if (changes_reconstruction(ticket.kind)) {
+    spdlog::info("{} (request {} on the {} endpoint): {}: {}", ticket.kind, ticket.request_id,
+                 ticket.endpoint, status_label(reply.status.code), reply.status.message);
+  } else if (!reply.status.ok()) {
     spdlog::debug("{} request {}: {} {}", ticket.endpoint, ticket.request_id,
                   v1::StatusCode_Name(to_wire(reply.status.code)), reply.status.message);
   }
@@ -170,6 +199,7 @@ WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply re
     wire.values = std::move(reply.slice->values);
     wire.memory = std::move(reply.slice->memory);
   }
+  if (reply.status.ok() && reply.volume) wire.values = std::move(reply.volume->values);
   return wire;
 }
 

@@ -5,6 +5,10 @@
 #include <vector>
 
 #include "server/capture/capture_options.hpp"
+#include "cli/config_file_check.hpp"
+#include "cli/endpoint_options.hpp"
+#include "cli/number_checks.hpp"
+#include "server/http/http_endpoint.hpp"
 #include "server/tomop_options.hpp"
 
 namespace slicestream {
@@ -67,18 +71,32 @@ CLI::Validator checked_by(std::string (*problem)(double)) {
       "");
 }
 
-const CLI::Validator kNonNegative = CLI::NonNegativeNumber;
-const CLI::Validator kPositive = CLI::PositiveNumber;
+const CLI::Validator kNonNegative = cli::non_negative();
+const CLI::Validator kPositive = cli::positive();
 
 void add_endpoint_options(CLI::App& app, ServerConfig& config) {
   const char* group = "Endpoints";
-  app.add_option("--data", config.endpoints.data, "data endpoint (PULL, detector frames in)")
-      ->group(group);
-  app.add_option("--slices", config.endpoints.slices,
-                 "slices endpoint (PUB: slices, preview, events out)")
-      ->group(group);
-  app.add_option("--requests", config.endpoints.requests,
-                 "requests endpoint (ROUTER: requests and replies)")
+  const CLI::Validator bindable = cli::endpoint_check(cli::EndpointRole::kBind);
+  EndpointAddresses& e = config.endpoints;
+  CLI::Option* data = app.add_option("--data", e.data, "data endpoint (PULL, detector frames in)")
+                          ->check(bindable)
+                          ->group(group);
+  CLI::Option* slices =
+      app.add_option("--slices", e.slices, "slices endpoint (PUB: slices, preview, events out)")
+          ->check(bindable)
+          ->group(group);
+  CLI::Option* requests =
+      app.add_option("--requests", e.requests, "requests endpoint (ROUTER: requests and replies)")
+          ->check(bindable)
+          ->group(group);
+  cli::add_server_address_option(
+      app, "--listen", cli::EndpointRole::kBind,
+      {{cli::ServerEndpoint::kData, data, &e.data},
+       {cli::ServerEndpoint::kSlices, slices, &e.slices},
+       {cli::ServerEndpoint::kRequests, requests, &e.requests}},
+      "all three endpoints from one address: HOST[:PORT] binds data, slices and requests on "
+      "PORT, PORT+1, PORT+2 (default 5570), ipc://DIR on DIR/data, DIR/slices, DIR/requests; "
+      "--data, --slices and --requests override it")
       ->group(group);
   app.add_option("--data-hwm", config.data_hwm,
                  "messages buffered at the data socket before the detector is pushed back")
@@ -109,6 +127,17 @@ void add_http_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--http", h.listen,
                  "host:port to serve the viewer, metrics and WebSocket on (port 0: any free "
                  "one), or off")
+      ->check(CLI::Validator(
+          [](std::string& listen) -> std::string {
+            if (listen == "off") return {};
+            try {
+              parse_listen_address(listen);  // the endpoint's own parser, at parse time
+            } catch (const std::exception& error) {
+              return error.what();
+            }
+            return {};
+          },
+          "HOST:PORT", "http listen address"))
       ->group(group);
   app.add_option("--http-root", h.root,
                  "folder of the viewer's files (default: found next to the program)")
@@ -265,6 +294,7 @@ void add_limit_options(CLI::App& app, ServerConfig& config) {
 void add_server_options(CLI::App& app, ServerConfig& config) {
   app.option_defaults()->always_capture_default();
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
+  cli::require_known_config_keys(app);
   add_endpoint_options(app, config);
   add_security_options(app, config);
   add_http_options(app, config);

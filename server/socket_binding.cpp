@@ -2,15 +2,18 @@
 
 #include <stdexcept>
 
+#include "cli/endpoint_address.hpp"
+
 namespace slicestream {
 
 std::string bind_endpoint(zmq::socket_t& socket, const std::string& address,
                           const std::string& endpoint_name, const ServerSecurity& security) {
-  const bool known_transport = address.rfind("tcp://", 0) == 0 || address.rfind("ipc://", 0) == 0 ||
-                               address.rfind("inproc://", 0) == 0;
-  if (!known_transport) {
-    throw std::runtime_error("the " + endpoint_name + " endpoint address '" + address +
-                             "' must start with tcp://, ipc:// or inproc://");
+  // Flags are checked when they are parsed; servers built by other code (tests, embedders) are
+  // checked here, where inproc:// also makes sense.
+  const std::string problem =
+      cli::endpoint_problem(address, cli::EndpointRules{cli::EndpointRole::kBind, true});
+  if (!problem.empty()) {
+    throw std::runtime_error("the " + endpoint_name + " endpoint address " + problem);
   }
   secure_server_socket(socket, security, endpoint_name);
   try {

@@ -88,4 +88,20 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
   return lines;
 }
 
+std::vector<std::string> StatsLog::report(const MetricsSnapshot& now,
+                                          const CounterMap& server_counters) {
+  std::vector<std::string> lines =
+      format_stats(now, previous_ ? &*previous_ : nullptr, server_counters);
+  previous_ = now;
+  const bool idle = lines.size() == 1 && lines[0].rfind("idle", 0) == 0;
+  if (!idle) {
+    idle_logged_at_s_.reset();
+    return lines;
+  }
+  if (idle_logged_at_s_ && now.uptime_s - *idle_logged_at_s_ < idle_heartbeat_s_) return {};
+  idle_logged_at_s_ = now.uptime_s;
+  lines[0] += fmt::format(" (logged again in {:g} s unless something happens)", idle_heartbeat_s_);
+  return lines;
+}
+
 }  // namespace slicestream

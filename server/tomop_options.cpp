@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "cli/endpoint_options.hpp"
+#include "cli/number_checks.hpp"
 #include "server/recast3d_bridge.hpp"
 
 namespace slicestream::tomop {
@@ -11,6 +13,7 @@ void add_tomop_options(CLI::App& app, TomopConfig& config) {
   app.add_option(
          "--tomop-data", config.data,
          "bind a tomop data port for the RECAST3D adapters, e.g. tcp://*:5558 (empty: none)")
+      ->check(cli::endpoint_check(cli::EndpointRole::kBind))
       ->group(group);
   app.add_option_function<std::string>(
          "--tomop-data-socket",
@@ -24,17 +27,19 @@ void add_tomop_options(CLI::App& app, TomopConfig& config) {
   app.add_option("--recast3d", viewer.requests,
                  "act as SliceRecon toward the RECAST3D viewer whose REP socket is here, e.g. "
                  "tcp://localhost:5555 (empty: none)")
+      ->check(cli::endpoint_check(cli::EndpointRole::kConnect))
       ->group(group);
   app.add_option("--recast3d-updates", viewer.updates,
                  "the viewer's PUB socket (default: the --recast3d host, port + 1)")
+      ->check(cli::endpoint_check(cli::EndpointRole::kConnect))
       ->group(group);
   app.add_option("--recast3d-rate", viewer.rate_hz,
                  "most SliceData per slice per second sent to the viewer, latest wins (0: all)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(group);
   app.add_option("--recast3d-slice-size", viewer.slice_size,
                  "pixels of the longer side of a viewer's slice (0: as --slice-size)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(group);
 }
 

@@ -8,7 +8,16 @@ DataSender::DataSender(const std::string& endpoint, int send_hwm, const ClientSe
     : context_(1), socket_(context_, zmq::socket_type::push) {
   socket_.set(zmq::sockopt::sndhwm, send_hwm);
   secure_client_socket(socket_, security);
+  watch_ = std::make_unique<ConnectionWatch>(socket_);
   socket_.connect(endpoint);
+}
+
+bool DataSender::wait_for_server(int timeout_ms) {
+  return watch_ ? watch_->wait_connected(timeout_ms) : false;
+}
+
+ConnectionState DataSender::connection() {
+  return watch_ ? watch_->state() : final_state_;
 }
 
 void DataSender::send_header(const v1::DataHeader& header, bool more) {
@@ -41,6 +50,8 @@ void DataSender::send_scan_end(const v1::ScanEnd& scan_end) {
 }
 
 void DataSender::close(int timeout_ms) {
+  if (watch_) final_state_ = watch_->state();
+  watch_.reset();
   socket_.set(zmq::sockopt::linger, timeout_ms);
   socket_.close();
 }

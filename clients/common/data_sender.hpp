@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include <zmq.hpp>
 
 #include "clients/common/client_security.hpp"
+#include "clients/common/connection_watch.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream::client {
@@ -22,6 +24,12 @@ class DataSender {
   void send_frame(const v1::Frame& frame, const void* pixels, std::size_t bytes);
   void send_scan_end(const v1::ScanEnd& scan_end);
 
+  // Waits up to `timeout_ms` for a server to complete the connection (ZeroMQ queues messages for
+  // an address nobody listens on without a word); true when one did.
+  bool wait_for_server(int timeout_ms);
+  // Handshakes, refused handshakes and lost connections so far (ConnectionWatch).
+  ConnectionState connection();
+
   // Waits up to `timeout_ms` for queued messages to leave (ZMQ_LINGER on close).
   void close(int timeout_ms = 10000);
 
@@ -30,6 +38,8 @@ class DataSender {
 
   zmq::context_t context_;
   zmq::socket_t socket_;
+  std::unique_ptr<ConnectionWatch> watch_;  // closed before the socket
+  ConnectionState final_state_;             // after close()
 };
 
 }  // namespace slicestream::client

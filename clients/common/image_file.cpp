@@ -43,6 +43,21 @@ void commit(const std::string& temporary, const std::string& path) {
 // Silences libtiff's default stderr handlers; failures are reported by return codes instead.
 void quiet_tiff_handler(const char*, const char*, va_list) {}
 
+constexpr double kMmPerCm = 10;
+
+void set_metadata_tags(TIFF* tiff, const ImageMetadata& metadata) {
+  TIFFSetField(tiff, TIFFTAG_SOFTWARE, "slicestream");
+  if (metadata.pixel_width_mm > 0 && metadata.pixel_height_mm > 0) {
+    TIFFSetField(tiff, TIFFTAG_RESOLUTIONUNIT, RESUNIT_CENTIMETER);
+    TIFFSetField(tiff, TIFFTAG_XRESOLUTION, static_cast<float>(kMmPerCm / metadata.pixel_width_mm));
+    TIFFSetField(tiff, TIFFTAG_YRESOLUTION,
+                 static_cast<float>(kMmPerCm / metadata.pixel_height_mm));
+  }
+  if (!metadata.description.empty()) {
+    TIFFSetField(tiff, TIFFTAG_IMAGEDESCRIPTION, metadata.description.c_str());
+  }
+}
+
 }  // namespace
 
 ImageFormat image_format_for(const std::string& path) {
@@ -71,16 +86,17 @@ ContrastWindow auto_contrast(const std::vector<float>& values, double low_percen
   return {percentile(low_percent), percentile(high_percent)};
 }
 
-void write_image(const std::string& path, int width, int height, const std::vector<float>& values) {
+void write_image(const std::string& path, int width, int height, const std::vector<float>& values,
+                 const ImageMetadata& metadata) {
   if (image_format_for(path) == ImageFormat::kTiffFloat32) {
-    write_tiff_float32(path, width, height, values);
+    write_tiff_float32(path, width, height, values, metadata);
   } else {
     write_png_8bit(path, width, height, values, auto_contrast(values));
   }
 }
 
 void write_tiff_float32(const std::string& path, int width, int height,
-                        const std::vector<float>& values) {
+                        const std::vector<float>& values, const ImageMetadata& metadata) {
   check_size(path, width, height, values);
   TIFFSetErrorHandler(quiet_tiff_handler);
   TIFFSetWarningHandler(quiet_tiff_handler);
@@ -97,6 +113,7 @@ void write_tiff_float32(const std::string& path, int width, int height,
   TIFFSetField(tiff, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
   TIFFSetField(tiff, TIFFTAG_ORIENTATION, ORIENTATION_TOPLEFT);
   TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(tiff, 0));
+  set_metadata_tags(tiff, metadata);
   bool ok = true;
   std::vector<float> row(static_cast<std::size_t>(width));
   for (int r = 0; r < height && ok; ++r) {

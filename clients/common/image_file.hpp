@@ -26,10 +26,20 @@ struct ContrastWindow {
 ContrastWindow auto_contrast(const std::vector<float>& values, double low_percent = 0.5,
                              double high_percent = 99.5);
 
+// What a float TIFF says about its pixels besides their values: the pixel size as the standard
+// resolution tags (pixels per centimetre) and the rest as JSON in ImageDescription
+// (slice_metadata.hpp fills it from a slice's header). PNGs carry none of it.
+struct ImageMetadata {
+  double pixel_width_mm = 0;  // 0: unknown, no resolution tags
+  double pixel_height_mm = 0;
+  std::string description;  // ImageDescription; empty: none
+};
+
 // width * height values, x fastest, row 0 at the bottom. Throws ClientError on failure.
-void write_image(const std::string& path, int width, int height, const std::vector<float>& values);
+void write_image(const std::string& path, int width, int height, const std::vector<float>& values,
+                 const ImageMetadata& metadata = {});
 void write_tiff_float32(const std::string& path, int width, int height,
-                        const std::vector<float>& values);
+                        const std::vector<float>& values, const ImageMetadata& metadata = {});
 void write_png_8bit(const std::string& path, int width, int height,
                     const std::vector<float>& values, ContrastWindow window);
 

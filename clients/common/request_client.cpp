@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include <sstream>
 #include <zmq_addon.hpp>
@@ -10,6 +12,31 @@
 namespace slicestream::client {
 
 namespace {
+
+// The payload a reply announces: GetSlice's slice, GetVolume's chunk of planes.
+struct PayloadShape {
+  std::size_t values = 0;
+  std::string request;
+  std::string what;
+};
+std::optional<PayloadShape> payload_shape(const Response& response) {
+  if (!response.ok()) return std::nullopt;
+  if (response.reply.has_slice()) {
+    const auto& slice = response.reply.slice();
+    return PayloadShape{std::size_t{slice.width()} * std::size_t{slice.height()}, "GetSlice",
+                        std::to_string(slice.width()) + " x " + std::to_string(slice.height())};
+  }
+  if (response.reply.has_volume_chunk()) {
+    const auto& chunk = response.reply.volume_chunk();
+    return PayloadShape{std::size_t{chunk.size_x()} * std::size_t{chunk.size_y()} *
+                            std::size_t{chunk.plane_count()},
+                        "GetVolume",
+                        std::to_string(chunk.plane_count()) + " planes of " +
+                            std::to_string(chunk.size_x()) + " x " +
+                            std::to_string(chunk.size_y())};
+  }
+  return std::nullopt;
+}
 
 constexpr std::uint32_t kProtocolVersion = 1;
 
@@ -91,16 +118,14 @@ Response RequestClient::receive_reply(std::uint64_t request_id) {
       continue;  // stale (cannot happen after a reconnect, kept as a guard)
     }
     const std::size_t payload_parts = parts.size() - first - 1;
-    if (response.ok() && response.reply.has_slice()) {
-      const auto& slice = response.reply.slice();
-      const std::size_t expected =
-          std::size_t{slice.width()} * std::size_t{slice.height()} * sizeof(float);
+    const std::optional<PayloadShape> shape = payload_shape(response);
+    if (shape) {
+      const std::size_t expected = shape->values * sizeof(float);
       if (payload_parts != 1 || parts[first + 1].size() != expected) {
-        throw ProtocolError("GetSlice reply from " + endpoint_ + " lacks its " +
-                            std::to_string(slice.width()) + " x " + std::to_string(slice.height()) +
-                            " float32 payload");
+        throw ProtocolError(shape->request + " reply from " + endpoint_ + " lacks its " +
+                            shape->what + " float32 payload");
       }
-      response.values.resize(expected / sizeof(float));
+      response.values.resize(shape->values);
       std::memcpy(response.values.data(), parts[first + 1].data(), expected);
     } else if (payload_parts != 0) {
       throw ProtocolError("unexpected payload part in a reply from " + endpoint_);
@@ -110,19 +135,26 @@ Response RequestClient::receive_reply(std::uint64_t request_id) {
 }
 
 Response RequestClient::set_slice(std::uint32_t slice_id, const Orientation& orientation,
-                                  std::uint32_t width, std::uint32_t height) {
+                                  std::uint32_t width, std::uint32_t height, bool box_coordinates) {
   v1::Request request;
   v1::SetSlice* body = request.mutable_set_slice();
   body->set_slice_id(slice_id);
   set_orientation(orientation, body->mutable_orientation());
   body->set_width(width);
   body->set_height(height);
+  body->set_box_coordinates(box_coordinates);
   return call(std::move(request));
 }
 
 Response RequestClient::remove_slice(std::uint32_t slice_id) {
   v1::Request request;
   request.mutable_remove_slice()->set_slice_id(slice_id);
+  return call(std::move(request));
+}
+
+Response RequestClient::reset_slices() {
+  v1::Request request;
+  request.mutable_reset_slices();
   return call(std::move(request));
 }
 
@@ -133,6 +165,12 @@ Response RequestClient::get_slice(const Orientation& orientation, std::uint32_t 
   set_orientation(orientation, body->mutable_orientation());
   body->set_width(width);
   body->set_height(height);
+  return call(std::move(request));
+}
+
+Response RequestClient::get_volume(const v1::GetVolume& chunk) {
+  v1::Request request;
+  *request.mutable_get_volume() = chunk;
   return call(std::move(request));
 }
 

@@ -22,7 +22,8 @@ namespace slicestream::client {
 
 struct Response {
   v1::Reply reply;
-  std::vector<float> values;  // GetSlice: width * height, row 0 at the bottom, x fastest
+  std::vector<float> values;  // GetSlice: width * height, row 0 at the bottom, x fastest;
+                              // GetVolume: plane_count * size_y * size_x, x fastest
   bool ok() const { return reply.code() == v1::STATUS_CODE_OK; }
 };
 
@@ -39,10 +40,15 @@ class RequestClient {
   // a normal Response (check ok(), reply.message()); throws TimeoutError / ProtocolError.
   Response call(v1::Request request);
 
+  // box_coordinates: `orientation` is in the box's normalised coordinates [-1, 1]^3 and the slice
+  // follows every scan's box.
   Response set_slice(std::uint32_t slice_id, const Orientation& orientation, std::uint32_t width,
-                     std::uint32_t height);
+                     std::uint32_t height, bool box_coordinates = false);
   Response remove_slice(std::uint32_t slice_id);
+  Response reset_slices();
   Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
+  // One chunk of planes of a volume (GetVolume).
+  Response get_volume(const v1::GetVolume& chunk);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);
   // iterations 0: residual only; enabled false switches the slice's refinement off.

@@ -52,7 +52,8 @@ bool ScanProgress::operator==(const ScanProgress& other) const {
   return server_scan_id == other.server_scan_id && scan_state == other.scan_state &&
          frames_accepted == other.frames_accepted &&
          projections_integrated == other.projections_integrated &&
-         scans_started == other.scans_started && discards == other.discards;
+         scans_started == other.scans_started && discards == other.discards &&
+         own_record == other.own_record && ended == other.ended;
 }
 
 const char* to_string(ScanOutcome outcome) {
@@ -102,11 +103,27 @@ ScanProgress ScanConfirmer::progress_of(const v1::StatusReport& status) const {
   ScanProgress p;
   p.server_scan_id = status.scan_id();
   p.scan_state = status.scan_state();
+  p.scans_started = since(counter(status, "scans_started"), counter(baseline_, "scans_started"));
+  const std::uint64_t baseline_number = counter(baseline_, "scans_started");
+  for (const v1::ScanRecord& record : status.recent_scans()) {
+    // The newest record of this id that started after the baseline.
+    if (record.scan_id() != scan_id_ || record.number() <= baseline_number) continue;
+    p.own_record = true;
+    // Ended at the ingest, and through the reconstruct stage: the counts are final.
+    p.ended = record.ended() && record.reconstructed();
+    p.end_reason = record.end_reason();
+    p.superseded_by = record.superseded_by();
+    p.frames_accepted =
+        record.darks_accepted() + record.flats_accepted() + record.projections_accepted();
+    p.projections_integrated = record.projections_integrated();
+    p.discards =
+        std::map<std::string, std::uint64_t>(record.discards().begin(), record.discards().end());
+  }
+  if (p.own_record) return p;
   p.frames_accepted =
       since(counter(status, "frames_received"), counter(baseline_, "frames_received"));
   p.projections_integrated = since(counter(status, "projections_integrated"),
                                    counter(baseline_, "projections_integrated"));
-  p.scans_started = since(counter(status, "scans_started"), counter(baseline_, "scans_started"));
   for (const auto& [reason, count] : status.discards()) {
     const auto it = baseline_.discards().find(reason);
     const std::uint64_t grown = since(count, it == baseline_.discards().end() ? 0 : it->second);
@@ -161,7 +178,19 @@ ScanConfirmation ScanConfirmer::wait(std::uint64_t frames_sent, const ConfirmWai
       last_error = error.what();
     }
     result.seconds = seconds_between(start, Clock::now());
-    if (answered) {
+    if (answered && result.progress.own_record) {
+      const ScanProgress& p = result.progress;
+      seen_ours = true;
+      if (p.ended && p.end_reason == "superseded") {
+        result.outcome = ScanOutcome::kSuperseded;
+        break;
+      }
+      if (p.ended) {
+        result.outcome =
+            p.frames_accepted >= frames_sent ? ScanOutcome::kConfirmed : ScanOutcome::kIncomplete;
+        break;
+      }
+    } else if (answered) {
       const ScanProgress& p = result.progress;
       const bool ours = p.server_scan_id == scan_id_ && p.scans_started > 0;
       seen_ours = seen_ours || ours;
@@ -187,7 +216,9 @@ ScanConfirmation ScanConfirmer::wait(std::uint64_t frames_sent, const ConfirmWai
   const std::string scan = "scan " + std::to_string(scan_id_);
   const std::string accepted =
       std::to_string(p.frames_accepted) + " of " + std::to_string(frames_sent) + " frames accepted";
-  const std::string discards = "discards since the scan began: " + describe_discards(p.discards);
+  const std::string discards =
+      (p.own_record ? "its messages refused: " : "discards since the scan began: ") +
+      describe_discards(p.discards);
   std::ostringstream message;
   switch (result.outcome) {
     case ScanOutcome::kConfirmed:
@@ -198,18 +229,30 @@ ScanConfirmation ScanConfirmer::wait(std::uint64_t frames_sent, const ConfirmWai
       if (!p.discards.empty()) message << "; " << discards;
       break;
     case ScanOutcome::kIncomplete:
-      message << "the server ended " << scan << " but accepted only " << accepted << "; "
-              << discards;
+      message << "the server ended " << scan << " but accepted only " << accepted << " ("
+              << p.projections_integrated << " projections integrated); " << discards;
       break;
     case ScanOutcome::kSuperseded:
-      message << "the server moved on to scan " << p.server_scan_id << " before it confirmed the "
-              << "end of " << scan << " (" << accepted << "; " << discards << ")";
+      if (p.own_record) {
+        message << "the server ended " << scan << " when scan " << p.superseded_by
+                << " began (superseded) with " << accepted << " and " << p.projections_integrated
+                << " projections integrated; " << discards;
+      } else {
+        message << "the server moved on to scan " << p.server_scan_id
+                << " before it confirmed the end of " << scan << " (" << accepted << "; "
+                << discards << ")";
+      }
       break;
     case ScanOutcome::kTimedOut:
       message << "no confirmation of the end of " << scan << " from the server at " << endpoint()
               << " after " << format_seconds(result.seconds);
       if (!result.answered) {
         message << ": it did not answer GetStatus";
+      } else if (p.own_record) {
+        message << " (" << format_seconds(seconds_between(last_change, Clock::now()))
+                << " without progress): " << scan << " has not ended there (no ScanEnd read), "
+                << accepted << ", " << p.projections_integrated << " projections integrated; "
+                << discards;
       } else {
         message << " (" << format_seconds(seconds_between(last_change, Clock::now()))
                 << " without progress): its scan is " << p.server_scan_id << " ("

@@ -6,13 +6,15 @@
 // zeromq/libzmq#4660), so the end of the scan, its last frames and the ScanEnd, would be lost and
 // the scan never end. ZeroMQ's linger does not help: it only waits until the data is in the kernel.
 //
-// The confirmation reuses GetStatus (no extra protocol): the StatusReport names the server's
-// current scan and its state, and its counters count frames accepted since the server started.
-// begin() takes a baseline before the ScanBegin; the scan is confirmed once the server reports it
-// as its scan in state "ended" after having started a scan since the baseline (so that a reused
-// scan id cannot confirm an older scan), with at least as many frames accepted since the baseline
-// as were sent. The server handles a ScanEnd after every frame before it on the same connection,
-// so by then it has read everything.
+// The confirmation reuses GetStatus (no extra protocol): the StatusReport's recent_scans hold a
+// record of each recent scan (frames accepted and integrated, messages refused, how it ended).
+// begin() takes a baseline before the ScanBegin; the scan's record is the one with its id that
+// started after the baseline (so that a reused scan id cannot confirm an older scan). The scan is
+// confirmed once its record says it ended by its ScanEnd with at least as many frames accepted as
+// were sent; a record that says another scan's ScanBegin ended it is "superseded" at once, with
+// the scan's own counts. The server handles a ScanEnd after every frame before it on the same
+// connection, so by then it has read everything. A server without recent_scans is judged by its
+// current scan and its counters since the baseline.
 #pragma once
 
 #include <atomic>
@@ -25,7 +27,8 @@
 
 namespace slicestream::client {
 
-// Where the server stands, from one GetStatus, counted from the baseline.
+// Where the server stands, from one GetStatus: with `own_record`, the counts are the scan's own
+// (its record in recent_scans); without, counted from the baseline.
 struct ScanProgress {
   std::uint64_t server_scan_id = 0;   // the server's current (or last) scan
   std::string scan_state;             // "idle", "calibrating", "reconstructing", "ended"
@@ -33,6 +36,10 @@ struct ScanProgress {
   std::uint64_t projections_integrated = 0;
   std::uint64_t scans_started = 0;
   std::map<std::string, std::uint64_t> discards;  // by reason, only those that grew
+  bool own_record = false;                        // the server has a record of this scan
+  bool ended = false;  // own_record: the scan has ended and its counts are final (reconstructed)
+  std::string end_reason;  // own_record: "scan_end" or "superseded"
+  std::uint64_t superseded_by = 0;
 
   bool operator==(const ScanProgress& other) const;
   bool operator!=(const ScanProgress& other) const { return !(*this == other); }

@@ -42,7 +42,7 @@ void add_capture_command(CLI::App& app, const CtlContext& context, int* status) 
 
   auto send = [&context, status](bool enabled, const std::string& text) {
     *status = guarded("capture", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.set_capture(enabled, text);
       if (!reply_ok(response, "capture")) return kExitReplyError;
       std::cout << response.reply.message() << "\n";
@@ -54,7 +54,7 @@ void add_capture_command(CLI::App& app, const CtlContext& context, int* status) 
   stop->callback([send] { send(false, {}); });
   show->callback([&context, status] {
     *status = guarded("capture", [&] {
-      client::RequestClient client(context.requests, context.timeout_ms());
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const client::Response response = client.get_status();
       if (!reply_ok(response, "capture status")) return kExitReplyError;
       if (!response.reply.status().has_capture()) {

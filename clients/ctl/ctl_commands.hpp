@@ -39,5 +39,6 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status);
 void add_refine_command(CLI::App& app, const CtlContext& context, int* status);
 void add_capture_command(CLI::App& app, const CtlContext& context, int* status);
 void add_keygen_command(CLI::App& app, int* status);
+void add_volume_command(CLI::App& app, const CtlContext& context, int* status);
 
 }  // namespace slicestream::ctl

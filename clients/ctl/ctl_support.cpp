@@ -104,11 +104,6 @@ v1::WindowMode parse_mode(const std::string& text) {
   throw CLI::ValidationError("--mode", "'" + text + "' is not one of sliding, rotation");
 }
 
-std::string filter_name(v1::FilterWindow window) {
-  const std::string name = v1::FilterWindow_Name(window);
-  return lower_dashed(name.substr(std::string("FILTER_WINDOW_").size()));
-}
-
 std::string mode_name(v1::WindowMode mode) {
   return mode == v1::WINDOW_MODE_PER_ROTATION ? "rotation" : "sliding";
 }

@@ -22,8 +22,7 @@ v1::FilterWindow parse_filter(const std::string& text);
 // "sliding" or "rotation".
 v1::WindowMode parse_mode(const std::string& text);
 
-// Names as users type them, for printing.
-std::string filter_name(v1::FilterWindow window);
+// Names as users type them, for printing (filters: client::filter_name).
 std::string mode_name(v1::WindowMode mode);
 
 // Prints a non-OK reply (code, message, reason) to stderr and returns whether it was OK.

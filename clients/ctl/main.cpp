@@ -5,17 +5,34 @@
 // own codes for bad arguments.
 #include <CLI/CLI.hpp>
 
+#include "cli/endpoint_options.hpp"
+#include "cli/number_checks.hpp"
+#include "cli/version.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 
 int main(int argc, char** argv) {
   using namespace slicestream::ctl;
   CLI::App app{"slicestream-ctl: control client of slicestream-server"};
   CtlContext context;
-  app.add_option("--requests", context.requests, "the server's requests endpoint")
-      ->capture_default_str();
-  app.add_option("--slices", context.slices, "the server's slices endpoint")->capture_default_str();
+  namespace cli = slicestream::cli;
+  cli::add_version_flag(app, "slicestream-ctl");
+  const CLI::Validator connectable = cli::endpoint_check(cli::EndpointRole::kConnect);
+  CLI::Option* requests =
+      app.add_option("--requests", context.requests, "the server's requests endpoint")
+          ->check(connectable)
+          ->capture_default_str();
+  CLI::Option* slices = app.add_option("--slices", context.slices, "the server's slices endpoint")
+                            ->check(connectable)
+                            ->capture_default_str();
+  cli::add_server_address_option(
+      app, "--server", cli::EndpointRole::kConnect,
+      {{cli::ServerEndpoint::kRequests, requests, &context.requests},
+       {cli::ServerEndpoint::kSlices, slices, &context.slices}},
+      "the server's endpoints from one address: HOST[:PORT] (requests on PORT+2, slices on "
+      "PORT+1; default port 5570) or ipc://DIR (DIR/requests, DIR/slices); --requests and "
+      "--slices override it");
   app.add_option("--timeout", context.timeout_s, "seconds to wait for a reply")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str();
   app.add_option("--server-key", context.server_key_file,
                  "CURVE: the server's public key file (a server started with --curve-secret-key)")
@@ -33,6 +50,7 @@ int main(int argc, char** argv) {
   add_refine_command(app, context, &status);
   add_capture_command(app, context, &status);
   add_keygen_command(app, &status);
+  add_volume_command(app, context, &status);
   CLI11_PARSE(app, argc, argv);
   return status;
 }

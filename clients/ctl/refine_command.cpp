@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/number_checks.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
 #include "wire/wire_text.hpp"
@@ -34,7 +35,7 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
   command
       ->add_option("--interval", options->interval_s,
                    "seconds between refinements at most (0: whenever new projections arrived)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->capture_default_str();
   command->add_flag("--off", options->off, "switch the slice's refinement off");
   command->callback([&context, options, status] {

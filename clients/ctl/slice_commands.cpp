@@ -1,4 +1,4 @@
-// slice (one-shot GetSlice to image files), set-slice, remove-slice.
+// slice (one-shot GetSlice to image files), set-slice, remove-slice, reset-slices.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "clients/common/image_file.hpp"
+#include "clients/common/slice_metadata.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
 
@@ -57,7 +58,7 @@ int run_slice(const CtlContext& context, const SliceOptions& options) {
   for (const std::string& out : options.outputs) {
     try {
       client::write_image(out, static_cast<int>(header.width()), static_cast<int>(header.height()),
-                          response.values);
+                          response.values, client::slice_metadata(header));
     } catch (const client::ClientError& error) {
       std::cerr << "slicestream-ctl slice: " << error.what() << "\n";
       return kExitFileError;
@@ -107,23 +108,28 @@ void add_slice_commands(CLI::App& app, const CtlContext& context, int* status) {
     std::uint32_t id = 0;
     std::string orientation;
     std::string size;
+    bool box = false;
   };
   auto set_options = std::make_shared<SetOptions>();
   CLI::App* set = app.add_subcommand("set-slice", "create or move a live slice (SetSlice)");
   set->add_option("--id", set_options->id, "slice id")->required();
   set->add_option("--orientation", set_options->orientation,
-                  "9 numbers: x-axis, y-axis, base point (world mm)")
+                  "9 numbers: x-axis, y-axis, base point (world mm; with --box in the box's "
+                  "coordinates, -1..1 on each axis)")
       ->required();
   set->add_option("--size", set_options->size, "W,H in pixels")->required();
+  set->add_flag("--box", set_options->box,
+                "the orientation is in box coordinates (RECAST3D's [-1, 1]^3): the slice follows "
+                "every scan's box; without it a slice stays where it is in world mm");
   set->callback([&context, set_options, status] {
     const client::Orientation orientation = parse_orientation(set_options->orientation);
     const auto [width, height] = parse_size(set_options->size);
     *status = guarded("set-slice", [&] {
       client::RequestClient client(context.requests, context.timeout_ms(), context.security());
-      if (!reply_ok(client.set_slice(set_options->id, orientation, width, height), "set-slice")) {
-        return kExitReplyError;
-      }
-      std::cout << "slice " << set_options->id << " set (" << width << " x " << height << ")\n";
+      const client::Response response =
+          client.set_slice(set_options->id, orientation, width, height, set_options->box);
+      if (!reply_ok(response, "set-slice")) return kExitReplyError;
+      std::cout << response.reply.message() << "\n";
       return kExitOk;
     });
   });
@@ -134,8 +140,22 @@ void add_slice_commands(CLI::App& app, const CtlContext& context, int* status) {
   remove->callback([&context, remove_id, status] {
     *status = guarded("remove-slice", [&] {
       client::RequestClient client(context.requests, context.timeout_ms(), context.security());
-      if (!reply_ok(client.remove_slice(*remove_id), "remove-slice")) return kExitReplyError;
-      std::cout << "slice " << *remove_id << " removed\n";
+      const client::Response response = client.remove_slice(*remove_id);
+      if (!reply_ok(response, "remove-slice")) return kExitReplyError;
+      std::cout << response.reply.message() << "\n";
+      return kExitOk;
+    });
+  });
+
+  CLI::App* reset = app.add_subcommand(
+      "reset-slices",
+      "remove every client slice and bring back the default slices 0, 1, 2 (ResetSlices)");
+  reset->callback([&context, status] {
+    *status = guarded("reset-slices", [&] {
+      client::RequestClient client(context.requests, context.timeout_ms(), context.security());
+      const client::Response response = client.reset_slices();
+      if (!reply_ok(response, "reset-slices")) return kExitReplyError;
+      std::cout << response.reply.message() << "\n";
       return kExitOk;
     });
   });

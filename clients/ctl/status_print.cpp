@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "clients/common/slice_metadata.hpp"
 #include "clients/ctl/ctl_support.hpp"
 #include "wire/wire_text.hpp"
 
@@ -21,6 +22,85 @@ std::string latency(const v1::Latency& l) {
 std::string triple(const v1::SliceOrientation& o, int first) {
   return fmt::format("({:g}, {:g}, {:g})", o.values(first), o.values(first + 1),
                      o.values(first + 2));
+}
+
+std::string box(const v1::VolumeBox& b) {
+  return fmt::format("[{:g}, {:g}] x [{:g}, {:g}] x [{:g}, {:g}] mm", b.min_mm().x(),
+                     b.max_mm().x(), b.min_mm().y(), b.max_mm().y(), b.min_mm().z(),
+                     b.max_mm().z());
+}
+
+// The record of the current scan (the newest with its id).
+const v1::ScanRecord* current_record(const v1::StatusReport& s) {
+  const v1::ScanRecord* found = nullptr;
+  for (const v1::ScanRecord& record : s.recent_scans()) {
+    if (record.scan_id() == s.scan_id()) found = &record;
+  }
+  return found;
+}
+
+// "2.5 s ago", "no frame yet".
+std::string age(double seconds) {
+  if (seconds < 0) return "no frame yet";
+  if (seconds < 60) return fmt::format("{:.1f} s ago", seconds);
+  if (seconds < 3600) return fmt::format("{:.0f} min ago", seconds / 60);
+  return fmt::format("{:.1f} h ago", seconds / 3600);
+}
+
+void print_scan(std::ostream& out, const v1::StatusReport& s) {
+  out << fmt::format("scan      {} {}{}{}\n", s.scan_id(), escape_wire_text(s.scan_state()),
+                     s.scan_active() ? " (active)" : "",
+                     s.scan_end_reason().empty()
+                         ? std::string()
+                         : " (" + escape_wire_text(s.scan_end_reason()) + ")");
+  if (s.has_scan()) {
+    const v1::ScanSummary& g = s.scan();
+    std::string geometry = fmt::format("{} beam{}, detector {} x {} {}", g.beam(),
+                                       g.vector_geometry() ? " (vectors)" : "", g.detector_rows(),
+                                       g.detector_cols(), g.pixel_type());
+    if (!g.vector_geometry()) {
+      geometry += fmt::format(", pixel {:g} x {:g} mm", g.pixel_width_mm(), g.pixel_height_mm());
+    }
+    if (g.beam() == "cone" && !g.vector_geometry()) {
+      geometry +=
+          fmt::format(", SOD {:g} mm, ODD {:g} mm", g.source_origin_mm(), g.origin_detector_mm());
+    }
+    out << "  geometry " << geometry << ", " << g.projections_per_rotation()
+        << " projections per rotation\n";
+    out << "  box      " << box(g.volume()) << "; values in " << g.value_units() << "\n";
+    if (!g.description().empty()) out << "  from     " << escape_wire_text(g.description()) << "\n";
+  }
+  if (const v1::ScanRecord* r = current_record(s)) {
+    out << fmt::format(
+        "  frames   {} darks, {} flats, {} projections accepted, {} integrated; "
+        "last frame {}",
+        r->darks_accepted(), r->flats_accepted(), r->projections_accepted(),
+        r->projections_integrated(), age(r->last_frame_age_s()));
+    if (r->ended()) {
+      out << (r->end_reason() == "superseded"
+                  ? fmt::format("; superseded by scan {}", r->superseded_by())
+                  : std::string("; ended by its ScanEnd"));
+    }
+    out << "\n";
+  }
+}
+
+void print_slices(std::ostream& out, const v1::StatusReport& s) {
+  out << "slices\n";
+  if (s.slices().empty()) out << "  (none)\n";
+  for (int i = 0; i < s.slices_size(); ++i) {
+    const v1::SetSlice& slice = s.slices(i);
+    if (slice.orientation().values_size() != 9) continue;
+    std::string placement;
+    if (i < s.slice_info_size()) {
+      const v1::SliceInfo& info = s.slice_info(i);
+      placement = info.placement() == "world" ? "  (world mm)" : "  (" + info.placement() + ")";
+      if (info.outside_box()) placement += "  OUTSIDE THE SCAN'S BOX: shows nothing";
+    }
+    out << fmt::format("  {:>3}: {} x {}  x-axis {} y-axis {} base {}{}\n", slice.slice_id(),
+                       slice.width(), slice.height(), triple(slice.orientation(), 0),
+                       triple(slice.orientation(), 3), triple(slice.orientation(), 6), placement);
+  }
 }
 
 void print_refinements(std::ostream& out, const v1::StatusReport& s) {
@@ -64,8 +144,8 @@ void print_residuals(std::ostream& out, const v1::StatusReport& s) {
 }  // namespace
 
 void print_parameters(std::ostream& out, const v1::Parameters& p) {
-  out << fmt::format("  filter           {} (cutoff {:g} of Nyquist)\n", filter_name(p.filter()),
-                     p.filter_cutoff());
+  out << fmt::format("  filter           {} (cutoff {:g} of Nyquist)\n",
+                     client::filter_name(p.filter()), p.filter_cutoff());
   out << fmt::format("  mode             {}\n", mode_name(p.window_mode()));
   out << fmt::format("  cor offset       {:g} px\n", p.rotation_axis_offset_px());
   out << fmt::format("  publish rate     {}\n",
@@ -77,11 +157,7 @@ void print_parameters(std::ostream& out, const v1::Parameters& p) {
 void print_status(std::ostream& out, const v1::StatusReport& s) {
   out << fmt::format("backend   {} ({})\n", escape_wire_text(s.backend()),
                      escape_wire_text(s.backend_device()));
-  out << fmt::format("scan      {} {}{}{}\n", s.scan_id(), escape_wire_text(s.scan_state()),
-                     s.scan_active() ? " (active)" : "",
-                     s.scan_end_reason().empty()
-                         ? std::string()
-                         : " (" + escape_wire_text(s.scan_end_reason()) + ")");
+  print_scan(out, s);
   out << fmt::format("uptime    {:.1f} s\n", s.uptime_s());
   if (s.has_capture()) {
     const v1::CaptureStatus& c = s.capture();
@@ -91,14 +167,7 @@ void print_status(std::ostream& out, const v1::StatusReport& s) {
   }
   out << "parameters\n";
   print_parameters(out, s.parameters());
-  out << "slices\n";
-  if (s.slices().empty()) out << "  (none)\n";
-  for (const v1::SetSlice& slice : s.slices()) {
-    if (slice.orientation().values_size() != 9) continue;
-    out << fmt::format("  {:>3}: {} x {}  x-axis {} y-axis {} base {}\n", slice.slice_id(),
-                       slice.width(), slice.height(), triple(slice.orientation(), 0),
-                       triple(slice.orientation(), 3), triple(slice.orientation(), 6));
-  }
+  print_slices(out, s);
   print_refinements(out, s);
   print_residuals(out, s);
   out << "stages         rate/s   busy  service                                      queue\n";

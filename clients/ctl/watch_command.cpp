@@ -1,6 +1,8 @@
 // watch: subscribe to the slices endpoint and keep the latest image of every slice, refined slice
 // (refined_<id>) and the preview's central planes on disk, printing per-slice rates and latencies
-// once a second and every refinement's residuals.
+// once a second and every refinement's residuals. Each scan has a folder of its own
+// (<out-dir>/scan_<id>/), so a new scan never overwrites the images of the one before; float TIFFs
+// carry their metadata (slice_metadata.hpp).
 //
 // Messages that queued up while files were written are coalesced (only the newest per slice is
 // written), so the watcher never falls behind the server. PUB/SUB may drop publications for a
@@ -16,9 +18,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "clients/common/image_file.hpp"
 #include "clients/common/request_client.hpp"
+#include "clients/common/slice_metadata.hpp"
 #include "clients/common/slice_subscriber.hpp"
 #include "clients/common/volume_planes.hpp"
 #include "clients/ctl/ctl_commands.hpp"
@@ -69,7 +73,10 @@ class Watcher {
 
   void handle(client::Publication publication);
   void write_latest();
-  void write(const std::string& stem, int width, int height, const std::vector<float>& values);
+  void write(std::uint64_t scan_id, const std::string& stem, int width, int height,
+             const std::vector<float>& values, const client::ImageMetadata& metadata);
+  // <out-dir>/scan_<id>, created (and announced) on first use.
+  std::filesystem::path scan_folder(std::uint64_t scan_id);
   void print_period(double seconds);
   void fetch_final_slices(std::uint64_t scan_id);
 
@@ -84,6 +91,7 @@ class Watcher {
   std::uint64_t slices_received_ = 0;
   std::uint64_t files_written_ = 0;
   bool write_failed_ = false;
+  std::set<std::uint64_t> scan_folders_;  // created
 };
 
 void Watcher::handle(client::Publication publication) {
@@ -158,13 +166,24 @@ void Watcher::fetch_final_slices(std::uint64_t scan_id) {
   }
 }
 
-void Watcher::write(const std::string& stem, int width, int height,
-                    const std::vector<float>& values) {
+std::filesystem::path Watcher::scan_folder(std::uint64_t scan_id) {
+  const std::filesystem::path folder =
+      std::filesystem::path(options_.out_dir) / ("scan_" + std::to_string(scan_id));
+  if (scan_folders_.insert(scan_id).second) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    std::cout << "watch: images of scan " << scan_id << " go to " << folder.string() << "/\n";
+  }
+  return folder;
+}
+
+void Watcher::write(std::uint64_t scan_id, const std::string& stem, int width, int height,
+                    const std::vector<float>& values, const client::ImageMetadata& metadata) {
+  const std::filesystem::path folder = scan_folder(scan_id);
   for (const std::string& format : options_.formats) {
-    const std::string path =
-        (std::filesystem::path(options_.out_dir) / (stem + "." + format)).string();
+    const std::string path = (folder / (stem + "." + format)).string();
     try {
-      client::write_image(path, width, height, values);
+      client::write_image(path, width, height, values, metadata);
       ++files_written_;
     } catch (const client::ClientError& error) {
       if (!write_failed_) std::cerr << "slicestream-ctl watch: " << error.what() << "\n";
@@ -176,14 +195,16 @@ void Watcher::write(const std::string& stem, int width, int height,
 void Watcher::write_latest() {
   for (auto& [id, publication] : latest_slices_) {
     const v1::SliceHeader& header = publication.header.slice();
-    write("slice_" + std::to_string(id), static_cast<int>(header.width()),
-          static_cast<int>(header.height()), publication.values);
+    write(header.scan_id(), "slice_" + std::to_string(id), static_cast<int>(header.width()),
+          static_cast<int>(header.height()), publication.values, client::slice_metadata(header));
   }
   latest_slices_.clear();
   for (auto& [id, publication] : latest_refined_) {
-    const v1::SliceHeader& header = publication.header.refined().slice();
-    write("refined_" + std::to_string(id), static_cast<int>(header.width()),
-          static_cast<int>(header.height()), publication.values);
+    const v1::RefinedSliceHeader& refined = publication.header.refined();
+    const v1::SliceHeader& header = refined.slice();
+    write(header.scan_id(), "refined_" + std::to_string(id), static_cast<int>(header.width()),
+          static_cast<int>(header.height()), publication.values,
+          client::slice_metadata(header, "refined", &refined));
   }
   latest_refined_.clear();
   if (latest_preview_) {
@@ -191,7 +212,8 @@ void Watcher::write_latest() {
     for (const client::Plane& plane : client::central_planes(
              static_cast<int>(header.size_x()), static_cast<int>(header.size_y()),
              static_cast<int>(header.size_z()), latest_preview_->values)) {
-      write("preview_" + plane.name, plane.width, plane.height, plane.values);
+      write(header.scan_id(), "preview_" + plane.name, plane.width, plane.height, plane.values,
+            client::preview_plane_metadata(header, plane));
     }
     latest_preview_.reset();
   }
@@ -271,7 +293,8 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
   CLI::App* command = app.add_subcommand(
       "watch",
       "subscribe and save the latest image of every slice (slice_<id>.tiff/.png), refined "
-      "slice (refined_<id>) and the preview's central planes (preview_xy/xz/yz) as they arrive");
+      "slice (refined_<id>) and the preview's central planes (preview_xy/xz/yz) as they arrive, "
+      "in a folder per scan (<out-dir>/scan_<id>/)");
   command->add_option("--out-dir", options->out_dir, "directory for the images")->required();
   command->add_option("--count", options->count, "stop after N slices (default: never)");
   command->add_option("--timeout", options->timeout_s,

@@ -1,5 +1,12 @@
 #include "clients/detector/detector_cli.hpp"
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/endpoint_options.hpp"
+#include "cli/number_checks.hpp"
+
 namespace slicestream::detector {
 
 namespace {
@@ -7,20 +14,33 @@ namespace {
 const char* const kStreamGroup = "Streaming";
 
 void add_stream_flags(CLI::App& app, StreamFlags& flags, bool simulate) {
-  app.add_option("--data", flags.data_endpoint, "server data endpoint (ZeroMQ PUSH connects here)")
-      ->capture_default_str()
-      ->group(kStreamGroup);
-  app.add_option("--requests", flags.requests_endpoint,
-                 "server requests endpoint: checked before streaming, and after ScanEnd the "
-                 "detector stays connected until the server confirms there that it has the "
-                 "whole scan (exit status 3 when it does not)")
-      ->capture_default_str()
+  const CLI::Validator connectable = cli::endpoint_check(cli::EndpointRole::kConnect);
+  CLI::Option* data = app.add_option("--data", flags.data_endpoint,
+                                     "server data endpoint (ZeroMQ PUSH connects here)")
+                          ->check(connectable)
+                          ->capture_default_str()
+                          ->group(kStreamGroup);
+  CLI::Option* requests =
+      app.add_option("--requests", flags.requests_endpoint,
+                     "server requests endpoint: checked before streaming, and after ScanEnd the "
+                     "detector stays connected until the server confirms there that it has the "
+                     "whole scan (exit status 3 when it does not)")
+          ->check(connectable)
+          ->capture_default_str()
+          ->group(kStreamGroup);
+  cli::add_server_address_option(
+      app, "--server", cli::EndpointRole::kConnect,
+      {{cli::ServerEndpoint::kData, data, &flags.data_endpoint},
+       {cli::ServerEndpoint::kRequests, requests, &flags.requests_endpoint}},
+      "the server's endpoints from one address: HOST[:PORT] (data on PORT, requests on PORT+2; "
+      "default port 5570) or ipc://DIR (DIR/data, DIR/requests); --data and --requests "
+      "override it")
       ->group(kStreamGroup);
   app.add_option("--confirm-timeout", flags.confirm_timeout_s,
                  "seconds the server may go without progress on the scan (or without "
                  "answering) before the detector gives up waiting for its confirmation; the "
                  "check before streaming waits at most 10 s")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str()
       ->group(kStreamGroup);
   app.add_flag("--no-confirm", flags.no_confirm,
@@ -32,7 +52,7 @@ void add_stream_flags(CLI::App& app, StreamFlags& flags, bool simulate) {
                  simulate ? "frames per second, 0 = as fast as the server accepts (default: the "
                             "preset's detector frame rate)"
                           : "frames per second, 0 = as fast as the server accepts (default 0)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(kStreamGroup);
   app.add_option("--scan-id", flags.scan_id, "scan id (default: the wall clock in ms)")
       ->group(kStreamGroup);
@@ -44,7 +64,7 @@ void add_stream_flags(CLI::App& app, StreamFlags& flags, bool simulate) {
       ->group(kStreamGroup);
   app.add_option("--send-hwm", flags.send_hwm,
                  "ZeroMQ send high-water mark in messages (default: ~256 MB of frames)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(kStreamGroup);
   app.add_option("--description", flags.description, "free text sent in ScanBegin")
       ->group(kStreamGroup);
@@ -69,17 +89,17 @@ void add_geometry_flags(CLI::App& app, GeometryFlags& flags, bool simulate) {
       ->check(CLI::IsMember({"parallel", "cone"}))
       ->group(group);
   app.add_option("--sod", flags.source_origin_mm, "cone beam: source-origin distance (mm)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(group);
   app.add_option("--odd", flags.origin_detector_mm, "cone beam: origin-detector distance (mm)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(group);
   app.add_option("--pixel-size", flags.pixel_size_mm,
                  simulate ? "detector pixel size in mm: S or W,H (default: the preset's)"
                           : "detector pixel size in mm: S or W,H (default 1)")
       ->delimiter(',')
       ->expected(1, 2)
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(group);
   app.add_option("--detector-offset", flags.detector_offset_mm,
                  "shift of the detector centre in mm along its rows (u) and columns (v): U or U,V")
@@ -96,7 +116,7 @@ void add_geometry_flags(CLI::App& app, GeometryFlags& flags, bool simulate) {
                  simulate ? "projections per rotation, the server's window (default: the "
                             "preset's projections per 180 deg x arc/180)"
                           : "window length (default: all projections, or the number of vectors)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(group);
   app.add_option("--arc", flags.arc_deg,
                  simulate ? "degrees per rotation: 360 (cone; default) or 180/360 (parallel; "
@@ -124,47 +144,47 @@ void add_simulate(CLI::App& app, DetectorCommand& command) {
       ->capture_default_str()
       ->group(scan);
   sim->add_option("--rows", f.rows, "detector rows (default: the preset's)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(scan);
   sim->add_option("--cols", f.cols, "detector columns (default: the preset's)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(scan);
   CLI::Option* rotations = sim->add_option("--rotations", f.rotations,
                                            "rotations to stream (positions repeat cyclically)")
-                               ->check(CLI::PositiveNumber)
+                               ->check(cli::positive())
                                ->capture_default_str()
                                ->group(scan);
   sim->add_option("--frames", f.frames,
                   "projections to stream instead of whole rotations (the last rotation may be "
                   "partial; only that many positions are precomputed)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->excludes(rotations)
       ->group(scan);
   sim->add_option("--darks", f.darks, "dark frames before the projections (default 10)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(scan);
   sim->add_option("--flats", f.flats, "flat frames before the projections (default 10)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->group(scan);
   sim->add_flag("--dynamic", f.dynamic,
                 "add a small inclusion that circles, rises and dissolves during the scan")
       ->group(scan);
   sim->add_option("--supersample", f.supersample, "rays per pixel side (exact pixel averaging)")
-      ->check(CLI::Range(1, 16))
+      ->check(cli::in_range(1, 16))
       ->capture_default_str()
       ->group(scan);
   sim->add_option("--attenuation", f.attenuation_per_mm,
                   "attenuation of the phantom's outer shell per mm (default: the longest chord "
                   "integrates to 2, about 14% transmission)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(scan);
   const std::string detector = "Detector";
   sim->add_option("--flat-intensity", f.flat_intensity, "I0: open-beam counts above the dark level")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str()
       ->group(detector);
   sim->add_option("--dark-level", f.dark_level, "counts without beam")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->capture_default_str()
       ->group(detector);
   sim->add_flag("--noise", f.noise, "Poisson photon noise")->group(detector);
@@ -179,11 +199,11 @@ void add_simulate(CLI::App& app, DetectorCommand& command) {
                 "send line integrals as float32 (no darks, flats or -log on the server)")
       ->group(detector);
   sim->add_option("--threads", f.threads, "threads computing projections (default: all cores)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->group(kStreamGroup);
   sim->add_option("--cache-limit-mb", f.cache_limit_mb,
                   "memory for the precomputed rotation; beyond it every frame is recomputed")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative())
       ->capture_default_str()
       ->group(kStreamGroup);
   add_geometry_flags(*sim, command.geometry, true);
@@ -191,12 +211,22 @@ void add_simulate(CLI::App& app, DetectorCommand& command) {
   sim->callback([&command] { command.mode = DetectorMode::kSimulate; });
 }
 
+// `replay tiff` takes one projections argument; several mean a glob the shell expanded.
+std::string one_projection_source(const std::vector<std::string>& paths) {
+  if (paths.size() == 1) return paths[0];
+  throw CLI::ValidationError(
+      "projections",
+      "got " + std::to_string(paths.size()) + " paths (" + paths.front() + " ... " + paths.back() +
+          "): the shell expanded an unquoted glob. Quote the pattern (replay tiff 'proj_*.tif'), "
+          "or give the directory that holds the projections");
+}
+
 void add_replay_flags(CLI::App& app, DetectorCommand& command) {
   ReplayFlags& f = command.replay;
   app.add_option("--angles-file", f.angles_file,
                  "projection angles in degrees, one per projection (overrides the file's)");
   app.add_option("--repeat", f.repeat, "send the projections this many times (continuous rotation)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str();
   app.add_flag("--flip-rows", f.flip_rows,
                "the files store row 0 at the top (most do); ASTRA's detector v points up");
@@ -223,13 +253,19 @@ void add_replay(CLI::App& app, DetectorCommand& command) {
   hdf5->callback([&command] { command.mode = DetectorMode::kReplayHdf5; });
 
   CLI::App* tiff = replay->add_subcommand("tiff", "TIFF stack (2D TIFFs or multi-page TIFF)");
-  tiff->add_option("projections", f.tiff_projections,
+  // More than one path here is almost always a glob the shell expanded (`proj_*.tif` unquoted):
+  // taken as one value, CLI11 would list every other file name as unexpected, without a hint.
+  auto projection_paths = std::make_shared<std::vector<std::string>>();
+  tiff->add_option("projections", *projection_paths,
                    "directory, glob pattern (quote it) or multi-page file of projections")
       ->required();
   tiff->add_option("--darks", f.tiff_darks, "directory, glob or file of dark frames");
   tiff->add_option("--flats", f.tiff_flats, "directory, glob or file of flat frames");
   add_replay_flags(*tiff, command);
-  tiff->callback([&command] { command.mode = DetectorMode::kReplayTiff; });
+  tiff->callback([&command, projection_paths] {
+    command.replay.tiff_projections = one_projection_source(*projection_paths);
+    command.mode = DetectorMode::kReplayTiff;
+  });
 }
 
 }  // namespace

@@ -13,10 +13,18 @@
 #include "clients/detector/dxchange_file.hpp"
 #include "clients/detector/number_file.hpp"
 #include "clients/detector/tiff_stack.hpp"
+#include "kernels/geometry_warnings.hpp"
 
 namespace slicestream::detector {
 
 namespace {
+
+// A geometry the server accepts but that cannot be meant (geometry_warnings.hpp); the server
+// reports it too, as an event.
+void warn_about_geometry(const ResolvedGeometry& geometry, std::ostream& err) {
+  const std::string warning = geometry_warning(geometry.slot_geometry(), geometry.volume());
+  if (!warning.empty()) err << "warning: " << warning << "\n";
+}
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr int kDefaultCalibrationFrames = 10;
@@ -249,6 +257,7 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
     for (const std::string& warning : warnings)
       err << "warning: " << warning << "\n";
     auto simulator = std::make_unique<PhantomScanSource>(config);
+    warn_about_geometry(simulator->geometry(), err);
     if (verbose) err << describe_simulation(config, *simulator, command.simulate.preset) << "\n";
     connect_server();
     if (!simulator->cached()) {
@@ -316,6 +325,7 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
     }
     for (const std::string& warning : replay->warnings())
       err << "warning: " << warning << "\n";
+    warn_about_geometry(replay->geometry(), err);
     connect_server();
     source = std::move(replay);
   }
@@ -341,6 +351,13 @@ int run_detector(const DetectorCommand& command, std::ostream& out, std::ostream
   if (summary.confirmation_requested && !summary.confirmed) {
     err << "slicestream-detector: error: scan " << summary.scan_id
         << " may be incomplete on the server: " << summary.confirmation << "\n";
+    return kExitNotConfirmed;
+  }
+  if (!summary.confirmation_requested && summary.connections_lost > 0) {
+    err << "slicestream-detector: error: scan " << summary.scan_id
+        << " may be incomplete on the server: the data connection dropped "
+        << summary.connections_lost
+        << " time(s) while streaming, and --no-confirm asked the server nothing\n";
     return kExitNotConfirmed;
   }
   return kExitDone;

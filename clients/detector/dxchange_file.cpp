@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -33,6 +34,43 @@ class Handle {
 // HDF5 prints its error stack to stderr by default; we report our own, clearer messages.
 void silence_hdf5_errors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+// The descriptions on HDF5's error stack, innermost first ("truncated file: eof = ...").
+std::vector<std::string> hdf5_errors() {
+  std::vector<std::string> descriptions;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* error, void* data) -> herr_t {
+        if (error->desc != nullptr && *error->desc != '\0') {
+          static_cast<std::vector<std::string>*>(data)->push_back(error->desc);
+        }
+        return 0;
+      },
+      &descriptions);
+  return descriptions;
+}
+
+// Why H5Fopen failed, in words: a truncated file says how many bytes are missing.
+std::string open_failure(const std::string& path) {
+  const std::vector<std::string> errors = hdf5_errors();
+  for (const std::string& error : errors) {
+    unsigned long long eof = 0, base = 0, stored_eof = 0;
+    if (std::sscanf(error.c_str(),
+                    "truncated file: eof = %llu, sblock->base_addr = %llu, "
+                    "stored_eof = %llu",
+                    &eof, &base, &stored_eof) == 3) {
+      return path + ": truncated HDF5 file: it has " + std::to_string(eof) +
+             " bytes but its superblock says " + std::to_string(stored_eof) + " (the last " +
+             std::to_string(stored_eof - eof) +
+             " bytes are missing: an interrupted copy or download, or a writer that did not "
+             "close the file)";
+    }
+  }
+  std::string text = path + ": cannot open the HDF5 file";
+  for (const std::string& error : errors)
+    text += ": " + error;
+  return text;
 }
 
 // True when every component of `path` exists (H5Lexists fails on a missing intermediate group).
@@ -88,7 +126,7 @@ DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout
   if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw std::runtime_error(path + ": not an HDF5 file");
   file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file_ < 0) throw std::runtime_error(path + ": cannot open the HDF5 file");
+  if (file_ < 0) throw std::runtime_error(open_failure(path));
 
   auto open_frames = [&](FrameKind kind, const std::string& dataset_path, bool required) {
     if (!path_exists(file_, dataset_path)) {
@@ -218,7 +256,10 @@ void DxchangeFile::read(FrameKind kind, std::size_t index, PixelBuffer& out) {
                           nullptr) < 0 ||
       H5Dread(data.id.get(), memory_type(pixel_type_), memory_space.get(), file_space.get(),
               H5P_DEFAULT, out.bytes.data()) < 0) {
-    throw std::runtime_error(where + ": HDF5 read failed (corrupt or truncated file?)");
+    std::string text = where + ": HDF5 read failed (corrupt or truncated file?)";
+    for (const std::string& error : hdf5_errors())
+      text += ": " + error;
+    throw std::runtime_error(text);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/version.hpp"
 #include "clients/detector/detector_cli.hpp"
 #include "clients/detector/detector_commands.hpp"
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
       "  replay hdf5 FILE.h5                             a DXchange scan\n"
       "  replay tiff 'DIR|GLOB|FILE' [--darks ..] [--flats ..]   a TIFF stack",
       "slicestream-detector"};
+  slicestream::cli::add_version_flag(app, "slicestream-detector");
   slicestream::detector::DetectorCommand command;
   slicestream::detector::add_detector_cli(app, command);
   try {

@@ -1,5 +1,6 @@
 #include "clients/detector/replay_source.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -20,7 +21,45 @@ double angle_difference_deg(double a, double b) {
   return std::remainder(a - b, 360.0);
 }
 
+// How many projections beyond the first `window` have a vector other than their slot's.
+std::size_t vectors_off_their_slot(const std::vector<double>& vectors, std::size_t window) {
+  constexpr std::size_t kNumbers = 12;
+  std::size_t off = 0;
+  for (std::size_t i = window; i < vectors.size() / kNumbers; ++i) {
+    const std::size_t slot = i % window;
+    for (std::size_t k = 0; k < kNumbers; ++k) {
+      const double a = vectors[i * kNumbers + k];
+      const double b = vectors[slot * kNumbers + k];
+      if (std::abs(a - b) > 1e-6 * std::max(1.0, std::abs(b))) {
+        ++off;
+        break;
+      }
+    }
+  }
+  return off;
+}
+
 }  // namespace
+
+void ReplaySource::take_slot_vectors(std::vector<double>& vectors, std::size_t count,
+                                     std::size_t window) {
+  // The rule of --angles-file: one per projection of the recording, never cycled silently.
+  const std::size_t vector_count = vectors.size() / 12;
+  require(vector_count == count,
+          "the vectors file has " + std::to_string(vector_count) + " vectors but the scan has " +
+              std::to_string(count) +
+              " projections: give one vector per projection, as --angles-file gives one angle "
+              "per projection (--projections-per-rotation N then slides a window of N over them)");
+  const std::size_t off = vectors_off_their_slot(vectors, window);
+  if (off > 0) {
+    warnings_.push_back(std::to_string(off) + " projections beyond the first " +
+                        std::to_string(window) +
+                        " have another vector than the slot they fill (frames are placed by slot: "
+                        "projection i fills slot i mod " +
+                        std::to_string(window) + ")");
+  }
+  vectors.resize(window * 12);
+}
 
 std::vector<double> ReplaySource::projection_angles_deg() const {
   const std::size_t count = scan_->count(FrameKind::kProjection);
@@ -61,15 +100,9 @@ ReplaySource::ReplaySource(std::unique_ptr<RecordedScan> scan, ReplayConfig conf
   std::size_t window = config_.projections_per_rotation > 0
                            ? static_cast<std::size_t>(config_.projections_per_rotation)
                            : count;
-  if (!spec.vectors.empty()) {
-    const std::size_t vector_count = spec.vectors.size() / 12;
-    require(config_.projections_per_rotation == 0 || window == vector_count,
-            "--projections-per-rotation (" + std::to_string(window) + ") differs from the " +
-                std::to_string(vector_count) + " vectors given");
-    window = vector_count;
-  }
   require(window <= count, "--projections-per-rotation (" + std::to_string(window) +
                                ") exceeds the " + std::to_string(count) + " projections");
+  if (!spec.vectors.empty()) take_slot_vectors(spec.vectors, count, window);
   spec.slot_angles_rad.assign(angles_rad_.begin(),
                               angles_rad_.begin() + static_cast<std::ptrdiff_t>(window));
   geometry_ = std::make_unique<ResolvedGeometry>(std::move(spec));

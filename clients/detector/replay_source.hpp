@@ -44,6 +44,10 @@ class ReplaySource final : public FrameSource {
 
  private:
   std::vector<double> projection_angles_deg() const;
+  // Checks that `vectors` (12 numbers per projection) has one vector per projection of the
+  // recording, warns about projections whose vector differs from their slot's, and keeps the
+  // first `window` as the slots' vectors.
+  void take_slot_vectors(std::vector<double>& vectors, std::size_t count, std::size_t window);
 
   std::unique_ptr<RecordedScan> scan_;
   ReplayConfig config_;

@@ -123,6 +123,26 @@ void confirm_scan(client::ScanConfirmer& confirmer, const StreamOptions& options
   if (result.outcome == client::ScanOutcome::kInterrupted) summary.interrupted = true;
 }
 
+// ZeroMQ would queue the whole scan for an address nobody listens on and report nothing: the
+// data endpoint must have a server before anything is sent.
+void require_server(client::DataSender& sender, const StreamOptions& options) {
+  const double wait_s = std::min(options.confirm_timeout_s, kMaxStartCheckSeconds);
+  if (sender.wait_for_server(milliseconds(wait_s))) return;
+  const client::ConnectionState state = sender.connection();
+  sender.close(0);
+  if (state.failed_handshakes > 0) {
+    throw std::runtime_error(
+        "the data endpoint " + options.endpoint +
+        " answers, but not as slicestream-server's data endpoint (the ZeroMQ handshake "
+        "failed: another program, or the server's slices or requests endpoint); nothing was "
+        "sent. Give the server's data endpoint with --data, or its address with --server");
+  }
+  throw std::runtime_error("no server is connected on the data endpoint " + options.endpoint +
+                           " (waited " + format_duration(wait_s) +
+                           "); nothing was sent. Start slicestream-server first, or give its "
+                           "data endpoint with --data (or its address with --server)");
+}
+
 }  // namespace
 
 int default_send_hwm(std::size_t frame_bytes) {
@@ -182,6 +202,7 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
     throw std::runtime_error("cannot use data endpoint '" + options.endpoint +
                              "': " + error.what());
   }
+  require_server(*sender, options);
 
   StreamSummary summary;
   summary.endpoint = options.endpoint;
@@ -272,6 +293,7 @@ StreamSummary stream_scan(FrameSource& source, const StreamOptions& options, Clo
       failure = std::string("sending ScanEnd failed: ") + error.what();
     }
   }
+  summary.connections_lost = sender->connection().disconnects;
   // The data connection stays open until the server has read everything: over ipc:// closing it
   // while the server pushes back would lose the end of the scan (client::ScanConfirmer).
   summary.confirmation_requested = confirmer != nullptr;

@@ -71,6 +71,11 @@ std::string format_summary(const StreamSummary& s) {
   } else {
     out << "\n  ScanEnd NOT sent (interrupted while the server was not reading)";
   }
+  if (s.connections_lost > 0) {
+    out << "\n  the data connection to the server dropped " << s.connections_lost
+        << (s.connections_lost == 1 ? " time" : " times")
+        << " during the scan: frames queued then may be lost";
+  }
   if (s.confirmation_requested) {
     out << "\n  " << (s.confirmed ? "confirmed: " : "NOT confirmed: ") << s.confirmation;
   } else {

@@ -45,6 +45,7 @@ struct StreamSummary {
   bool confirmed = false;
   std::string confirmation;    // what the server confirmed, or why it did not
   double confirm_seconds = 0;  // waiting for it, after ScanEnd
+  int connections_lost = 0;    // the data connection dropped while streaming (frames may be lost)
 };
 
 std::string format_summary(const StreamSummary& summary);

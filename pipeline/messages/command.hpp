@@ -17,6 +17,7 @@
 #include "pipeline/backend/memory_charge.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
+#include "pipeline/messages/scan_description.hpp"
 #include "pipeline/messages/scan_state.hpp"
 
 namespace slicestream {
@@ -47,9 +48,24 @@ struct SetSliceCommand {
   SliceOrientation orientation;
   int width = 0;
   int height = 0;
+  // The orientation is in the box's normalised coordinates [-1, 1]^3 (RECAST3D's) and is placed
+  // on every scan's box; false: world mm, where the slice stays.
+  bool box_coordinates = false;
 };
 struct RemoveSliceCommand {
   std::uint32_t slice_id = 0;
+};
+// Every client slice goes, and the default slices come back (on the current scan's box at once).
+struct ResetSlicesCommand {};
+// Planes [first_plane, first_plane + plane_count) along z of a size_x x size_y x size_z volume
+// over `box` (none: the scan's box), from the current window: a volume is saved chunk by chunk.
+struct GetVolumeCommand {
+  std::optional<VolumeBox> box;
+  int size_x = 0;
+  int size_y = 0;
+  int size_z = 0;
+  int first_plane = 0;
+  int plane_count = 0;
 };
 struct GetSliceCommand {  // one-shot: reconstruct from the current window, reply with the data
   SliceOrientation orientation;
@@ -69,8 +85,9 @@ struct SetRefinementCommand {
   double interval_s = 1;
 };
 
-using Command = std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
-                             SetParametersCommand, SetRefinementCommand>;
+using Command =
+    std::variant<SetSliceCommand, RemoveSliceCommand, GetSliceCommand, GetStatusCommand,
+                 SetParametersCommand, SetRefinementCommand, ResetSlicesCommand, GetVolumeCommand>;
 
 struct SliceImage {
   std::uint32_t slice_id = 0;
@@ -82,10 +99,25 @@ struct SliceImage {
   std::uint64_t newest_detector_timestamp_ns = 0;
   std::uint64_t newest_arrival_ns = 0;  // arrival of the newest integrated frame
   std::uint64_t sequence = 0;           // per-slice publication counter
+  FilterConfig filter;                  // the ramp filter in force when it was read
   std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
   // Its share of the memory budget (memory_budget.hpp), held by every copy and by the server's
   // outgoing message until the last is gone; null for an image nobody charged.
   std::shared_ptr<MemoryCharge> memory;
+};
+
+// The reply to GetVolumeCommand.
+struct VolumeChunk {
+  std::uint64_t scan_id = 0;
+  VolumeBox box;  // the whole volume's
+  int size_x = 0;
+  int size_y = 0;
+  int size_z = 0;
+  int first_plane = 0;
+  int plane_count = 0;
+  std::uint64_t projections_integrated = 0;
+  FilterConfig filter;
+  std::vector<float> values;  // plane_count * size_y * size_x, x fastest, then y, then z
 };
 
 // Where the refinement of one slice stands (GetStatus).
@@ -134,6 +166,21 @@ struct SliceResidual {
   double age_s = 0;  // since it was measured
 };
 
+// How a live slice is placed when a scan starts (docs/protocol.md, "Slices across scans").
+enum class SlicePlacement {
+  kDefault,  // one of the server's slices 0-2: on every scan's box, square pixels
+  kBox,      // a client's, in box coordinates: on every scan's box
+  kWorld,    // a client's, in world mm: stays where it is
+};
+const char* to_string(SlicePlacement placement);
+
+struct SliceInfo {
+  std::uint32_t slice_id = 0;
+  SlicePlacement placement = SlicePlacement::kWorld;
+  SliceOrientation box_orientation;  // kBox: as the client gave it
+  bool outside_box = false;          // it misses the current scan's box: it shows nothing
+};
+
 // The newest scan as GetStatus describes it (viewers draw its box).
 struct ScanSummary {
   VolumeBox volume;
@@ -160,7 +207,10 @@ struct StatusReport {
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;
   std::string scan_end_reason;  // why the scan ended ("ScanEnd received ...", "no data for ...")
-  std::vector<SetSliceCommand> slices;
+  // The same scan as its ScanBegin described it (the pixel size, distances and units of `status`).
+  std::optional<ScanDescription> scan_description;
+  std::vector<SetSliceCommand> slices;  // in world mm
+  std::vector<SliceInfo> slice_info;    // one per slice, in the same order
   std::vector<RefinementStatus> refinements;
   std::vector<SliceResidual> residuals;  // one per live slice
   Parameters parameters;
@@ -172,6 +222,7 @@ struct CommandReply {
   std::optional<SliceImage> slice;       // GetSlice
   std::optional<StatusReport> report;    // GetStatus
   std::optional<Parameters> parameters;  // SetParameters (the values now in force)
+  std::optional<VolumeChunk> volume;     // GetVolume
 };
 
 using ReplyCallback = std::function<void(CommandReply)>;

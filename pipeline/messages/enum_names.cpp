@@ -24,6 +24,18 @@ const char* to_string(StatusCode code) {
   return "unknown";
 }
 
+const char* to_string(SlicePlacement placement) {
+  switch (placement) {
+    case SlicePlacement::kDefault:
+      return "default";
+    case SlicePlacement::kBox:
+      return "box";
+    case SlicePlacement::kWorld:
+      return "world";
+  }
+  return "unknown";
+}
+
 const char* to_string(EventKind kind) {
   switch (kind) {
     case EventKind::kScanStarted:

@@ -33,6 +33,26 @@ struct StageMetrics {
   std::size_t queue_capacity = 0;
 };
 
+// One of the server's recent scans and what became of the messages that carried its id, so that
+// a sender learns about its own scan and never counts another scan's frames as its own.
+struct ScanRecord {
+  std::uint64_t scan_id = 0;
+  std::uint64_t number = 0;  // scans_started once it had started: 1 for the server's first scan
+  bool ended = false;
+  std::string end_reason;           // "scan_end" (its ScanEnd arrived) or "superseded"
+  std::uint64_t superseded_by = 0;  // "superseded": the scan whose ScanBegin ended it
+  bool reconstructed = false;       // its end went through the reconstruct stage: counts final
+  std::uint64_t darks_accepted = 0;
+  std::uint64_t flats_accepted = 0;
+  std::uint64_t projections_accepted = 0;
+  std::uint64_t projections_integrated = 0;
+  std::map<std::string, std::uint64_t> discards;  // its messages refused, by reason
+  double last_frame_age_s = -1;                   // since its newest accepted frame (-1: none)
+  std::uint64_t frames_accepted() const {
+    return darks_accepted + flats_accepted + projections_accepted;
+  }
+};
+
 struct MetricsSnapshot {
   double uptime_s = 0;
   std::vector<StageMetrics> stages;
@@ -65,6 +85,7 @@ struct MetricsSnapshot {
   std::map<std::string, std::uint64_t> requests_refused;
   std::map<std::string, std::uint64_t> discards;  // reason -> count; nothing is dropped silently
   LatencySummary frame_to_slice_us;               // frame arrival -> slice containing it published
+  std::vector<ScanRecord> recent_scans;           // the last few scans, oldest first
 };
 
 }  // namespace slicestream

@@ -92,4 +92,18 @@ Parameters apply(const SetParametersCommand& change, Parameters current) {
   return current;
 }
 
+std::string describe(const Parameters& parameters) {
+  std::ostringstream out;
+  out << "filter " << to_string(parameters.filter.window) << " (cutoff " << parameters.filter.cutoff
+      << "), " << to_string(parameters.window_mode) << " window, rotation axis offset "
+      << parameters.rotation_axis_offset_px << " px, ";
+  if (parameters.publish_rate_hz > 0) {
+    out << "slices published at most " << parameters.publish_rate_hz << " Hz";
+  } else {
+    out << "slices published after every update";
+  }
+  out << ", preview every " << parameters.preview_interval_s << " s";
+  return out.str();
+}
+
 }  // namespace slicestream

@@ -58,4 +58,7 @@ std::string parameters_problem(const Parameters& parameters);
 // `current` with the set fields of `change`.
 Parameters apply(const SetParametersCommand& change, Parameters current);
 
+// "filter hann (cutoff 0.8), sliding window, ...": every value, for replies and the log.
+std::string describe(const Parameters& parameters);
+
 }  // namespace slicestream

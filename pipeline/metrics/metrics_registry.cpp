@@ -79,6 +79,7 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.scans_started = c.scans_started.load();
   s.scans_ended = c.scans_ended.load();
   s.errors = c.errors.load();
+  s.recent_scans = scans_.recent();
   s.refinements_run = c.refinements_run.load();
   s.refinement_matrix_builds = c.refinement_matrix_builds.load();
   s.refined_slices_published = c.refined_slices_published.load();

@@ -13,6 +13,7 @@
 #include "pipeline/messages/discard_reason.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/metrics/latency_histogram.hpp"
+#include "pipeline/metrics/scan_log.hpp"
 #include "pipeline/metrics/stage_stats.hpp"
 
 namespace slicestream {
@@ -50,6 +51,7 @@ class MetricsRegistry {
 
   StageStats& stage(Stage stage) { return stages_[static_cast<std::size_t>(stage)]; }
   PipelineCounters& counters() { return counters_; }
+  ScanLog& scans() { return scans_; }
 
   void add_discard(DiscardReason reason, std::uint64_t count = 1) {
     add_discard(to_string(reason), count);
@@ -71,6 +73,7 @@ class MetricsRegistry {
   const Clock::time_point started_;
   std::array<StageStats, kStageCount> stages_;
   PipelineCounters counters_;
+  ScanLog scans_;
   mutable std::mutex mutex_;  // discards, refusals, latencies and residuals
   std::map<std::string, std::uint64_t> discards_;
   std::map<std::string, std::uint64_t> requests_refused_;

@@ -127,12 +127,22 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   } else {
     message << "data-consistency residual of the FBP image";
   }
-  message << " at most every " << command.interval_s << " s";
+  if (command.interval_s > 0) {
+    message << " at most every " << command.interval_s << " s";
+  } else {
+    message << " whenever new projections have arrived";
+  }
   if (!scan_) {
     message << "; starts when a scan starts";
-  } else if (!entry.window.complete()) {
+  } else if (entry.window.complete()) {
+    message << " (scan " << scan_id_ << (scan_running_ ? "" : ", ended") << ", window of "
+            << entry.window.slots() << " projections)";
+  } else if (scan_running_) {
     message << "; collecting the sinogram rows of the next " << entry.window.slots()
-            << " projections first";
+            << " projections of scan " << scan_id_ << " first";
+  } else {
+    message << "; scan " << scan_id_
+            << " has ended before its sinogram rows were collected: starts with the next scan";
   }
   return Status{StatusCode::kOk, message.str(), {}};
 }
@@ -165,6 +175,7 @@ void SliceRefinements::slice_removed(std::uint32_t slice_id) {
 void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geometry,
                                   double offset_px, const std::vector<SetSliceCommand>& slices) {
   scan_ = true;
+  scan_running_ = true;
   scan_id_ = scan_id;
   geometry_ = geometry;
   offset_px_ = offset_px;
@@ -194,6 +205,7 @@ void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geo
 
 void SliceRefinements::release_scan() {
   scan_ = false;
+  scan_running_ = false;
   for (auto& [id, entry] : entries_) {
     entry.window.reset(0, 0);
     entry.generation = next_generation_++;

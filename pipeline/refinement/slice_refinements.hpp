@@ -32,14 +32,14 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/refinement/detector_row_selection.hpp"
+#include "pipeline/messages/pipeline_config.hpp"
+#include "pipeline/messages/stage_items.hpp"
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline/metrics/metrics_registry.hpp"
-#include "pipeline/messages/pipeline_config.hpp"
+#include "pipeline/refinement/detector_row_selection.hpp"
 #include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline/refinement/refinement_worker.hpp"
 #include "pipeline/refinement/sinogram_window.hpp"
-#include "pipeline/messages/stage_items.hpp"
 
 namespace slicestream {
 
@@ -70,6 +70,9 @@ class SliceRefinements {
   // correction; `slices`: every live slice (default slices may have moved).
   void begin_scan(std::uint64_t scan_id, const ScanGeometry& geometry, double offset_px,
                   const std::vector<SetSliceCommand>& slices);
+  // The scan's ScanEnd: its store stays (refinements of its final window still run), but no
+  // more projections come.
+  void end_scan() { scan_running_ = false; }
   void release_scan();
   void set_rotation_axis_offset(double offset_px);
   // After the store took the projection of `slot` (taken at `vector`).
@@ -166,7 +169,8 @@ class SliceRefinements {
   std::map<std::uint32_t, Entry> entries_;
   std::uint64_t next_generation_ = 1;
 
-  bool scan_ = false;  // a scan's store exists (running or ended)
+  bool scan_ = false;          // a scan's store exists (running or ended)
+  bool scan_running_ = false;  // and more of its projections may come
   std::uint64_t scan_id_ = 0;
   ScanGeometry geometry_;  // slot vectors as stored, before the offset
   double offset_px_ = 0;

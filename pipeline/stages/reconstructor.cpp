@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "kernels/geometry_warnings.hpp"
 #include "pipeline/messages/overloaded.hpp"
 
 namespace slicestream {
@@ -107,12 +108,11 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   arrivals_.clear();
   preview_timing_.reset();
 
-  if (!slices_.client_configured()) {
-    int size =
-        config_.default_slice_size > 0 ? config_.default_slice_size : scan_.geometry.detector.cols;
-    size = std::clamp(size, 1, config_.max_slice_side);
-    for (std::uint32_t id : slices_.place_defaults(scan_.volume, size))
-      schedule_.forget(id);  // a new default slice starts a new sequence
+  place_slices_on_box();
+  const std::string suspicious = geometry_warning(scan_.geometry, scan_.volume);
+  if (!suspicious.empty()) {
+    events_.warning("suspicious_geometry",
+                    "scan " + std::to_string(scan_.scan_id) + ": " + suspicious, scan_.scan_id);
   }
   build_all_slice_targets();
   refinements_.begin_scan(scan.scan_id, scan.geometry, params_.rotation_axis_offset_px,
@@ -137,6 +137,27 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   events_.scan_event(EventKind::kScanStarted, scan.scan_id, message.str(),
                      StartedScan{scan.volume, scan.geometry.detector});
   item.started.set_value(Status{});
+}
+
+int Reconstructor::default_slice_side() const {
+  const int size =
+      config_.default_slice_size > 0 ? config_.default_slice_size : scan_.geometry.detector.cols;
+  return std::clamp(size, 1, config_.max_slice_side);
+}
+
+void Reconstructor::place_slices_on_box() {
+  for (std::uint32_t id : slices_.place_on_box(scan_.volume, default_slice_side())) {
+    schedule_.forget(id);  // a new default slice starts a new sequence
+  }
+  for (const auto& [id, slice] : slices_.slices()) {
+    if (!slice.outside_box) continue;
+    events_.warning("slice_outside_box",
+                    "slice " + std::to_string(id) + " (set in world mm) misses the box of scan " +
+                        std::to_string(scan_.scan_id) + " (" + describe_box(scan_.volume) +
+                        "): it shows nothing; move it, set it in box coordinates, or reset the "
+                        "slices to the defaults",
+                    scan_.scan_id);
+  }
 }
 
 void Reconstructor::build_all_slice_targets() {
@@ -166,6 +187,8 @@ void Reconstructor::on_calibration(CalibrationItem& item) {
 }
 
 void Reconstructor::on_scan_end(const ScanEndItem& item) {
+  // Every frame of the scan queued before its end has been handled by now.
+  metrics_.scans().reconstructed(item.scan_id);
   if (!scan_running_ || item.scan_id != scan_.scan_id) return;
   for (auto& [id, slice] : slices_.slices()) {
     // Per-rotation: the last, partial rotation is published (completed from the store).
@@ -174,6 +197,7 @@ void Reconstructor::on_scan_end(const ScanEndItem& item) {
   }
   publish_due(Clock::now(), /*force=*/true);
   scan_running_ = false;
+  refinements_.end_scan();
   scan_state_ = ScanState::kEnded;
   scan_end_reason_ = item.why;
   preview_timing_.force();  // one last preview of the complete scan
@@ -308,6 +332,7 @@ void Reconstructor::integrate(const PendingFrame& frame) {
   refinements_.on_projection(frame.placement.slot, frame.placement.vector, frame.captured);
   ++content_.projections_integrated;
   ++metrics_.counters().projections_integrated;
+  metrics_.scans().integrated(frame.meta.scan_id);
   content_.newest_timestamp_ns = frame.meta.detector_timestamp_ns;
   content_.newest_arrival_ns = frame.meta.arrival_ns;
   preview_timing_.store_changed();

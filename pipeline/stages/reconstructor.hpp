@@ -84,6 +84,11 @@ class Reconstructor {
 
   // --- data path (reconstructor.cpp)
   void on_scan_start(ScanStartItem& item);
+  // Default slices on the scan's box, box slices mapped onto it, world slices that miss it
+  // reported (SliceSet::place_on_box).
+  void place_slices_on_box();
+  // The longer side of a default slice: default_slice_size, or the detector width.
+  int default_slice_side() const;
   // The slices' targets for the new scan (a slice whose targets do not fit is removed).
   void build_all_slice_targets();
   void on_calibration(CalibrationItem& item);
@@ -124,8 +129,12 @@ class Reconstructor {
   void on_command(CommandItem& item);
   CommandReply set_slice(const SetSliceCommand& command);
   CommandReply remove_slice(const RemoveSliceCommand& command);
+  CommandReply reset_slices();
   // Refuses at once, or hands the request to on_demand_ (takes `on_reply`, sets *deferred).
   CommandReply get_slice(const GetSliceCommand& command, ReplyCallback& on_reply, bool* deferred);
+  CommandReply get_volume(const GetVolumeCommand& command);  // reconstructor_volume.cpp
+  // The current window backprojected onto `target` (GetVolume): its values.
+  std::vector<float> reconstruct_window(ReconTarget& target);
   CommandReply get_status();
   CommandReply set_parameters(const SetParametersCommand& command);
   CommandReply set_refinement(const SetRefinementCommand& command);

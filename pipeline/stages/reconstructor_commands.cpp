@@ -19,6 +19,12 @@ CommandReply over_budget(std::string shortfall) {
   CommandReply r = reply(StatusCode::kResourceExhausted, std::move(shortfall));
   r.status.reason = "memory_budget";
   return r;
+// "0, 1, 2".
+std::string join_ids(const std::vector<std::uint32_t>& ids) {
+  std::string text;
+  for (std::uint32_t id : ids)
+    text += (text.empty() ? "" : ", ") + std::to_string(id);
+  return text;
 }
 
 }  // namespace
@@ -38,6 +44,8 @@ void Reconstructor::on_command(CommandItem& item) {
           if constexpr (std::is_same_v<T, GetStatusCommand>) return get_status();
           if constexpr (std::is_same_v<T, SetParametersCommand>) return set_parameters(command);
           if constexpr (std::is_same_v<T, SetRefinementCommand>) return set_refinement(command);
+          if constexpr (std::is_same_v<T, ResetSlicesCommand>) return reset_slices();
+          if constexpr (std::is_same_v<T, GetVolumeCommand>) return get_volume(command);
         },
         item.command);
   } catch (const BackendError& e) {
@@ -79,8 +87,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
     return reply(StatusCode::kResourceExhausted,
                  "at most " + std::to_string(config_.max_slices) + " slices; remove one first");
   }
-  Slice slice;
-  slice.spec = command;
+  Slice slice = client_slice(command, store_ready_ ? &scan_.volume : nullptr);
   const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
   if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
   if (store_ready_) {
@@ -92,10 +99,16 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   }
   Slice& stored = slices_.set(command.slice_id, std::move(slice));
   schedule_.restart(command.slice_id);
-  refinements_.slice_changed(command);
+  refinements_.slice_changed(stored.spec);
   std::ostringstream message;
   message << "slice " << command.slice_id << " set (" << command.width << " x " << command.height
+          << ", " << describe(stored.spec.orientation)
+          << (command.box_coordinates ? "; box coordinates: it follows every scan's box" : "")
           << ")";
+  if (stored.outside_box) {
+    message << "; it misses the box of scan " << scan_.scan_id << " (" << describe_box(scan_.volume)
+            << ") and shows nothing";
+  }
   if (store_ready_) {
     publish_slice(command.slice_id, stored, Clock::now());
   } else {
@@ -105,6 +118,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
 }
 
 CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
+  const bool existed = slices_.find(command.slice_id) != nullptr;
   if (!slices_.remove(command.slice_id)) {
     CommandReply r =
         reply(StatusCode::kNotFound, "no slice with id " + std::to_string(command.slice_id));
@@ -113,7 +127,38 @@ CommandReply Reconstructor::remove_slice(const RemoveSliceCommand& command) {
   }
   schedule_.forget(command.slice_id);
   refinements_.slice_removed(command.slice_id);
-  return reply(StatusCode::kOk, "slice " + std::to_string(command.slice_id) + " removed");
+  const std::string id = std::to_string(command.slice_id);
+  std::string message = existed ? "slice " + id + " removed" : "default slice " + id + " removed";
+  if (command.slice_id < kDefaultSliceCount) {
+    message += "; no default slice " + id + " is placed until the slices are reset";
+  }
+  return reply(StatusCode::kOk, message);
+}
+
+CommandReply Reconstructor::reset_slices() {
+  std::ostringstream message;
+  message << "slices reset";
+  const std::vector<std::uint32_t> removed = slices_.reset();
+  for (std::uint32_t id : removed) {
+    schedule_.forget(id);
+    refinements_.slice_removed(id);
+  }
+  if (!removed.empty()) message << "; removed " << join_ids(removed);
+  if (!store_ready_) {
+    message << "; the default slices are placed when a scan starts";
+    return reply(StatusCode::kOk, message.str());
+  }
+  place_slices_on_box();
+  build_all_slice_targets();
+  std::vector<std::uint32_t> placed;
+  for (auto& [id, slice] : slices_.slices()) {
+    refinements_.slice_changed(slice.spec);
+    if (slice.live) publish_slice(id, slice, Clock::now());
+    placed.push_back(id);
+  }
+  message << "; default slices " << join_ids(placed) << " placed on the box of scan "
+          << scan_.scan_id;
+  return reply(StatusCode::kOk, message.str());
 }
 
 CommandReply Reconstructor::get_slice(const GetSliceCommand& command, ReplyCallback& on_reply,
@@ -136,11 +181,20 @@ CommandReply Reconstructor::get_slice(const GetSliceCommand& command, ReplyCallb
   image.width = command.width;
   image.height = command.height;
   image.scan_id = scan_.scan_id;
+  image.filter = params_.filter;
   image.values.resize(image_bytes / sizeof(float));
   image.memory = std::move(memory);
   on_demand_.add(std::move(image), std::move(on_reply));
   *deferred = true;
   return {};
+}
+
+std::vector<float> Reconstructor::reconstruct_window(ReconTarget& target) {
+  backend_.backproject_store(slices_.all_slots(), target, slices_.scale(), /*accumulate=*/false, 0,
+                             target.grid().depth);
+  std::vector<float> values(target.grid().points());
+  backend_.read_target(target, values.data());
+  return values;
 }
 
 CommandReply Reconstructor::get_status() {
@@ -159,7 +213,9 @@ CommandReply Reconstructor::get_status() {
   report.scan_id = scan_.scan_id;
   report.scan_state = scan_state_;
   report.scan_end_reason = scan_end_reason_;
+  if (store_ready_) report.scan_description = scan_;
   report.slices = slices_.specs();
+  report.slice_info = slices_.info();
   report.refinements = refinements_.status();
   report.residuals = refinements_.residuals(Clock::now());
   report.parameters = params_;
@@ -194,7 +250,8 @@ CommandReply Reconstructor::set_parameters(const SetParametersCommand& command) 
     notes << "rotation axis offset " << params_.rotation_axis_offset_px
           << " px: slices recomputed. ";
   }
-  CommandReply r = reply(StatusCode::kOk, "parameters set. " + notes.str());
+  CommandReply r =
+      reply(StatusCode::kOk, "parameters set: " + describe(params_) + ". " + notes.str());
   r.parameters = params_;
   return r;
 }

@@ -26,6 +26,7 @@ SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice) {
   image.projections_integrated = slice.shows.projections_integrated;
   image.newest_detector_timestamp_ns = slice.shows.newest_timestamp_ns;
   image.newest_arrival_ns = slice.shows.newest_arrival_ns;
+  image.filter = params_.filter;
   image.values.resize(slice.live->grid().points());
   backend_.read_target(*slice.live, image.values.data());
   return image;

@@ -92,7 +92,7 @@ void ScanIngest::handle(ScanBegin&& message) {
     return;
   }
   if (state_ == State::kActive) {
-    end_scan("superseded by ScanBegin of scan " + std::to_string(scan.scan_id));
+    end_scan("superseded by ScanBegin of scan " + std::to_string(scan.scan_id), scan.scan_id);
   }
   start_scan(std::move(scan));
 }
@@ -112,6 +112,7 @@ void ScanIngest::start_scan(ScanDescription&& scan) {
     state_ = State::kIdle;
     return;
   }
+  metrics_.scans().begin(id, metrics_.counters().scans_started.load());
   scan_ = std::move(scan);
   state_ = State::kActive;
   calibration_.reset(scan_.geometry.detector, scan_.dark_count, scan_.flat_count);
@@ -121,9 +122,10 @@ void ScanIngest::start_scan(ScanDescription&& scan) {
   last_data_ = Clock::now();
 }
 
-void ScanIngest::end_scan(const std::string& why) {
+void ScanIngest::end_scan(const std::string& why, std::optional<std::uint64_t> superseded_by) {
   state_ = State::kIdle;
   ended_.add(scan_.scan_id);
+  metrics_.scans().ended(scan_.scan_id, superseded_by);
   forward(StageItem(ScanEndItem{scan_.scan_id, why}), 0);
 }
 
@@ -137,6 +139,7 @@ void ScanIngest::handle(ScanEnd&& message) {
     } else if (state_ == State::kActive) {
       reason = DiscardReason::kWrongScanId;
     }
+    metrics_.scans().refused(message.scan_id, to_string(reason));
     discard(reason,
             "ScanEnd of scan " + std::to_string(message.scan_id) + " ignored (" +
                 (state_ == State::kActive ? "active scan is " + std::to_string(scan_.scan_id)
@@ -246,10 +249,12 @@ void ScanIngest::handle(RawFrame&& frame) {
   DiscardReason reason = DiscardReason::kNoActiveScan;
   const std::string problem = frame_problem(frame, reason);
   if (!problem.empty()) {
+    metrics_.scans().refused(frame.scan_id, to_string(reason));
     discard(reason, describe(frame) + " discarded: " + problem, frame.scan_id);
     return;
   }
   ++metrics_.counters().frames_received;
+  metrics_.scans().accepted(frame.scan_id, frame.kind);
   if (frame.kind == FrameKind::kProjection) {
     accept_projection(std::move(frame));
   } else {

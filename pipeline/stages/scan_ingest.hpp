@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "pipeline/messages/stage_items.hpp"
@@ -49,7 +50,8 @@ class ScanIngest {
   };
 
   void start_scan(ScanDescription&& scan);
-  void end_scan(const std::string& why);
+  // superseded_by: the scan whose ScanBegin ends this one; none: its ScanEnd.
+  void end_scan(const std::string& why, std::optional<std::uint64_t> superseded_by = {});
   // Empty when `frame` belongs to the active scan and is well-formed; else sets `reason`.
   std::string frame_problem(const RawFrame& frame, DiscardReason& reason) const;
   void accept_calibration_frame(RawFrame&& frame);

@@ -33,6 +33,14 @@ bool is_valid(PixelType type) {
   return type == PixelType::kUint16 || type == PixelType::kUint32 || type == PixelType::kFloat32;
 }
 
+std::string volume_box_problem(const VolumeBox& box) {
+  if (!is_finite(box.min_mm) || !is_finite(box.max_mm) || !(box.max_mm.x > box.min_mm.x) ||
+      !(box.max_mm.y > box.min_mm.y) || !(box.max_mm.z > box.min_mm.z)) {
+    return "the reconstruction volume box must be finite with max > min on every axis";
+  }
+  return {};
+}
+
 std::string validate_scan_description(const ScanDescription& scan) {
   const DetectorShape d = scan.geometry.detector;
   if (d.rows <= 0 || d.cols <= 0 || d.rows > kMaxDetectorSide || d.cols > kMaxDetectorSide) {
@@ -51,11 +59,8 @@ std::string validate_scan_description(const ScanDescription& scan) {
       scan.flat_count > kMaxCalibrationFrames) {
     return "dark/flat counts must lie in 0.." + std::to_string(kMaxCalibrationFrames);
   }
-  const VolumeBox& box = scan.volume;
-  if (!is_finite(box.min_mm) || !is_finite(box.max_mm) || !(box.max_mm.x > box.min_mm.x) ||
-      !(box.max_mm.y > box.min_mm.y) || !(box.max_mm.z > box.min_mm.z)) {
-    return "the reconstruction volume box must be finite with max > min on every axis";
-  }
+  const std::string box = volume_box_problem(scan.volume);
+  if (!box.empty()) return box;
   if (scan.circular_parallel && scan.circular_cone) {
     return "a scan has either a parallel or a cone circular geometry, not both";
   }

@@ -10,6 +10,8 @@ namespace slicestream {
 
 // Empty when the scan can be reconstructed, else the first problem in words.
 std::string validate_scan_description(const ScanDescription& scan);
+// Empty when `box` is finite with max > min on every axis.
+std::string volume_box_problem(const VolumeBox& box);
 
 bool is_valid(PixelType type);
 

@@ -11,6 +11,20 @@ Slice* SliceSet::find(std::uint32_t id) {
   return it == slices_.end() ? nullptr : &it->second;
 }
 
+Slice client_slice(const SetSliceCommand& command, const VolumeBox* box) {
+  Slice slice;
+  slice.spec = command;
+  slice.spec.box_coordinates = false;
+  if (command.box_coordinates) {
+    slice.placement = SlicePlacement::kBox;
+    slice.box_orientation = command.orientation;
+    if (box != nullptr) slice.spec.orientation = from_normalized(command.orientation, *box);
+  } else if (box != nullptr) {
+    slice.outside_box = !slice_meets_box(command.orientation, *box);
+  }
+  return slice;
+}
+
 std::vector<SetSliceCommand> SliceSet::specs() const {
   std::vector<SetSliceCommand> specs;
   for (const auto& [id, slice] : slices_)
@@ -18,30 +32,59 @@ std::vector<SetSliceCommand> SliceSet::specs() const {
   return specs;
 }
 
+std::vector<SliceInfo> SliceSet::info() const {
+  std::vector<SliceInfo> info;
+  for (const auto& [id, slice] : slices_)
+    info.push_back(SliceInfo{id, slice.placement, slice.box_orientation, slice.outside_box});
+  return info;
+}
+
 Slice& SliceSet::set(std::uint32_t id, Slice slice) {
-  client_configured_ = true;
   Slice& stored = slices_[id];
   stored = std::move(slice);
   return stored;
 }
 
 bool SliceSet::remove(std::uint32_t id) {
-  if (slices_.erase(id) == 0) return false;
-  client_configured_ = true;
-  return true;
+  if (id < kDefaultSliceCount) {
+    // A default id can be removed before its slice is placed (no default slices then at all).
+    const bool newly = removed_defaults_.insert(id).second;
+    return slices_.erase(id) > 0 || newly;
+  }
+  return slices_.erase(id) > 0;
 }
 
-std::vector<std::uint32_t> SliceSet::place_defaults(const VolumeBox& box, int size) {
+std::vector<std::uint32_t> SliceSet::reset() {
+  std::vector<std::uint32_t> removed;
+  for (const auto& [id, slice] : slices_)
+    removed.push_back(id);
+  slices_.clear();
+  removed_defaults_.clear();
+  return removed;
+}
+
+std::vector<std::uint32_t> SliceSet::place_on_box(const VolumeBox& box, int longer_side) {
   for (auto it = slices_.begin(); it != slices_.end();) {
-    it = it->second.is_default ? slices_.erase(it) : std::next(it);
+    Slice& slice = it->second;
+    if (slice.placement == SlicePlacement::kDefault) {
+      it = slices_.erase(it);
+      continue;
+    }
+    if (slice.placement == SlicePlacement::kBox) {
+      slice.spec.orientation = from_normalized(slice.box_orientation, box);
+    } else {
+      slice.outside_box = !slice_meets_box(slice.spec.orientation, box);
+    }
+    ++it;
   }
-  const std::array<SliceOrientation, 3> orientations = default_slices(box);
+  const std::array<SliceOrientation, kDefaultSliceCount> orientations = default_slices(box);
   std::vector<std::uint32_t> placed;
-  for (std::uint32_t id = 0; id < 3; ++id) {
-    if (slices_.count(id) > 0) continue;
+  for (std::uint32_t id = 0; id < kDefaultSliceCount; ++id) {
+    if (slices_.count(id) > 0 || removed_defaults_.count(id) > 0) continue;
+    const auto [width, height] = square_pixel_size(orientations[id], longer_side);
     Slice slice;
-    slice.spec = SetSliceCommand{id, orientations[id], size, size};
-    slice.is_default = true;
+    slice.spec = SetSliceCommand{id, orientations[id], width, height};
+    slice.placement = SlicePlacement::kDefault;
     slices_.emplace(id, std::move(slice));
     placed.push_back(id);
   }

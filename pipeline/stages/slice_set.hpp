@@ -1,8 +1,14 @@
 // The live slices of the reconstruct stage, each with its targets: the live target the viewers
 // see and the shadow target that accumulates one rotation at a time (per-rotation mode, and the
 // periodic refresh that bounds the float drift of the sliding window). Knows which slots a shadow
-// has received this rotation and completes it from the store, places the default slices, and
-// builds every projection's target lists. Runs on the reconstruct thread only.
+// has received this rotation and completes it from the store, places the slices on each scan's
+// box, and builds every projection's target lists. Runs on the reconstruct thread only.
+//
+// Across scans (docs/protocol.md, "Slices across scans"): the default slices 0, 1, 2 are placed
+// on every scan's box with square pixels, unless a client set a slice of its own under that id or
+// removed it (a removal stays until reset()); a client's slice in box coordinates is mapped onto
+// every scan's box; a client's slice in world mm stays where it is and is marked when it misses
+// the box.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <set>
 #include <vector>
 
 #include "kernels/grid_spec.hpp"
@@ -26,8 +33,11 @@ struct WindowContent {
 };
 
 struct Slice {
-  SetSliceCommand spec;
-  bool is_default = false;
+  SetSliceCommand spec;  // where it is: world mm (box_coordinates false)
+  SlicePlacement placement = SlicePlacement::kWorld;
+  SliceOrientation box_orientation;  // kBox: the client's orientation in box coordinates
+  bool outside_box = false;          // it misses the scan's box
+
   std::unique_ptr<ReconTarget> live;    // null while no scan's store is there
   std::unique_ptr<ReconTarget> shadow;  // kept between rotations for reuse
   bool shadow_active = false;
@@ -42,6 +52,10 @@ struct Slice {
   std::shared_ptr<MemoryCharge> reservation;
 };
 
+// A client's slice from its SetSlice; a slice in box coordinates is placed on `box` when there is
+// one (else when the next scan starts).
+Slice client_slice(const SetSliceCommand& command, const VolumeBox* box);
+
 class SliceSet {
  public:
   using Slices = std::map<std::uint32_t, Slice>;
@@ -52,15 +66,18 @@ class SliceSet {
   const Slices& slices() const { return slices_; }
   Slice* find(std::uint32_t id);
   std::vector<SetSliceCommand> specs() const;
-  // Whether a client ever set or removed a slice: then no default slices are placed.
-  bool client_configured() const { return client_configured_; }
+  std::vector<SliceInfo> info() const;
   // A client sets or replaces slice `id`.
   Slice& set(std::uint32_t id, Slice slice);
-  // A client removes slice `id`; false when there is none.
+  // A client removes slice `id`; a default id (0-2) stays free until reset(), also when it is
+  // removed before its default slice was placed. False when there was nothing to remove.
   bool remove(std::uint32_t id);
-  // Three slices through the scan's box (ids 0, 1, 2 where free) of `size` pixels replace the
-  // earlier default ones; returns the ids placed.
-  std::vector<std::uint32_t> place_defaults(const VolumeBox& box, int size);
+  // Every slice goes and the default slices may come back; returns the ids removed.
+  std::vector<std::uint32_t> reset();
+  // Places the slices on a scan's box: the default slices (the longer side `longer_side` pixels,
+  // square pixels) replace the earlier default ones, box slices are mapped onto it, world slices
+  // are marked when they miss it. Returns the ids of the default slices placed.
+  std::vector<std::uint32_t> place_on_box(const VolumeBox& box, int longer_side);
 
   // Reserves the room `slice` needs (see Slice::reservation; `with_target` before a scan), the
   // reservation of `replaced` (the slice it replaces, or null) counted as free. Empty when it
@@ -102,7 +119,7 @@ class SliceSet {
 
   Backend& backend_;
   Slices slices_;
-  bool client_configured_ = false;
+  std::set<std::uint32_t> removed_defaults_;  // default ids a client removed
   int window_ = 0;
   float scale_ = 0;
   std::vector<int> all_slots_;

@@ -23,6 +23,8 @@ void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
   wire->set_detector_timestamp_ns(slice.newest_detector_timestamp_ns);
   wire->set_arrival_ns(slice.newest_arrival_ns);
   wire->set_published_ns(published_ns);
+  wire->set_filter(to_wire(slice.filter.window));
+  wire->set_filter_cutoff(slice.filter.cutoff);
 }
 
 v1::PublishHeader encode_slice(const SliceImage& slice, std::uint64_t published_ns) {

@@ -3,6 +3,7 @@
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
 #include "server/codec/publish_codec.hpp"
+#include "server/codec/scan_status_codec.hpp"
 
 namespace slicestream {
 
@@ -83,6 +84,20 @@ void encode_residual(const SliceResidual& r, v1::SliceResidual* wire) {
   wire->set_age_s(r.age_s);
 }
 
+// The header of a GetVolume chunk; its values travel as the payload part.
+void encode_volume_chunk(const VolumeChunk& chunk, v1::VolumeChunkHeader* wire) {
+  wire->set_scan_id(chunk.scan_id);
+  encode_volume_box(chunk.box, wire->mutable_box());
+  wire->set_size_x(static_cast<std::uint32_t>(chunk.size_x));
+  wire->set_size_y(static_cast<std::uint32_t>(chunk.size_y));
+  wire->set_size_z(static_cast<std::uint32_t>(chunk.size_z));
+  wire->set_first_plane(static_cast<std::uint32_t>(chunk.first_plane));
+  wire->set_plane_count(static_cast<std::uint32_t>(chunk.plane_count));
+  wire->set_projections_integrated(chunk.projections_integrated);
+  wire->set_filter(to_wire(chunk.filter.window));
+  wire->set_filter_cutoff(chunk.filter.cutoff);
+}
+
 }  // namespace
 
 void encode_parameters(const Parameters& parameters, v1::Parameters* wire) {
@@ -102,12 +117,24 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   wire->set_scan_id(report.scan_id);
   wire->set_scan_state(to_string(report.scan_state));
   wire->set_scan_end_reason(report.scan_end_reason);
+  if (report.scan_description) encode_scan_geometry(*report.scan_description, wire->mutable_scan());
+  for (const ScanRecord& record : report.metrics.recent_scans)
+    encode_scan_record(record, wire->add_recent_scans());
   for (const SetSliceCommand& slice : report.slices) {
     v1::SetSlice* out = wire->add_slices();
     out->set_slice_id(slice.slice_id);
     encode_orientation(slice.orientation, out->mutable_orientation());
     out->set_width(static_cast<std::uint32_t>(slice.width));
     out->set_height(static_cast<std::uint32_t>(slice.height));
+  }
+  for (const SliceInfo& info : report.slice_info) {
+    v1::SliceInfo* out = wire->add_slice_info();
+    out->set_slice_id(info.slice_id);
+    out->set_placement(to_string(info.placement));
+    if (info.placement == SlicePlacement::kBox) {
+      encode_orientation(info.box_orientation, out->mutable_box_orientation());
+    }
+    out->set_outside_box(info.outside_box);
   }
   for (const RefinementStatus& refinement : report.refinements)
     encode_refinement(refinement, wire->add_refinements());
@@ -154,6 +181,7 @@ v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,
   if (reply.slice) encode_slice_header(*reply.slice, published_ns, wire.mutable_slice());
   if (reply.report) encode_status_report(*reply.report, server_counters, wire.mutable_status());
   if (reply.parameters) encode_parameters(*reply.parameters, wire.mutable_parameters());
+  if (reply.volume) encode_volume_chunk(*reply.volume, wire.mutable_volume_chunk());
   return wire;
 }
 

@@ -55,6 +55,27 @@ Decoded<Command> decode_set_parameters(const v1::SetParameters& wire) {
   return Command(command);
 }
 
+// The sizes against the slice limit (every side, like a slice's); the plane range and the chunk's
+// voxel count are the pipeline's checks.
+Decoded<Command> decode_get_volume(const v1::GetVolume& wire, const WireLimits& limits) {
+  if (auto problem = check_slice_size(wire.size_x(), wire.size_y(), limits)) return *problem;
+  if (auto problem = check_slice_size(wire.size_z(), 1, limits)) return *problem;
+  GetVolumeCommand command;
+  if (wire.has_box()) {
+    Decoded<VolumeBox> box = decode_volume_box(wire.box());
+    if (!box.ok()) return box.error();
+    command.box = box.value();
+  }
+  command.size_x = static_cast<int>(wire.size_x());
+  command.size_y = static_cast<int>(wire.size_y());
+  command.size_z = static_cast<int>(wire.size_z());
+  // Kept an int; the pipeline checks the range against size_z.
+  constexpr std::uint32_t kMaxInt = std::numeric_limits<int>::max();
+  command.first_plane = static_cast<int>(std::min(wire.first_plane(), kMaxInt));
+  command.plane_count = static_cast<int>(std::min(wire.plane_count(), kMaxInt));
+  return Command(command);
+}
+
 Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
   SetRefinementCommand command;
   command.slice_id = wire.slice_id();
@@ -79,6 +100,7 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
       const auto& wire = request.set_slice();
       SetSliceCommand command;
       command.slice_id = wire.slice_id();
+      command.box_coordinates = wire.box_coordinates();
       return slice_command(wire.width(), wire.height(), wire.orientation(), "SetSlice.orientation",
                            limits, command);
     }
@@ -100,12 +122,17 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
                        "the server captures no scans: start it with --capture-dir DIR (or "
                        "--capture DIR to record every scan)",
                        0};
+    case v1::Request::kResetSlices:
+      return Command(ResetSlicesCommand{});
+    case v1::Request::kGetVolume:
+      return decode_get_volume(request.get_volume(), limits);
     case v1::Request::BODY_NOT_SET:
       break;
   }
   return invalid(wire_reason::kUnknownKind,
-                 "Request carries none of SetSlice, RemoveSlice, GetSlice, GetStatus, "
-                 "SetParameters, SetRefinement, SetCapture (unset or from a newer protocol)");
+                 "Request carries none of SetSlice, RemoveSlice, ResetSlices, GetSlice, GetVolume, "
+                 "GetStatus, SetParameters, SetRefinement, SetCapture (unset or from a newer "
+                 "protocol)");
 }
 
 Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits) {

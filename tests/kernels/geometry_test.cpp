@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/geometry_warnings.hpp"
 #include "kernels/projection_map.hpp"
 #include "tests/kernels/test_support.hpp"
 
@@ -275,6 +276,41 @@ TEST(Geometry, CosineWeightIsSourceDistanceOverRayLength) {
   const CosineWeight none =
       make_cosine_weight(BeamKind::kParallel, parallel_vector(0, 1, 1), detector);
   EXPECT_EQ(none.at(0, 10), 1.0f);
+}
+
+}  // namespace
+}  // namespace slicestream
+
+namespace slicestream {
+namespace {
+
+// A cone-beam source that passes through the reconstruction box is reported (naming how many
+// projections and the first source position); a source outside, and parallel beam, are not.
+TEST(GeometryWarning, ASourceInsideTheBoxIsReported) {
+  CircularConeParams params;
+  for (int i = 0; i < 8; ++i)
+    params.angles_rad.push_back(i * 2 * 3.14159265358979 / 8);
+  params.source_origin_mm = 50;  // the box's corners reach 60 * sqrt(2) mm from the axis
+  params.origin_detector_mm = 100;
+  const ScanGeometry near = make_cone_geometry({32, 32}, params);
+  VolumeBox box{{-60, -60, -10}, {60, 60, 10}};
+  const std::string warning = geometry_warning(near, box);
+  EXPECT_NE(warning.find("inside the reconstruction box"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("for 8 of 8 projections"), std::string::npos) << warning;
+
+  // The source circle (50 mm) passes outside a box of +-34 mm (35.4 mm at 45 degrees), and
+  // through one of +-55 x +-30 mm only on the x axis.
+  box = VolumeBox{{-34, -34, -10}, {34, 34, 10}};
+  EXPECT_EQ(geometry_warning(near, box), "");
+  box = VolumeBox{{-55, -30, -10}, {55, 30, 10}};
+  EXPECT_NE(geometry_warning(near, box).find("for 2 of 8 projections"), std::string::npos)
+      << geometry_warning(near, box);
+
+  params.source_origin_mm = 500;
+  EXPECT_EQ(geometry_warning(make_cone_geometry({32, 32}, params), box), "");
+  CircularParallelParams parallel;
+  parallel.angles_rad = params.angles_rad;
+  EXPECT_EQ(geometry_warning(make_parallel_geometry({32, 32}, parallel), box), "");
 }
 
 }  // namespace

@@ -56,6 +56,37 @@ TEST(GridSpec, NormalisedOrientationsMapOntoTheBox) {
   expect_vec(world.base(), {0, 10, 50});  // centre + half-extent * base
 }
 
+TEST(GridSpec, SquarePixelSizes) {
+  const auto slices = default_slices(kBox);  // extents 60 x 80, 40 x 80, 40 x 60 mm
+  EXPECT_EQ(square_pixel_size(slices[0], 400), std::make_pair(300, 400));
+  EXPECT_EQ(square_pixel_size(slices[1], 400), std::make_pair(200, 400));
+  EXPECT_EQ(square_pixel_size(slices[2], 400), std::make_pair(400, 300));
+  const SliceOrientation sliver = SliceOrientation::from_axes({100, 0, 0}, {0, 0.01, 0}, {});
+  EXPECT_EQ(square_pixel_size(sliver, 64), std::make_pair(64, 1)) << "at least one pixel";
+}
+
+TEST(GridSpec, SliceMeetsBox) {
+  for (const SliceOrientation& s : default_slices(kBox))
+    EXPECT_TRUE(slice_meets_box(s, kBox));
+  // Beside the box, above it, and tilted past its corner: apart.
+  EXPECT_FALSE(
+      slice_meets_box(SliceOrientation::from_axes({5, 0, 0}, {0, 5, 0}, {31, 0, 0}), kBox));
+  EXPECT_FALSE(
+      slice_meets_box(SliceOrientation::from_axes({40, 0, 0}, {0, 60, 0}, {-10, -20, 51}), kBox));
+  EXPECT_FALSE(
+      slice_meets_box(SliceOrientation::from_axes({10, 10, 0}, {0, 0, 10}, {31, 40, 0}), kBox));
+  // Crossing the box although no corner is inside; touching a face.
+  EXPECT_TRUE(slice_meets_box(
+      SliceOrientation::from_axes({200, 0, 0}, {0, 200, 0}, {-100, -100, 0}), kBox));
+  EXPECT_TRUE(slice_meets_box(SliceOrientation::from_axes({5, 0, 0}, {0, 5, 0}, {0, 0, 50}), kBox));
+  // A vertical slice passing the box's edge at x = 30, y = 40 diagonally, 1 mm beyond it: its
+  // extent overlaps the box's along x, y and z; only its normal separates them.
+  EXPECT_FALSE(
+      slice_meets_box(SliceOrientation::from_axes({21, -21, 0}, {0, 0, 10}, {20, 51, 0}), kBox));
+  EXPECT_TRUE(
+      slice_meets_box(SliceOrientation::from_axes({21, -21, 0}, {0, 0, 10}, {19, 50, 0}), kBox));
+}
+
 TEST(GridSpec, SliceAndVolumeGrids) {
   const GridSpec slice = slice_grid(default_slices(kBox)[0], 30, 20);
   EXPECT_EQ(slice.width, 30);

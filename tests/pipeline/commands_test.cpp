@@ -43,16 +43,17 @@ TEST_F(CommandsTest, BeforeAnyScanSlicesAreKeptAndGetSliceFails) {
   EXPECT_EQ(get.status.code, StatusCode::kFailedPrecondition);
   EXPECT_FALSE(get.status.message.empty());
 
-  // The scan reconstructs the client's slice, and no default slices.
+  // The scan reconstructs the client's slice beside the default slices, which a client removes
+  // (RemoveSlice) when it wants only its own.
   test::begin_scan(*pipeline_, scan_);
   test::feed_phantom(*pipeline_, scan_, 0, 24);
   pipeline_->wait_idle();
   EXPECT_EQ(sink_.slices_of(9).size(), 24u);
-  EXPECT_TRUE(sink_.slices_of(0).empty());
+  EXPECT_EQ(sink_.slices_of(0).size(), 24u);
   const CommandReply status = call(*pipeline_, GetStatusCommand{});
   ASSERT_TRUE(status.report.has_value());
-  ASSERT_EQ(status.report->slices.size(), 1u);
-  EXPECT_EQ(status.report->slices[0].slice_id, 9u);
+  ASSERT_EQ(status.report->slices.size(), 4u);
+  EXPECT_EQ(status.report->slices[3].slice_id, 9u);
 }
 
 TEST_F(CommandsTest, DefaultSlicesExistWhenAScanStarts) {
@@ -66,8 +67,9 @@ TEST_F(CommandsTest, DefaultSlicesExistWhenAScanStarts) {
   for (std::uint32_t id = 0; id < 3; ++id) {
     const std::optional<SliceImage> slice = sink_.last_slice(id);
     ASSERT_TRUE(slice.has_value());
+    // The longer side has default_slice_size pixels; the pixels are square (box 32 x 32 x 12).
     EXPECT_EQ(slice->width, 20);
-    EXPECT_EQ(slice->height, 20);
+    EXPECT_EQ(slice->height, id == 2 ? 20 : 8);
     EXPECT_EQ(slice->orientation.values, expected[id].values);
   }
 }

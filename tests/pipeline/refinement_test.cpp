@@ -142,8 +142,39 @@ TEST_F(RefinementTest, RefinedSlicesFitTheDataAndApproachThePhantom) {
   EXPECT_TRUE(m.requests_refused.empty());
 }
 
+// The reply names the scan whose window is refined and says when it refines: interval 0 is
+// "whenever new projections have arrived" (not "every 0 s"); after the scan's end it does not
+// promise projections that will not come.
+TEST_F(RefinementTest, TheReplyQuotesTheCurrentScanAndASensibleInterval) {
+  start();
+  const auto n = static_cast<std::uint32_t>(scan_.description.projections_per_rotation());
+  expect_ok(test::axial_slice(scan_.description, 5, 32));
+  test::begin_scan(*pipeline_, scan_);
+  test::feed_phantom(*pipeline_, scan_, 0, n / 2);
+  pipeline_->wait_idle();
+  const CommandReply running = call(*pipeline_, SetRefinementCommand{5, true, 4, 0});
+  ASSERT_EQ(running.status.code, StatusCode::kOk) << running.status.message;
+  EXPECT_NE(running.status.message.find("whenever new projections have arrived"), std::string::npos)
+      << running.status.message;
+  EXPECT_EQ(running.status.message.find("every 0 s"), std::string::npos) << running.status.message;
+  EXPECT_NE(running.status.message.find("of scan 31"), std::string::npos) << running.status.message;
+  test::end_scan(*pipeline_, scan_, n / 2);
+  pipeline_->wait_idle();
+  expect_ok(test::axial_slice(scan_.description, 6, 32));
+  const CommandReply ended = call(*pipeline_, SetRefinementCommand{6, true, 4, 2.5});
+  ASSERT_EQ(ended.status.code, StatusCode::kOk) << ended.status.message;
+  EXPECT_NE(ended.status.message.find("at most every 2.5 s"), std::string::npos)
+      << ended.status.message;
+  EXPECT_NE(ended.status.message.find("scan 31 has ended"), std::string::npos)
+      << ended.status.message;
+  EXPECT_EQ(ended.status.message.find("collecting"), std::string::npos) << ended.status.message;
+}
+
 TEST_F(RefinementTest, FollowsPerRotationModeAndTheRotationAxisOffset) {
   start();
+  // Only the refined slice: no default slices (whose residual checks build matrices too).
+  for (std::uint32_t id = 0; id < kDefaultSliceCount; ++id)
+    expect_ok(RemoveSliceCommand{id});
   const SetSliceCommand slice = test::axial_slice(scan_.description, 4, 48);
   expect_ok(slice);
   SetParametersCommand per_rotation;

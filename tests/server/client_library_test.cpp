@@ -1,6 +1,10 @@
 // The client library's image files and preview planes: float32 TIFF keeps every value, PNG is
-// auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format.
+// auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format; a
+// TIFF carries its pixel size in the resolution tags and the rest as JSON in ImageDescription.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <png.h>
 #include <tiffio.h>
 
@@ -9,6 +13,8 @@
 #include <filesystem>
 
 #include "clients/common/image_file.hpp"
+#include "clients/common/slice_metadata.hpp"
+#include "clients/common/volume_file.hpp"
 #include "clients/common/volume_planes.hpp"
 #include "tests/server/wire_builders.hpp"
 
@@ -65,6 +71,56 @@ TEST(ImageFile, TiffKeepsEveryValueUpright) {
     EXPECT_EQ(std::memcmp(row.data(), expected, w * sizeof(float)), 0) << "row " << r;
   }
   TIFFClose(tiff);
+}
+
+// A 200 x 100 vertical slice of 96 x 48 mm (0.48 mm square pixels), filtered with Hann 0.8.
+TEST(ImageFile, TiffCarriesTheSliceMetadata) {
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  TempDir dir;
+  v1::SliceHeader header;
+  header.set_slice_id(1);
+  header.set_scan_id(7);
+  header.set_width(200);
+  header.set_height(100);
+  header.set_projections_integrated(180);
+  header.set_filter(v1::FILTER_WINDOW_HANN);
+  header.set_filter_cutoff(0.8f);
+  for (float v : {96.f, 0.f, 0.f, 0.f, 0.f, 48.f, -48.f, 0.f, -24.f})
+    header.mutable_orientation()->add_values(v);
+  const std::vector<float> values = random_image(random, 200, 100);
+  write_image(dir.file("slice.tiff"), 200, 100, values, slice_metadata(header));
+
+  TIFF* tiff = TIFFOpen(dir.file("slice.tiff").c_str(), "r");
+  ASSERT_NE(tiff, nullptr);
+  float x_resolution = 0, y_resolution = 0;
+  std::uint16_t unit = 0;
+  char* description = nullptr;
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_XRESOLUTION, &x_resolution), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_YRESOLUTION, &y_resolution), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_RESOLUTIONUNIT, &unit), 1);
+  ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_IMAGEDESCRIPTION, &description), 1);
+  const std::string text = description;
+  TIFFClose(tiff);
+  EXPECT_EQ(unit, RESUNIT_CENTIMETER);
+  EXPECT_NEAR(x_resolution, 10 / 0.48, 1e-3);  // pixels per cm
+  EXPECT_NEAR(y_resolution, 10 / 0.48, 1e-3);
+
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &json).ok()) << text;
+  const auto& f = json.fields();
+  EXPECT_EQ(f.at("slice_id").number_value(), 1);
+  EXPECT_EQ(f.at("scan_id").number_value(), 7);
+  EXPECT_EQ(f.at("projections_integrated").number_value(), 180);
+  EXPECT_EQ(f.at("filter").string_value(), "hann");
+  EXPECT_NEAR(f.at("filter_cutoff").number_value(), 0.8, 1e-6);
+  EXPECT_EQ(f.at("units").string_value(), "1/mm");
+  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(0).number_value(), 0.48, 1e-9);
+  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(1).number_value(), 0.48, 1e-9);
+  const auto& orientation = f.at("orientation_mm").struct_value().fields();
+  EXPECT_EQ(orientation.at("y_axis").list_value().values(2).number_value(), 48);
+  EXPECT_EQ(orientation.at("base").list_value().values(0).number_value(), -48);
+  EXPECT_NE(f.at("row_order").string_value().find("top"), std::string::npos);
 }
 
 TEST(ImageFile, PngIsAutoContrastedAndUpright) {
@@ -126,6 +182,94 @@ TEST(ImageFile, FormatsAndErrors) {
   EXPECT_THROW(write_image(dir.file("x.png"), 4, 4, std::vector<float>(15)), ClientError);
   EXPECT_THROW(write_image("/nonexistent-dir/x.tiff", 2, 2, std::vector<float>(4)), ClientError);
   EXPECT_THROW(write_image("/nonexistent-dir/x.png", 2, 2, std::vector<float>(4)), ClientError);
+}
+
+v1::VolumeChunkHeader volume_header(int nx, int ny, int nz) {
+  v1::VolumeChunkHeader header;
+  header.set_scan_id(5);
+  header.set_size_x(static_cast<std::uint32_t>(nx));
+  header.set_size_y(static_cast<std::uint32_t>(ny));
+  header.set_size_z(static_cast<std::uint32_t>(nz));
+  header.set_projections_integrated(90);
+  header.set_filter(v1::FILTER_WINDOW_RAM_LAK);
+  header.set_filter_cutoff(1);
+  v1::VolumeBox* box = header.mutable_box();
+  box->mutable_min_mm()->set_x(-10);
+  box->mutable_min_mm()->set_y(-9);
+  box->mutable_min_mm()->set_z(-5);
+  box->mutable_max_mm()->set_x(10);
+  box->mutable_max_mm()->set_y(9);
+  box->mutable_max_mm()->set_z(5);
+  return header;
+}
+
+// Chunks written one after the other make one HDF5 dataset [z][y][x] with its voxel size; the file
+// appears only once finished.
+TEST(VolumeFile, Hdf5ChunksMakeOneDataset) {
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  TempDir dir;
+  const int nx = 10, ny = 9, nz = 5;
+  const std::vector<float> all = random_image(random, nx, ny * nz);
+  const auto writer = open_volume_writer(dir.file("v.h5"), volume_header(nx, ny, nz));
+  const std::size_t plane = static_cast<std::size_t>(nx * ny);
+  writer->write_planes(0, 3, std::vector<float>(all.begin(), all.begin() + 3 * plane));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("v.h5"))) << "visible before it is complete";
+  writer->write_planes(3, 2, std::vector<float>(all.begin() + 3 * plane, all.end()));
+  writer->finish();
+
+  const hid_t file = H5Fopen(dir.file("v.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t dataset = H5Dopen2(file, "/volume", H5P_DEFAULT);
+  ASSERT_GE(dataset, 0);
+  const hid_t space = H5Dget_space(dataset);
+  hsize_t dims[3] = {0, 0, 0};
+  ASSERT_EQ(H5Sget_simple_extent_ndims(space), 3);
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  EXPECT_EQ(dims[0], 5u);
+  EXPECT_EQ(dims[1], 9u);
+  EXPECT_EQ(dims[2], 10u);
+  std::vector<float> read(all.size());
+  ASSERT_GE(H5Dread(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()), 0);
+  EXPECT_EQ(read, all);
+  double voxel[3] = {0, 0, 0};
+  const hid_t attribute = H5Aopen(dataset, "voxel_size_mm", H5P_DEFAULT);
+  ASSERT_GE(H5Aread(attribute, H5T_NATIVE_DOUBLE, voxel), 0);
+  EXPECT_DOUBLE_EQ(voxel[0], 2.0);
+  EXPECT_DOUBLE_EQ(voxel[1], 2.0);
+  EXPECT_DOUBLE_EQ(voxel[2], 2.0);
+  H5Aclose(attribute);
+  H5Sclose(space);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
+// A TIFF stack: one upright float TIFF per plane, each an axial slice at its plane's height.
+TEST(VolumeFile, TiffStackHasOnePlanePerFileWithItsHeight) {
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  TempDir dir;
+  const int nx = 10, ny = 9, nz = 5;
+  const std::vector<float> all = random_image(random, nx, ny * nz);
+  const auto writer = open_volume_writer(dir.file("stack"), volume_header(nx, ny, nz));
+  writer->write_planes(0, nz, all);
+  writer->finish();
+  for (int z = 0; z < nz; ++z) {
+    const std::string path = dir.file("stack/plane_000" + std::to_string(z) + ".tiff");
+    TIFF* tiff = TIFFOpen(path.c_str(), "r");
+    ASSERT_NE(tiff, nullptr) << path;
+    std::vector<float> row(static_cast<std::size_t>(nx));
+    ASSERT_EQ(TIFFReadScanline(tiff, row.data(), 0, 0), 1);  // the top row: y = ny - 1
+    const std::size_t top = static_cast<std::size_t>(z * nx * ny + (ny - 1) * nx);
+    EXPECT_EQ(std::memcmp(row.data(), all.data() + top, row.size() * sizeof(float)), 0);
+    char* description = nullptr;
+    ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_IMAGEDESCRIPTION, &description), 1);
+    google::protobuf::Struct json;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(description, &json).ok());
+    const auto& base = json.fields().at("orientation_mm").struct_value().fields().at("base");
+    EXPECT_DOUBLE_EQ(base.list_value().values(2).number_value(), -5 + (z + 0.5) * 2);
+    TIFFClose(tiff);
+  }
 }
 
 TEST(VolumePlanes, CentralPlanesOfAPreview) {

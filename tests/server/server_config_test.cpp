@@ -162,6 +162,76 @@ TEST(ServerOptions, ConfigFileWithFlagsOverriding) {
   EXPECT_EQ(config.limits.max_request_bytes, 64u << 10);
 }
 
+// Writes `text` to a fresh file that is removed when the object goes.
+class ConfigFile {
+ public:
+  explicit ConfigFile(const std::string& text) {
+    char path[] = "/tmp/slicestream-config-test.XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    path_ = path;
+    std::ofstream(path_) << text;
+  }
+  ~ConfigFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
+  // ZeroMQ bound tcp://127.0.0.1:99999 to another port: the flag is refused before any socket.
+  for (const char* flag :
+       {"--data", "--slices", "--requests", "--tomop-data", "--recast3d", "--recast3d-updates"}) {
+    ServerConfig config;
+    const std::string error = parse({flag, "tcp://127.0.0.1:99999"}, config);
+    EXPECT_NE(error.find(flag), std::string::npos) << error;
+    EXPECT_NE(error.find("outside 1..65535"), std::string::npos) << error;
+  }
+  ServerConfig in_file;
+  const ConfigFile file("data = \"tcp://127.0.0.1:99999\"\n");
+  EXPECT_NE(parse({"--config", file.path()}, in_file).find("outside 1..65535"), std::string::npos)
+      << "a config file's endpoint is checked as the flag is";
+  ServerConfig wildcard;
+  EXPECT_EQ(parse({"--data", "tcp://*:7000", "--requests", "tcp://127.0.0.1:*"}, wildcard), "")
+      << "the server binds wildcards";
+  ServerConfig viewer;
+  EXPECT_NE(parse({"--recast3d", "tcp://*:5555"}, viewer).find("--recast3d"), std::string::npos)
+      << "a viewer's address is connected to: no wildcard";
+  ServerConfig http;
+  EXPECT_NE(parse({"--http", "127.0.0.1:99999"}, http).find("not a port number"), std::string::npos)
+      << "--http is checked when parsed, not when the server starts";
+}
+
+TEST(ServerOptions, ListenSetsAllThreeEndpoints) {
+  ServerConfig config;
+  ASSERT_EQ(parse({"--listen", "0.0.0.0:6000", "--slices", "ipc:///tmp/s"}, config), "");
+  EXPECT_EQ(config.endpoints.data, "tcp://0.0.0.0:6000");
+  EXPECT_EQ(config.endpoints.slices, "ipc:///tmp/s") << "an explicit endpoint wins";
+  EXPECT_EQ(config.endpoints.requests, "tcp://0.0.0.0:6002");
+}
+
+TEST(ServerOptions, UnknownConfigKeyNamesTheNearestValidOne) {
+  const ConfigFile typo("fliter = \"hann\"\n");
+  ServerConfig config;
+  const std::string error = parse({"--config", typo.path()}, config);
+  EXPECT_NE(error.find("unknown key 'fliter' (did you mean 'filter'?)"), std::string::npos)
+      << error;
+  const ConfigFile section("[reconstruction]\nfilter = \"hann\"\n");
+  EXPECT_NE(parse({"--config", section.path()}, config).find("unknown section [reconstruction]"),
+            std::string::npos);
+  const ConfigFile ini("preview-sise=64\n");
+  EXPECT_NE(parse({"--config", ini.path()}, config).find("did you mean 'preview-size'?"),
+            std::string::npos);
+}
+
+TEST(ServerOptions, RangeErrorsAreReadable) {
+  ServerConfig config;
+  const std::string error = parse({"--data-hwm", "0"}, config);
+  EXPECT_NE(error.find("must be > 0 (got 0)"), std::string::npos) << error;
+  EXPECT_EQ(error.find("17976931348"), std::string::npos) << error;
+}
+
 TEST(ServerOptions, ExampleConfigFileHoldsTheDefaults) {
   ServerConfig from_file;
   ASSERT_EQ(parse({"--config",
@@ -235,6 +305,34 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   const std::vector<std::string> idle = format_stats(now, &now, {});
   ASSERT_EQ(idle.size(), 1u);
   EXPECT_NE(idle[0].find("idle"), std::string::npos) << idle[0];
+}
+
+// The idle line comes once when the server falls idle, then as a slow heartbeat, and the full
+// report returns as soon as something happens.
+TEST(StatsReport, TheIdleLineIsNotRepeatedEveryReport) {
+  StatsLog log(/*idle_heartbeat_s=*/600);
+  MetricsSnapshot now;
+  now.frames_received = 10;
+  now.uptime_s = 10;
+  EXPECT_GT(log.report(now, {}).size(), 1u) << "the first report is a full one";
+  now.uptime_s = 20;
+  const std::vector<std::string> first_idle = log.report(now, {});
+  ASSERT_EQ(first_idle.size(), 1u);
+  EXPECT_NE(first_idle[0].find("idle"), std::string::npos) << first_idle[0];
+  EXPECT_NE(first_idle[0].find("logged again in 600 s"), std::string::npos) << first_idle[0];
+  for (double t = 30; t < 620; t += 10) {
+    now.uptime_s = t;
+    EXPECT_TRUE(log.report(now, {}).empty()) << "idle line repeated at " << t << " s";
+  }
+  now.uptime_s = 620;
+  EXPECT_EQ(log.report(now, {}).size(), 1u) << "the heartbeat after 600 s";
+  now.uptime_s = 630;
+  EXPECT_TRUE(log.report(now, {}).empty());
+  now.uptime_s = 640;
+  now.frames_received = 11;
+  EXPECT_GT(log.report(now, {}).size(), 1u) << "activity gives the full report at once";
+  now.uptime_s = 650;
+  EXPECT_EQ(log.report(now, {}).size(), 1u) << "idle again: one line at once";
 }
 
 }  // namespace

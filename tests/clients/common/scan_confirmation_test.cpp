@@ -98,6 +98,94 @@ TEST(ScanConfirmer, AnotherScanTakingOverIsReportedAtOnce) {
   EXPECT_TRUE(contains(result.message, "moved on to scan 8")) << result.message;
 }
 
+// A record of scan `scan_id` in the status (recent_scans), as the server keeps one per scan.
+v1::ScanRecord* add_record(v1::StatusReport& status, std::uint64_t scan_id, std::uint64_t number,
+                           std::uint64_t accepted, std::uint64_t integrated) {
+  v1::ScanRecord* record = status.add_recent_scans();
+  record->set_scan_id(scan_id);
+  record->set_number(number);
+  record->set_projections_accepted(accepted);
+  record->set_projections_integrated(integrated);
+  return record;
+}
+
+// A detector whose scan another detector's ScanBegin ended: the server integrated 100 of its
+// projections, refused the rest, and went on with scan 222 (ended after 60 frames). Its own
+// counts, not the other scan's, and at once: not "never became the server's scan" after a wait.
+TEST(ScanConfirmer, ASupersededScanIsReportedWithItsOwnCounts) {
+  Scripted scripted([](int call) {
+    v1::StatusReport status = status_of(0, "idle", 0, 0);
+    if (call == 0) return status;
+    status = status_of(222, "ended", 2, 160 + 60, 100 + 60);
+    (*status.mutable_discards())["scan_ended"] = 76;
+    v1::ScanRecord* ours = add_record(status, 7, 1, 100, 100);
+    ours->set_ended(true);
+    ours->set_reconstructed(true);
+    ours->set_end_reason("superseded");
+    ours->set_superseded_by(222);
+    (*ours->mutable_discards())["scan_ended"] = 76;
+    add_record(status, 222, 2, 60, 60)->set_ended(true);  // not final yet: no matter
+    return status;
+  });
+  const ScanConfirmation result = scripted.confirmer.wait(176, quick(5000));
+  EXPECT_EQ(result.outcome, ScanOutcome::kSuperseded) << result.message;
+  EXPECT_LT(result.seconds, 2.0) << "reported at once, not after the stall timeout";
+  EXPECT_EQ(result.progress.frames_accepted, 100u);
+  EXPECT_EQ(result.progress.projections_integrated, 100u);
+  EXPECT_TRUE(contains(result.message, "ended scan 7 when scan 222 began (superseded)"))
+      << result.message;
+  EXPECT_TRUE(contains(result.message, "100 of 176 frames accepted and 100 projections integrated"))
+      << result.message;
+  EXPECT_TRUE(contains(result.message, "scan_ended 76")) << result.message;
+  EXPECT_FALSE(contains(result.message, "never became")) << result.message;
+}
+
+// The other detector's view: its scan ended normally; frames of the superseded scan refused in
+// the meantime are not its discards, and the superseded scan's integrations are not its own.
+TEST(ScanConfirmer, ConfirmationCountsOnlyTheScansOwnFrames) {
+  Scripted scripted([](int call) {
+    v1::StatusReport status = status_of(0, "idle", 0, 0);
+    if (call == 0) return status;
+    status = status_of(7, "ended", 2, 61 + 80, 61 + 1);
+    (*status.mutable_discards())["scan_ended"] = 48;
+    add_record(status, 6, 1, 61, 61)->set_ended(true);  // not final yet: no matter
+    v1::ScanRecord* ours = add_record(status, 7, 2, 60, 60);
+    ours->set_darks_accepted(10);
+    ours->set_flats_accepted(10);
+    ours->set_ended(true);
+    ours->set_reconstructed(true);
+    ours->set_end_reason("scan_end");
+    return status;
+  });
+  const ScanConfirmation result = scripted.confirmer.wait(80, quick());
+  EXPECT_EQ(result.outcome, ScanOutcome::kConfirmed) << result.message;
+  EXPECT_EQ(result.progress.projections_integrated, 60u);
+  EXPECT_TRUE(result.progress.discards.empty());
+  EXPECT_TRUE(contains(result.message, "all 80 frames accepted and 60 projections integrated"))
+      << result.message;
+}
+
+// The ingest has seen the ScanEnd while the reconstruct stage still integrates: the detector
+// waits for the final counts instead of reporting "8 projections integrated" of 60.
+TEST(ScanConfirmer, ConfirmationWaitsUntilTheCountsAreFinal) {
+  Scripted scripted([](int call) {
+    v1::StatusReport status = status_of(0, "idle", 0, 0);
+    if (call == 0) return status;
+    const bool done = call >= 4;
+    status = status_of(7, done ? "ended" : "reconstructing", 1, 60, done ? 60 : 8 * call);
+    v1::ScanRecord* ours = add_record(status, 7, 1, 60, done ? 60 : 8 * call);
+    ours->set_ended(true);
+    ours->set_end_reason("scan_end");
+    ours->set_reconstructed(done);
+    return status;
+  });
+  const ScanConfirmation result = scripted.confirmer.wait(60, quick(5000));
+  EXPECT_EQ(result.outcome, ScanOutcome::kConfirmed) << result.message;
+  EXPECT_EQ(result.progress.projections_integrated, 60u);
+  EXPECT_TRUE(contains(result.message, "all 60 frames accepted and 60 projections integrated"))
+      << result.message;
+}
+
 TEST(ScanConfirmer, ProgressKeepsTheWaitGoingBeyondTheStallTimeout) {
   // 40 polls of steady progress (several times the stall timeout in all), then the end.
   Scripted scripted([](int call) {

@@ -209,6 +209,19 @@ TEST(DetectorCli, ReplayFlagsReachTheConfiguration) {
   EXPECT_DOUBLE_EQ(make_stream_options(tiff.command, 0).fps, 0);
 }
 
+// `replay tiff proj_*.tif` unquoted: the shell hands over every file; the error says so once
+// instead of listing the file names as unexpected arguments.
+TEST(DetectorCli, AnUnquotedGlobForReplayTiffGetsAHint) {
+  std::string line = "replay tiff";
+  for (int i = 0; i < 180; ++i)
+    line += " scan/proj_" + std::to_string(i) + ".tif";
+  const std::string error = parse(line).parse_error;
+  EXPECT_NE(error.find("got 180 paths (scan/proj_0.tif ... scan/proj_179.tif)"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("Quote the pattern"), std::string::npos) << error;
+  EXPECT_EQ(error.find("proj_57.tif"), std::string::npos) << "file names listed: " << error;
+}
+
 }  // namespace
 }  // namespace slicestream::detector
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <vector>
@@ -186,6 +187,24 @@ TEST(DxchangeFile, BadFilesGetClearErrors) {
   }
   EXPECT_NE(open_error(dir.file("shape.h5")).find("but the projections are 4x5"),
             std::string::npos);
+}
+
+// A file cut short (an interrupted copy): the error says so and how many bytes are missing,
+// instead of "cannot open".
+TEST(DxchangeFile, ATruncatedFileSaysWhatIsMissing) {
+  TempDir dir;
+  const auto frames = random_values<std::uint16_t>(10 * 32 * 32, 11, 0, 60000);
+  H5Writer(dir.file("scan.h5")).write("/exchange/data", H5T_NATIVE_UINT16, {10, 32, 32}, frames);
+  const auto full = std::filesystem::file_size(dir.file("scan.h5"));
+  const auto kept = full / 2;
+  std::filesystem::resize_file(dir.file("scan.h5"), kept);
+  const std::string message = open_error(dir.file("scan.h5"));
+  EXPECT_NE(message.find("truncated HDF5 file: it has " + std::to_string(kept) + " bytes"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the last " + std::to_string(full - kept) + " bytes are missing"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

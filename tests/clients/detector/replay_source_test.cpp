@@ -193,6 +193,68 @@ TEST(ReplaySource, RawCountsWithoutFlatsAreFlagged) {
   EXPECT_NE(replay.warnings()[0].find("no flats"), std::string::npos);
 }
 
+// ASTRA parallel3d_vec vectors of `count` projections over 180 degrees, 1 mm pixels.
+std::vector<double> parallel_vectors(std::size_t count) {
+  std::vector<double> vectors;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double a = kPi * static_cast<double>(i) / static_cast<double>(count);
+    const double v[12] = {std::sin(a), -std::cos(a), 0, 0, 0, 0,
+                          std::cos(a), std::sin(a),  0, 0, 0, 1};
+    vectors.insert(vectors.end(), v, v + 12);
+  }
+  return vectors;
+}
+
+ReplayConfig vector_config(std::vector<double> vectors) {
+  ReplayConfig config;
+  config.geometry.vectors = std::move(vectors);
+  config.geometry.volume = VolumeBox{{-2, -2, -2}, {2, 2, 2}};
+  return config;
+}
+
+// Vectors follow the angles' rule: one per projection of the recording. Fewer (or more) vectors
+// than projections are an error, as a short angles file is, instead of cycling silently.
+TEST(ReplaySource, VectorsAreOnePerProjectionLikeAngles) {
+  const std::string vectors_error = [] {
+    try {
+      ReplaySource(std::make_unique<FakeScan>(0, 1, 8), vector_config(parallel_vectors(4)));
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  }();
+  EXPECT_NE(vectors_error.find("4 vectors but the scan has 8 projections"), std::string::npos)
+      << vectors_error;
+  ReplayConfig short_angles;
+  short_angles.angles_deg = evenly(4, 180);
+  EXPECT_THROW(ReplaySource(std::make_unique<FakeScan>(0, 1, 8), short_angles),
+               std::invalid_argument);
+
+  ReplaySource exact(std::make_unique<FakeScan>(0, 1, 8), vector_config(parallel_vectors(8)));
+  EXPECT_EQ(exact.scan_begin().projections_per_rotation(), 8u);
+  EXPECT_EQ(exact.scan_begin().vectors().vectors_size(), 8 * 12);
+}
+
+// A window of N over the recording takes the first N vectors as its slots, and says when the
+// vectors of later projections differ from their slot's (frames are placed by slot).
+TEST(ReplaySource, VectorWindowTakesTheFirstVectorsAndChecksTheRest) {
+  std::vector<double> two_turns = parallel_vectors(4);
+  const std::vector<double> again = two_turns;
+  two_turns.insert(two_turns.end(), again.begin(), again.end());
+  ReplayConfig config = vector_config(two_turns);
+  config.projections_per_rotation = 4;
+  ReplaySource replay(std::make_unique<FakeScan>(0, 1, 8), config);
+  EXPECT_EQ(replay.scan_begin().projections_per_rotation(), 4u);
+  EXPECT_EQ(replay.scan_begin().vectors().vectors_size(), 4 * 12);
+  EXPECT_TRUE(replay.warnings().empty());
+
+  ReplayConfig drifting = vector_config(parallel_vectors(8));
+  drifting.projections_per_rotation = 4;
+  ReplaySource warned(std::make_unique<FakeScan>(0, 1, 8), drifting);
+  ASSERT_EQ(warned.warnings().size(), 1u);
+  EXPECT_NE(warned.warnings()[0].find("4 projections"), std::string::npos) << warned.warnings()[0];
+}
+
 TEST(ReplaySource, AnglePlacementNeedsACircularGeometry) {
   ReplayConfig config;
   config.placement = Placement::kAngle;

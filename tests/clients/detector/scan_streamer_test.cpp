@@ -250,6 +250,41 @@ TEST(ScanStreamer, ARequestsEndpointThatDoesNotAnswerFailsBeforeAnythingIsSent) 
   EXPECT_FALSE(data.recv(part)) << "the detector sent data although it cannot confirm the scan";
 }
 
+// --no-confirm with no server: ZeroMQ would queue the frames for nobody and the detector would
+// report "sent 30 frames"; it fails before sending instead.
+TEST(ScanStreamer, NoServerOnTheDataEndpointFailsBeforeAnythingIsSent) {
+  TempDir dir;
+  PhantomScanSource source(tiny_scan());
+  source.prepare();
+  StreamOptions options;
+  options.endpoint = "ipc://" + dir.file("nobody");
+  options.confirm_timeout_s = 0.3;  // no requests endpoint: --no-confirm
+  options.progress = false;
+  const std::string message = stream_error(source, options);
+  EXPECT_NE(message.find("no server is connected on the data endpoint ipc://" + dir.file("nobody")),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("nothing was sent"), std::string::npos) << message;
+}
+
+// A data endpoint that is some other ZeroMQ socket (here a ROUTER, as the requests endpoint is).
+TEST(ScanStreamer, ADataEndpointOfTheWrongKindIsNamed) {
+  TempDir dir;
+  zmq::context_t context(1);
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("ipc://" + dir.file("requests"));
+  PhantomScanSource source(tiny_scan());
+  source.prepare();
+  StreamOptions options;
+  options.endpoint = "ipc://" + dir.file("requests");
+  options.confirm_timeout_s = 0.5;
+  options.progress = false;
+  const std::string message = stream_error(source, options);
+  EXPECT_NE(message.find("not as slicestream-server's data endpoint"), std::string::npos)
+      << message;
+}
+
 // slicestream-detector as a whole (run_detector): a simulated 6 x 10 scan of 4 projections, a dark
 // and a flat, streamed to `sink` and confirmed through `requests`.
 struct DetectorRun {

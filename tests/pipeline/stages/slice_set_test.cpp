@@ -57,19 +57,42 @@ class SliceSetTest : public ::testing::Test {
 };
 
 TEST_F(SliceSetTest, DefaultSlicesFillFreeIdsAndGiveWayToClientSlices) {
-  EXPECT_EQ(slices_.place_defaults(kBox, 16), (std::vector<std::uint32_t>{0, 1, 2}));
-  EXPECT_FALSE(slices_.client_configured());
-  EXPECT_TRUE(slices_.find(1)->is_default);
+  EXPECT_EQ(slices_.place_on_box(kBox, 16), (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(slices_.find(1)->placement, SlicePlacement::kDefault);
   EXPECT_EQ(slices_.find(2)->spec.width, 16);
+  EXPECT_EQ(slices_.find(0)->spec.height, 10) << "box 20 x 12 mm: square pixels";
   slices_.set(1, axial(1));
-  EXPECT_TRUE(slices_.client_configured());
-  EXPECT_EQ(slices_.place_defaults(kBox, 20), (std::vector<std::uint32_t>{0, 2}))
+  EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{0, 2}))
       << "the client's slice 1 stays; the old defaults are replaced";
-  EXPECT_FALSE(slices_.find(1)->is_default);
+  EXPECT_EQ(slices_.find(1)->placement, SlicePlacement::kWorld);
   EXPECT_EQ(slices_.find(0)->spec.width, 20);
   EXPECT_TRUE(slices_.remove(0));
   EXPECT_FALSE(slices_.remove(0));
   EXPECT_EQ(slices_.specs().size(), 2u);
+  EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{}))
+      << "a removed default stays away";
+  EXPECT_EQ(slices_.reset(), (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{0, 1, 2}));
+}
+
+TEST_F(SliceSetTest, ClientSlicesAcrossBoxes) {
+  SetSliceCommand box{5, SliceOrientation::from_axes({2, 0, 0}, {0, 2, 0}, {-1, -1, 0}), 8, 8,
+                      /*box_coordinates=*/true};
+  Slice& placed = slices_.set(5, client_slice(box, &kBox));
+  EXPECT_EQ(placed.placement, SlicePlacement::kBox);
+  EXPECT_EQ(placed.spec.orientation.values, default_slices(kBox)[2].values);
+  EXPECT_FALSE(placed.spec.box_coordinates) << "the spec is in world mm";
+  SetSliceCommand far{6, SliceOrientation::from_axes({1, 0, 0}, {0, 1, 0}, {50, 0, 0}), 4, 4};
+  EXPECT_TRUE(slices_.set(6, client_slice(far, &kBox)).outside_box);
+  const VolumeBox bigger{{-60, -60, -6}, {60, 60, 6}};
+  slices_.place_on_box(bigger, 16);
+  EXPECT_EQ(slices_.find(5)->spec.orientation.values, default_slices(bigger)[2].values);
+  EXPECT_FALSE(slices_.find(6)->outside_box);
+  EXPECT_EQ(slices_.find(6)->spec.orientation.values, far.orientation.values);
+  const std::vector<SliceInfo> info = slices_.info();
+  ASSERT_EQ(info.size(), 5u);
+  EXPECT_EQ(info[3].slice_id, 5u);
+  EXPECT_EQ(info[3].box_orientation.values, box.orientation.values);
 }
 
 TEST_F(SliceSetTest, TargetListsFollowTheModeAndTheShadowsCoverage) {

@@ -1,0 +1,200 @@
+#include "clients/common/volume_file.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "clients/common/client_error.hpp"
+#include "clients/common/image_file.hpp"
+#include "clients/common/slice_metadata.hpp"
+
+namespace slicestream::client {
+
+namespace {
+
+bool is_hdf5_path(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension == ".h5" || extension == ".hdf5";
+}
+
+std::array<double, 3> voxel_mm(const v1::VolumeChunkHeader& h) {
+  const v1::VolumeBox& b = h.box();
+  return {(b.max_mm().x() - b.min_mm().x()) / h.size_x(),
+          (b.max_mm().y() - b.min_mm().y()) / h.size_y(),
+          (b.max_mm().z() - b.min_mm().z()) / h.size_z()};
+}
+
+// -------------------------------------------------------------------------------- HDF5
+
+class Hdf5VolumeWriter : public VolumeWriter {
+ public:
+  Hdf5VolumeWriter(const std::string& path, const v1::VolumeChunkHeader& h) : path_(path) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our own messages instead of HDF5's stack
+    const std::string temporary = path + ".tmp";
+    file_ = H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) throw ClientError("cannot create " + temporary + " (HDF5)");
+    const hsize_t dims[3] = {h.size_z(), h.size_y(), h.size_x()};
+    space_ = H5Screate_simple(3, dims, nullptr);
+    dataset_ = H5Dcreate2(file_, "/volume", H5T_NATIVE_FLOAT, space_, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    if (dataset_ < 0) throw ClientError("cannot create the dataset /volume in " + temporary);
+    const v1::VolumeBox& b = h.box();
+    attribute("box_min_mm", {b.min_mm().x(), b.min_mm().y(), b.min_mm().z()});
+    attribute("box_max_mm", {b.max_mm().x(), b.max_mm().y(), b.max_mm().z()});
+    const std::array<double, 3> voxel = voxel_mm(h);
+    attribute("voxel_size_mm", {voxel[0], voxel[1], voxel[2]});
+    attribute("scan_id", {static_cast<double>(h.scan_id())});
+    attribute("projections_integrated", {static_cast<double>(h.projections_integrated())});
+    attribute("filter_cutoff", {h.filter_cutoff()});
+    text_attribute("filter", filter_name(h.filter()));
+    text_attribute("units", "1/mm");
+    text_attribute("axes", "[z][y][x]; voxel centres at box_min_mm + (i + 1/2) * voxel_size_mm");
+    dims_[0] = h.size_z();
+    dims_[1] = h.size_y();
+    dims_[2] = h.size_x();
+  }
+  ~Hdf5VolumeWriter() override {
+    close();
+    if (!finished_) std::filesystem::remove(path_ + ".tmp");
+  }
+
+  void write_planes(int first, int count, const std::vector<float>& values) override {
+    const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
+    const hsize_t extent[3] = {static_cast<hsize_t>(count), dims_[1], dims_[2]};
+    const hid_t memory = H5Screate_simple(3, extent, nullptr);
+    const bool ok =
+        memory >= 0 &&
+        H5Sselect_hyperslab(space_, H5S_SELECT_SET, start, nullptr, extent, nullptr) >= 0 &&
+        H5Dwrite(dataset_, H5T_NATIVE_FLOAT, memory, space_, H5P_DEFAULT, values.data()) >= 0;
+    if (memory >= 0) H5Sclose(memory);
+    if (!ok) throw ClientError("cannot write planes to " + path_ + ".tmp (disk full?)");
+  }
+
+  void finish() override {
+    if (!close()) throw ClientError("cannot complete " + path_ + ".tmp (disk full?)");
+    std::error_code error;
+    std::filesystem::rename(path_ + ".tmp", path_, error);
+    if (error) throw ClientError("cannot rename " + path_ + ".tmp: " + error.message());
+    finished_ = true;
+  }
+
+  std::string describe() const override { return path_ + " (HDF5, dataset /volume [z][y][x])"; }
+
+ private:
+  void attribute(const char* name, std::vector<double> values) {
+    const hsize_t n = values.size();
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    const hid_t a = H5Acreate2(dataset_, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
+    H5Aclose(a);
+    H5Sclose(space);
+  }
+  void text_attribute(const char* name, const std::string& text) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, text.size());
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(dataset_, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, type, text.data());
+    H5Aclose(a);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+  bool close() {
+    bool ok = true;
+    if (dataset_ >= 0) ok = H5Dclose(dataset_) >= 0 && ok;
+    if (space_ >= 0) ok = H5Sclose(space_) >= 0 && ok;
+    if (file_ >= 0) ok = H5Fclose(file_) >= 0 && ok;
+    dataset_ = space_ = file_ = -1;
+    return ok;
+  }
+
+  std::string path_;
+  hid_t file_ = -1;
+  hid_t space_ = -1;
+  hid_t dataset_ = -1;
+  hsize_t dims_[3] = {0, 0, 0};
+  bool finished_ = false;
+};
+
+// -------------------------------------------------------------------------------- TIFF stack
+
+class TiffStackWriter : public VolumeWriter {
+ public:
+  TiffStackWriter(const std::string& folder, const v1::VolumeChunkHeader& h)
+      : folder_(folder), header_(h) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error) throw ClientError("cannot create the folder " + folder + ": " + error.message());
+  }
+
+  void write_planes(int first, int count, const std::vector<float>& values) override {
+    const std::size_t plane = std::size_t{header_.size_x()} * std::size_t{header_.size_y()};
+    for (int k = 0; k < count; ++k) {
+      const int z = first + k;
+      const auto begin = values.begin() + static_cast<std::ptrdiff_t>(k * plane);
+      const std::vector<float> slice(begin, begin + static_cast<std::ptrdiff_t>(plane));
+      write_tiff_float32(path_of(z), static_cast<int>(header_.size_x()),
+                         static_cast<int>(header_.size_y()), slice,
+                         slice_metadata(plane_header(z), "volume plane"));
+    }
+  }
+
+  void finish() override {}
+
+  std::string describe() const override {
+    return folder_ + "/ (TIFF stack, plane_" + std::string(digits(), '0') + ".tiff ...)";
+  }
+
+ private:
+  int digits() const {
+    return std::max(4, static_cast<int>(std::to_string(header_.size_z()).size()));
+  }
+  std::string path_of(int z) const {
+    return folder_ + "/" + fmt::format("plane_{:0{}d}.tiff", z, digits());
+  }
+  // Plane z as an axial slice: its header gives each TIFF its metadata.
+  v1::SliceHeader plane_header(int z) const {
+    const v1::VolumeBox& b = header_.box();
+    const double plane_mm = (b.max_mm().z() - b.min_mm().z()) / header_.size_z();
+    v1::SliceHeader slice;
+    slice.set_slice_id(static_cast<std::uint32_t>(z));
+    slice.set_scan_id(header_.scan_id());
+    slice.set_width(header_.size_x());
+    slice.set_height(header_.size_y());
+    slice.set_projections_integrated(header_.projections_integrated());
+    slice.set_filter(header_.filter());
+    slice.set_filter_cutoff(header_.filter_cutoff());
+    const double values[9] = {b.max_mm().x() - b.min_mm().x(),
+                              0,
+                              0,
+                              0,
+                              b.max_mm().y() - b.min_mm().y(),
+                              0,
+                              b.min_mm().x(),
+                              b.min_mm().y(),
+                              b.min_mm().z() + (z + 0.5) * plane_mm};
+    for (double v : values)
+      slice.mutable_orientation()->add_values(static_cast<float>(v));
+    return slice;
+  }
+
+  std::string folder_;
+  v1::VolumeChunkHeader header_;
+};
+
+}  // namespace
+
+std::unique_ptr<VolumeWriter> open_volume_writer(const std::string& path,
+                                                 const v1::VolumeChunkHeader& first) {
+  if (is_hdf5_path(path)) return std::make_unique<Hdf5VolumeWriter>(path, first);
+  return std::make_unique<TiffStackWriter>(path, first);
+}
+
+}  // namespace slicestream::client
