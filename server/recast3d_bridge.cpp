@@ -357,14 +357,14 @@ void Recast3dBridge::set_refinement(bool on) {
     outbox_.refined_arrived = false;
   }
   if (previous && previous != axial) {
-    submit(SetRefinementCommand{*previous, false, kRefineIterations, kRefineInterval_s},
+    submit(SetRefinementCommand{*previous, false, kRefineIterations, kRefineInterval_s, {}},
            Pending::kRefinement, *previous);
   }
   if (!axial) {
     if (on) spdlog::warn("RECAST3D bridge: refinement on, but the viewer shows no axial slice");
     return;
   }
-  submit(SetRefinementCommand{*axial, on, kRefineIterations, kRefineInterval_s},
+  submit(SetRefinementCommand{*axial, on, kRefineIterations, kRefineInterval_s, {}},
          Pending::kRefinement, *axial);
 }
 

@@ -29,30 +29,6 @@ struct HostEngine {
 
 }  // namespace
 
-const char* to_string(Regularizer regularizer) {
-  switch (regularizer) {
-    case Regularizer::kNone:
-      return "none";
-    case Regularizer::kTikhonov:
-      return "tikhonov";
-    case Regularizer::kTotalVariation:
-      return "tv";
-  }
-  return "unknown";
-}
-
-const char* to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::kMaxIterations:
-      return "max_iterations";
-    case StopReason::kDiscrepancy:
-      return "discrepancy";
-    case StopReason::kConverged:
-      return "converged";
-  }
-  return "unknown";
-}
-
 std::size_t fista_workspace_bytes(const CglsSize& size) {
   const auto columns = static_cast<std::size_t>(size.columns);
   return (3 * static_cast<std::size_t>(size.rays) + 3 * static_cast<std::size_t>(size.pixels) + 6) *

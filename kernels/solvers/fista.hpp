@@ -30,7 +30,6 @@
 namespace slicestream::solvers {
 
 enum class Regularizer { kNone, kTikhonov, kTotalVariation };
-const char* to_string(Regularizer regularizer);
 
 // The TV smoothing eps relative to the image scale s: differences well below 1 % of the image's
 // range are smoothed like a quadratic, larger ones (edges) cost their magnitude.
@@ -41,7 +40,6 @@ constexpr int kPowerIterations = 20;
 
 // Why a column stopped.
 enum class StopReason { kMaxIterations, kDiscrepancy, kConverged };
-const char* to_string(StopReason reason);
 
 struct FistaOptions {
   int max_iterations = 50;

@@ -74,9 +74,9 @@ TEST_F(RefinementTest, RefinedSlicesFitTheDataAndApproachThePhantom) {
   for (const SetSliceCommand& slice : slices)
     expect_ok(slice);
   // Switched on before the scan: the rows are captured from its first projection on.
-  expect_ok(SetRefinementCommand{5, true, 10, 0});
-  expect_ok(SetRefinementCommand{6, true, 10, 0});
-  expect_ok(SetRefinementCommand{7, true, 0, 0});
+  expect_ok(SetRefinementCommand{5, true, 10, 0, {}});
+  expect_ok(SetRefinementCommand{6, true, 10, 0, {}});
+  expect_ok(SetRefinementCommand{7, true, 0, 0, {}});
   EXPECT_EQ(refinement(5)->state, "waiting_for_scan");
 
   const auto n = static_cast<std::uint32_t>(scan_.description.projections_per_rotation());
@@ -159,7 +159,7 @@ TEST_F(RefinementTest, FollowsPerRotationModeAndTheRotationAxisOffset) {
   };
   test::begin_scan(*pipeline_, scan_);
   pipeline_->wait_idle();                          // commands overtake the data path
-  expect_ok(SetRefinementCommand{4, true, 5, 0});  // during the scan
+  expect_ok(SetRefinementCommand{4, true, 5, 0, {}});  // during the scan
   feed(0, 2 * n);
   ASSERT_TRUE(wait_refined(4, 2 * n));
   // Only completed rotations are refined: their FBP image is what the window holds.
@@ -186,7 +186,7 @@ TEST_F(RefinementTest, FollowsPerRotationModeAndTheRotationAxisOffset) {
   EXPECT_LT(corrected->residual_before, 0.8 * wrong->residual_before);
 
   // Switched off: no more refinements.
-  expect_ok(SetRefinementCommand{4, false, 0, 0});
+  expect_ok(SetRefinementCommand{4, false, 0, 0, {}});
   EXPECT_TRUE(status().refinements.empty());
   const std::size_t published = sink_.refined().size();
   feed(3 * n, n);
@@ -202,12 +202,12 @@ TEST_F(RefinementTest, ConeBeamCentralSliceIsRefinedAsAFanBeamProblem) {
   const SetSliceCommand central = test::axial_slice(cone.description, 2, 48);
   expect_ok(central);
   expect_ok(test::axial_slice_at(3, 48, 0.8, 0, 0, 1.5));  // above the source plane
-  expect_ok(SetRefinementCommand{2, true, 10, 0});
+  expect_ok(SetRefinementCommand{2, true, 10, 0, {}});
   const auto n = static_cast<std::uint32_t>(cone.description.projections_per_rotation());
   const std::uint64_t total = n + n / 3;
   test::begin_scan(*pipeline_, cone);
   pipeline_->wait_idle();
-  const CommandReply refused = call(*pipeline_, SetRefinementCommand{3, true, 10, 0});
+  const CommandReply refused = call(*pipeline_, SetRefinementCommand{3, true, 10, 0, {}});
   EXPECT_EQ(refused.status.code, StatusCode::kFailedPrecondition);
   EXPECT_EQ(refused.status.reason, "not_central_slice") << refused.status.message;
   test::feed_phantom(*pipeline_, cone, 0, static_cast<std::uint32_t>(total));

@@ -1,0 +1,159 @@
+#include "pipeline/backend/refinement_settings.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "pipeline/backend/name_table.hpp"
+
+namespace slicestream {
+namespace {
+
+constexpr NameTable<RefinementMethod, 2> kMethodNames = {{
+    {RefinementMethod::kFista, "fista"},
+    {RefinementMethod::kCgls, "cgls"},
+}};
+constexpr NameTable<RefinementStopRule, 2> kStopRuleNames = {{
+    {RefinementStopRule::kDiscrepancy, "discrepancy"},
+    {RefinementStopRule::kIterations, "iterations"},
+}};
+constexpr NameTable<solvers::Regularizer, 3> kRegularizerNames = {{
+    {solvers::Regularizer::kTotalVariation, "tv"},
+    {solvers::Regularizer::kTikhonov, "tikhonov"},
+    {solvers::Regularizer::kNone, "none"},
+}};
+constexpr NameTable<solvers::StopReason, 3> kStopReasonNames = {{
+    {solvers::StopReason::kDiscrepancy, "discrepancy"},
+    {solvers::StopReason::kMaxIterations, "max_iterations"},
+    {solvers::StopReason::kConverged, "converged"},
+}};
+
+}  // namespace
+
+bool operator==(const RefinementSettings& a, const RefinementSettings& b) {
+  return a.method == b.method && a.regularizer == b.regularizer && a.weight == b.weight &&
+         a.non_negative == b.non_negative && a.stop == b.stop &&
+         a.discrepancy_factor == b.discrepancy_factor;
+}
+
+RefinementSettings plain_cgls_settings() {
+  RefinementSettings settings;
+  settings.method = RefinementMethod::kCgls;
+  settings.non_negative = false;
+  settings.stop = RefinementStopRule::kIterations;
+  return settings;
+}
+
+solvers::Regularizer regularizer_of(const RefinementSettings& settings) {
+  if (settings.regularizer) return *settings.regularizer;
+  return settings.method == RefinementMethod::kFista ? solvers::Regularizer::kTotalVariation
+                                                     : solvers::Regularizer::kNone;
+}
+
+double weight_of(const RefinementSettings& settings) {
+  switch (regularizer_of(settings)) {
+    case solvers::Regularizer::kTotalVariation:
+      return settings.weight.value_or(kDefaultTvWeight);
+    case solvers::Regularizer::kTikhonov:
+      return settings.weight.value_or(kDefaultTikhonovWeight);
+    case solvers::Regularizer::kNone:
+      return 0;
+  }
+  return 0;
+}
+
+std::optional<SettingsProblem> refinement_settings_problem(const RefinementSettings& settings) {
+  if (settings.weight && !(std::isfinite(*settings.weight) && *settings.weight >= 0 &&
+                           *settings.weight <= kMaxRegularizationWeight)) {
+    std::ostringstream message;
+    message << "regularization weight " << *settings.weight << " is outside 0.."
+            << kMaxRegularizationWeight << " (dimensionless; default " << kDefaultTvWeight
+            << " for tv, " << kDefaultTikhonovWeight << " for tikhonov)";
+    return SettingsProblem{"bad_weight", message.str()};
+  }
+  if (!(std::isfinite(settings.discrepancy_factor) &&
+        settings.discrepancy_factor >= kMinDiscrepancyFactor &&
+        settings.discrepancy_factor <= kMaxDiscrepancyFactor)) {
+    std::ostringstream message;
+    message << "discrepancy factor " << settings.discrepancy_factor << " is outside "
+            << kMinDiscrepancyFactor << ".." << kMaxDiscrepancyFactor << " (default 1)";
+    return SettingsProblem{"bad_discrepancy_factor", message.str()};
+  }
+  if (settings.method == RefinementMethod::kCgls &&
+      regularizer_of(settings) != solvers::Regularizer::kNone) {
+    return SettingsProblem{"cgls_unregularized",
+                           "method cgls takes no regulariser (it is plain least squares); use "
+                           "method fista for tv or tikhonov"};
+  }
+  if (settings.weight && regularizer_of(settings) == solvers::Regularizer::kNone &&
+      *settings.weight != 0) {
+    return SettingsProblem{"weight_without_regularizer",
+                           "a regularization weight needs a regulariser (tv or tikhonov)"};
+  }
+  return std::nullopt;
+}
+
+const char* to_string(RefinementMethod method) {
+  return name_in(kMethodNames, method);
+}
+const char* to_string(RefinementStopRule stop) {
+  return name_in(kStopRuleNames, stop);
+}
+const char* to_string(solvers::Regularizer regularizer) {
+  return name_in(kRegularizerNames, regularizer);
+}
+const char* to_string(solvers::StopReason reason) {
+  return name_in(kStopReasonNames, reason);
+}
+std::optional<RefinementMethod> parse_refinement_method(const std::string& name) {
+  return value_in(kMethodNames, name);
+}
+std::optional<RefinementStopRule> parse_refinement_stop_rule(const std::string& name) {
+  return value_in(kStopRuleNames, name);
+}
+std::optional<solvers::Regularizer> parse_regularizer(const std::string& name) {
+  return value_in(kRegularizerNames, name);
+}
+std::string refinement_method_names() {
+  return names_in(kMethodNames);
+}
+std::string refinement_stop_rule_names() {
+  return names_in(kStopRuleNames);
+}
+std::string regularizer_names() {
+  return names_in(kRegularizerNames);
+}
+
+double target_residual(const RefinementRequest& request) {
+  if (request.settings.stop != RefinementStopRule::kDiscrepancy || request.noise_level <= 0) {
+    return 0;
+  }
+  return request.settings.discrepancy_factor * request.noise_level;
+}
+
+solvers::FistaOptions fista_options(const RefinementRequest& request, int width, int height,
+                                    double lipschitz) {
+  solvers::FistaOptions options;
+  options.max_iterations = request.max_iterations;
+  options.relative_tolerance = target_residual(request);
+  options.non_negative = request.settings.non_negative;
+  options.regularizer = regularizer_of(request.settings);
+  options.weight = weight_of(request.settings);
+  options.lipschitz = lipschitz;
+  options.image_width = width;
+  options.image_height = height;
+  return options;
+}
+
+RefinementSummary summary_of(const RefinementRequest& request) {
+  RefinementSummary summary;
+  summary.method = request.max_iterations > 0 ? to_string(request.settings.method) : "residual";
+  summary.regularizer = to_string(regularizer_of(request.settings));
+  summary.weight = weight_of(request.settings);
+  summary.non_negative = request.settings.non_negative;
+  summary.noise_level = request.noise_level;
+  summary.target_residual = target_residual(request);
+  if (request.max_iterations == 0) summary.stop_reason = "residual_only";
+  return summary;
+}
+
+}  // namespace slicestream

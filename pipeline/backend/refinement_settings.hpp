@@ -1,0 +1,100 @@
+// How a slice is refined (SetRefinement's settings) and what one refinement did, shared by the
+// command, both backends' slice refiners and the reports (GetStatus, the refined publication).
+//
+// Methods (kernels/solvers): "fista" (the default) minimises 1/2 ||A x - b||^2 + R(x) with
+// x >= 0 by accelerated projected gradient, R Tikhonov or smoothed total variation with a
+// dimensionless weight (kernels/solvers/fista.hpp); "cgls" is plain CGLS on the data term (no
+// regulariser; non_negative clips its result). Stopping: "discrepancy" (the default) stops at the
+// first iterate whose relative residual ||A x - b|| / ||b|| reaches discrepancy_factor times the
+// noise level the detector's counts imply (refinement_noise.hpp), else after `iterations`;
+// "iterations" always runs them all (unless converged).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kernels/solvers/fista.hpp"
+
+namespace slicestream {
+
+enum class RefinementMethod { kFista, kCgls };
+enum class RefinementStopRule { kDiscrepancy, kIterations };
+
+// Defaults, chosen on docs/refinement.md's table (never worse than FBP there).
+constexpr double kDefaultTvWeight = 0.002;
+constexpr double kDefaultTikhonovWeight = 0.01;
+constexpr double kMaxRegularizationWeight = 10;
+constexpr double kMinDiscrepancyFactor = 0.5;
+constexpr double kMaxDiscrepancyFactor = 10;
+
+struct RefinementSettings {
+  RefinementMethod method = RefinementMethod::kFista;
+  // Unset: total variation for fista, none for cgls.
+  std::optional<solvers::Regularizer> regularizer;
+  std::optional<double> weight;  // unset: the regulariser's default (0 without one)
+  bool non_negative = true;
+  RefinementStopRule stop = RefinementStopRule::kDiscrepancy;
+  double discrepancy_factor = 1.0;  // tau: stop at tau x the noise level
+};
+
+bool operator==(const RefinementSettings& a, const RefinementSettings& b);
+
+// Plain CGLS for a fixed number of iterations, unbounded: the refinement before regularisation
+// and bounds existed (comparisons, tests).
+RefinementSettings plain_cgls_settings();
+
+// The regulariser and weight the settings mean (defaults filled in).
+solvers::Regularizer regularizer_of(const RefinementSettings& settings);
+double weight_of(const RefinementSettings& settings);
+
+// Why the settings are invalid (reason, message), or nothing: the one check of SetRefinement's
+// settings (weights finite in [0, kMaxRegularizationWeight], the factor in its range, no
+// regulariser with cgls).
+struct SettingsProblem {
+  std::string reason;
+  std::string message;
+};
+std::optional<SettingsProblem> refinement_settings_problem(const RefinementSettings& settings);
+
+const char* to_string(RefinementMethod method);
+const char* to_string(RefinementStopRule stop);
+const char* to_string(solvers::Regularizer regularizer);
+const char* to_string(solvers::StopReason reason);
+std::optional<RefinementMethod> parse_refinement_method(const std::string& name);
+std::optional<RefinementStopRule> parse_refinement_stop_rule(const std::string& name);
+std::optional<solvers::Regularizer> parse_regularizer(const std::string& name);
+// "fista|cgls" and so on, for help texts.
+std::string refinement_method_names();
+std::string refinement_stop_rule_names();
+std::string regularizer_names();
+
+// What a refiner is asked to do.
+struct RefinementRequest {
+  int max_iterations = 0;  // 0: the residual of the start image only
+  RefinementSettings settings;
+  // Expected ||noise|| / ||b|| of the sinogram from the detector's counts; < 0: unknown.
+  double noise_level = -1;
+};
+
+// What one refinement did, beside its residuals.
+struct RefinementSummary {
+  std::string method;       // "fista", "cgls"; "residual" when only the residual was measured
+  std::string regularizer;  // "tv", "tikhonov", "none"
+  double weight = 0;        // the dimensionless weight used
+  bool non_negative = false;
+  // "discrepancy", "max_iterations", "converged", "residual_only".
+  std::string stop_reason;
+  double noise_level = -1;     // as requested; < 0: unknown
+  double target_residual = 0;  // the discrepancy level it aimed for; 0: none
+};
+
+// The relative tolerance a request's stopping rule sets (0: none).
+double target_residual(const RefinementRequest& request);
+// The FISTA options of a request for an image of width x height; `lipschitz` as known so far.
+solvers::FistaOptions fista_options(const RefinementRequest& request, int width, int height,
+                                    double lipschitz);
+// The summary of a request that ran (method, regulariser, weight, bounds, noise, target);
+// stop_reason is left to the caller.
+RefinementSummary summary_of(const RefinementRequest& request);
+
+}  // namespace slicestream
