@@ -44,9 +44,10 @@ class RequestClient {
   Response get_slice(const Orientation& orientation, std::uint32_t width, std::uint32_t height);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);
-  // iterations 0: residual only; enabled false switches the slice's refinement off.
+  // iterations 0: residual only; enabled false switches the slice's refinement off; settings
+  // absent (the default argument): the server's defaults.
   Response set_refinement(std::uint32_t slice_id, bool enabled, std::uint32_t iterations,
-                          double interval_s);
+                          double interval_s, const v1::RefinementSettings* settings = nullptr);
 
   const std::string& endpoint() const { return endpoint_; }
   void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }

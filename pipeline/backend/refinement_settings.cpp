@@ -3,32 +3,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "pipeline/backend/name_table.hpp"
 
 namespace slicestream {
-namespace {
-
-constexpr NameTable<RefinementMethod, 2> kMethodNames = {{
-    {RefinementMethod::kFista, "fista"},
-    {RefinementMethod::kCgls, "cgls"},
-}};
-constexpr NameTable<RefinementStopRule, 2> kStopRuleNames = {{
-    {RefinementStopRule::kDiscrepancy, "discrepancy"},
-    {RefinementStopRule::kIterations, "iterations"},
-}};
-constexpr NameTable<solvers::Regularizer, 3> kRegularizerNames = {{
-    {solvers::Regularizer::kTotalVariation, "tv"},
-    {solvers::Regularizer::kTikhonov, "tikhonov"},
-    {solvers::Regularizer::kNone, "none"},
-}};
-constexpr NameTable<solvers::StopReason, 3> kStopReasonNames = {{
-    {solvers::StopReason::kDiscrepancy, "discrepancy"},
-    {solvers::StopReason::kMaxIterations, "max_iterations"},
-    {solvers::StopReason::kConverged, "converged"},
-}};
-
-}  // namespace
-
 bool operator==(const RefinementSettings& a, const RefinementSettings& b) {
   return a.method == b.method && a.regularizer == b.regularizer && a.weight == b.weight &&
          a.non_negative == b.non_negative && a.stop == b.stop &&
@@ -90,37 +66,6 @@ std::optional<SettingsProblem> refinement_settings_problem(const RefinementSetti
                            "a regularization weight needs a regulariser (tv or tikhonov)"};
   }
   return std::nullopt;
-}
-
-const char* to_string(RefinementMethod method) {
-  return name_in(kMethodNames, method);
-}
-const char* to_string(RefinementStopRule stop) {
-  return name_in(kStopRuleNames, stop);
-}
-const char* to_string(solvers::Regularizer regularizer) {
-  return name_in(kRegularizerNames, regularizer);
-}
-const char* to_string(solvers::StopReason reason) {
-  return name_in(kStopReasonNames, reason);
-}
-std::optional<RefinementMethod> parse_refinement_method(const std::string& name) {
-  return value_in(kMethodNames, name);
-}
-std::optional<RefinementStopRule> parse_refinement_stop_rule(const std::string& name) {
-  return value_in(kStopRuleNames, name);
-}
-std::optional<solvers::Regularizer> parse_regularizer(const std::string& name) {
-  return value_in(kRegularizerNames, name);
-}
-std::string refinement_method_names() {
-  return names_in(kMethodNames);
-}
-std::string refinement_stop_rule_names() {
-  return names_in(kStopRuleNames);
-}
-std::string regularizer_names() {
-  return names_in(kRegularizerNames);
 }
 
 double target_residual(const RefinementRequest& request) {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "kernels/solvers/fista.hpp"
+#include "pipeline/backend/name_table.hpp"
 
 namespace slicestream {
 
@@ -21,7 +22,8 @@ enum class RefinementMethod { kFista, kCgls };
 enum class RefinementStopRule { kDiscrepancy, kIterations };
 
 // Defaults, chosen on docs/refinement.md's table (never worse than FBP there).
-constexpr double kDefaultTvWeight = 0.002;
+constexpr int kDefaultRefinementIterations = 50;  // at most, per refinement
+constexpr double kDefaultTvWeight = 0.001;
 constexpr double kDefaultTikhonovWeight = 0.01;
 constexpr double kMaxRegularizationWeight = 10;
 constexpr double kMinDiscrepancyFactor = 0.5;
@@ -56,17 +58,50 @@ struct SettingsProblem {
 };
 std::optional<SettingsProblem> refinement_settings_problem(const RefinementSettings& settings);
 
-const char* to_string(RefinementMethod method);
-const char* to_string(RefinementStopRule stop);
-const char* to_string(solvers::Regularizer regularizer);
-const char* to_string(solvers::StopReason reason);
-std::optional<RefinementMethod> parse_refinement_method(const std::string& name);
-std::optional<RefinementStopRule> parse_refinement_stop_rule(const std::string& name);
-std::optional<solvers::Regularizer> parse_regularizer(const std::string& name);
-// "fista|cgls" and so on, for help texts.
-std::string refinement_method_names();
-std::string refinement_stop_rule_names();
-std::string regularizer_names();
+// The names of the settings' values (the wire's strings, ctl's flags, logs): header-only, so
+// that the server's codecs check them without linking the pipeline.
+inline constexpr NameTable<RefinementMethod, 2> kMethodNames = {{
+    {RefinementMethod::kFista, "fista"},
+    {RefinementMethod::kCgls, "cgls"},
+}};
+inline constexpr NameTable<RefinementStopRule, 2> kStopRuleNames = {{
+    {RefinementStopRule::kDiscrepancy, "discrepancy"},
+    {RefinementStopRule::kIterations, "iterations"},
+}};
+inline constexpr NameTable<solvers::Regularizer, 3> kRegularizerNames = {{
+    {solvers::Regularizer::kTotalVariation, "tv"},
+    {solvers::Regularizer::kTikhonov, "tikhonov"},
+    {solvers::Regularizer::kNone, "none"},
+}};
+inline constexpr NameTable<solvers::StopReason, 3> kStopReasonNames = {{
+    {solvers::StopReason::kDiscrepancy, "discrepancy"},
+    {solvers::StopReason::kMaxIterations, "max_iterations"},
+    {solvers::StopReason::kConverged, "converged"},
+}};
+
+
+inline const char* to_string(RefinementMethod method) {
+  return name_in(kMethodNames, method);
+}
+inline const char* to_string(RefinementStopRule stop) {
+  return name_in(kStopRuleNames, stop);
+}
+inline const char* to_string(solvers::Regularizer regularizer) {
+  return name_in(kRegularizerNames, regularizer);
+}
+inline const char* to_string(solvers::StopReason reason) {
+  return name_in(kStopReasonNames, reason);
+}
+// "fista|cgls" and so on, for help texts and error messages.
+inline std::string refinement_method_names() {
+  return names_in(kMethodNames);
+}
+inline std::string refinement_stop_rule_names() {
+  return names_in(kStopRuleNames);
+}
+inline std::string regularizer_names() {
+  return names_in(kRegularizerNames);
+}
 
 // What a refiner is asked to do.
 struct RefinementRequest {
