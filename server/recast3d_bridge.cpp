@@ -24,7 +24,7 @@ constexpr int kGroupRequests = 5;
 constexpr auto kIdleWait = std::chrono::milliseconds(50);
 // How often images held back by the rate limit are looked at again.
 constexpr auto kHeldBackWait = std::chrono::milliseconds(2);
-constexpr int kRefineIterations = 10;
+constexpr int kRefineIterations = kDefaultRefinementIterations;
 constexpr double kRefineInterval_s = 1;
 
 bool same(const Vec3& a, const Vec3& b) {

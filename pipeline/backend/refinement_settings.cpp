@@ -3,38 +3,13 @@
 #include <cmath>
 #include <sstream>
 
-
 namespace slicestream {
-bool operator==(const RefinementSettings& a, const RefinementSettings& b) {
-  return a.method == b.method && a.regularizer == b.regularizer && a.weight == b.weight &&
-         a.non_negative == b.non_negative && a.stop == b.stop &&
-         a.discrepancy_factor == b.discrepancy_factor;
-}
-
 RefinementSettings plain_cgls_settings() {
   RefinementSettings settings;
   settings.method = RefinementMethod::kCgls;
   settings.non_negative = false;
   settings.stop = RefinementStopRule::kIterations;
   return settings;
-}
-
-solvers::Regularizer regularizer_of(const RefinementSettings& settings) {
-  if (settings.regularizer) return *settings.regularizer;
-  return settings.method == RefinementMethod::kFista ? solvers::Regularizer::kTotalVariation
-                                                     : solvers::Regularizer::kNone;
-}
-
-double weight_of(const RefinementSettings& settings) {
-  switch (regularizer_of(settings)) {
-    case solvers::Regularizer::kTotalVariation:
-      return settings.weight.value_or(kDefaultTvWeight);
-    case solvers::Regularizer::kTikhonov:
-      return settings.weight.value_or(kDefaultTikhonovWeight);
-    case solvers::Regularizer::kNone:
-      return 0;
-  }
-  return 0;
 }
 
 std::optional<SettingsProblem> refinement_settings_problem(const RefinementSettings& settings) {

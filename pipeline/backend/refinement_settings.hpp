@@ -39,15 +39,34 @@ struct RefinementSettings {
   double discrepancy_factor = 1.0;  // tau: stop at tau x the noise level
 };
 
-bool operator==(const RefinementSettings& a, const RefinementSettings& b);
+// Header-only like the names below: the server's codecs use them without linking the pipeline.
+inline bool operator==(const RefinementSettings& a, const RefinementSettings& b) {
+  return a.method == b.method && a.regularizer == b.regularizer && a.weight == b.weight &&
+         a.non_negative == b.non_negative && a.stop == b.stop &&
+         a.discrepancy_factor == b.discrepancy_factor;
+}
 
 // Plain CGLS for a fixed number of iterations, unbounded: the refinement before regularisation
 // and bounds existed (comparisons, tests).
 RefinementSettings plain_cgls_settings();
 
 // The regulariser and weight the settings mean (defaults filled in).
-solvers::Regularizer regularizer_of(const RefinementSettings& settings);
-double weight_of(const RefinementSettings& settings);
+inline solvers::Regularizer regularizer_of(const RefinementSettings& settings) {
+  if (settings.regularizer) return *settings.regularizer;
+  return settings.method == RefinementMethod::kFista ? solvers::Regularizer::kTotalVariation
+                                                     : solvers::Regularizer::kNone;
+}
+inline double weight_of(const RefinementSettings& settings) {
+  switch (regularizer_of(settings)) {
+    case solvers::Regularizer::kTotalVariation:
+      return settings.weight.value_or(kDefaultTvWeight);
+    case solvers::Regularizer::kTikhonov:
+      return settings.weight.value_or(kDefaultTikhonovWeight);
+    case solvers::Regularizer::kNone:
+      return 0;
+  }
+  return 0;
+}
 
 // Why the settings are invalid (reason, message), or nothing: the one check of SetRefinement's
 // settings (weights finite in [0, kMaxRegularizationWeight], the factor in its range, no
@@ -78,7 +97,6 @@ inline constexpr NameTable<solvers::StopReason, 3> kStopReasonNames = {{
     {solvers::StopReason::kMaxIterations, "max_iterations"},
     {solvers::StopReason::kConverged, "converged"},
 }};
-
 
 inline const char* to_string(RefinementMethod method) {
   return name_in(kMethodNames, method);

@@ -64,7 +64,7 @@ struct GetStatusCommand {};
 struct SetRefinementCommand {
   std::uint32_t slice_id = 0;
   bool enabled = true;
-  int iterations = 10;
+  int iterations = kDefaultRefinementIterations;
   double interval_s = 1;
   RefinementSettings settings;
 };
