@@ -7,7 +7,7 @@
 #include <exception>
 #include <utility>
 
-#include "server/tomop/printable.hpp"
+#include "server/codec/printable.hpp"
 #include "server/tomop/recast3d_controls.hpp"
 #include "server/tomop/recast3d_slice_geometry.hpp"
 #include "server/tomop/tomop_codec.hpp"

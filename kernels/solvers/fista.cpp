@@ -70,11 +70,7 @@ FistaReport fista_cpu(ProjectionOperator& op, const float* b, float* x, int colu
                       const FistaOptions& options, FistaWorkspace& workspace) {
   validate_fista(options, op.pixels(), columns);
   workspace.reserve({op.rays(), op.pixels(), columns, 0});
-  FistaWorkspace& w = workspace;
-  const fista_detail::FistaVectors vectors{
-      w.r.data(),      w.ax.data(),       w.ax_next.data(),   w.y.data(),
-      w.z.data(),      w.g.data(),        w.step.data(),      w.beta.data(),
-      w.active.data(), w.tikhonov.data(), w.tv_weight.data(), w.tv_epsilon.data()};
+  const fista_detail::FistaVectors vectors = fista_detail::vectors_of(workspace);
   HostEngine engine{op, columns};
   return fista_detail::fista_solve(engine, vectors, b, x, columns, op.rays(), op.pixels(), options);
 }

@@ -28,6 +28,14 @@ struct FistaVectors {
   float *step, *beta, *active, *tikhonov, *tv_weight, *tv_epsilon;
 };
 
+// The vectors of a FistaWorkspace or cuda::FistaWorkspaceGpu (same members, host or device).
+template <class Workspace>
+FistaVectors vectors_of(Workspace& w) {
+  return {w.r.data(),      w.ax.data(),       w.ax_next.data(),   w.y.data(),
+          w.z.data(),      w.g.data(),        w.step.data(),      w.beta.data(),
+          w.active.data(), w.tikhonov.data(), w.tv_weight.data(), w.tv_epsilon.data()};
+}
+
 // ||A||^2 by power iteration on A^T A from the ones vector (in y; g and r are scratch): the
 // largest Rayleigh quotient |A^T A v| / |v| over the columns, times kLipschitzMargin.
 template <class Engine>

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "server/tomop/printable.hpp"
+#include "server/codec/printable.hpp"
 
 namespace slicestream {
 namespace {
@@ -13,7 +13,7 @@ std::optional<WireError> parse_name(const std::string& name, const NameTable<Enu
                                     const char* field, Enum* value) {
   const std::optional<Enum> parsed = value_in(table, name);
   if (!parsed) {
-    return invalid(wire_reason::kBadValue, std::string(field) + " \"" + tomop::printable(name) +
+    return invalid(wire_reason::kBadValue, std::string(field) + " \"" + printable(name) +
                                                "\" is not one of " + names_in(table, ", "));
   }
   *value = *parsed;

@@ -65,12 +65,8 @@ FistaReport fista_gpu(DeviceProjectionOperator& op, const float* b, float* x, in
                       FistaWorkspaceGpu& workspace) {
   validate_fista(options, op.pixels(), columns);
   workspace.reserve({op.rays(), op.pixels(), columns, 0});
-  FistaWorkspaceGpu& w = workspace;
-  const fista_detail::FistaVectors vectors{
-      w.r.data(),      w.ax.data(),       w.ax_next.data(),   w.y.data(),
-      w.z.data(),      w.g.data(),        w.step.data(),      w.beta.data(),
-      w.active.data(), w.tikhonov.data(), w.tv_weight.data(), w.tv_epsilon.data()};
-  DeviceEngine engine{op, columns, stream, w.results.data()};
+  const fista_detail::FistaVectors vectors = fista_detail::vectors_of(workspace);
+  DeviceEngine engine{op, columns, stream, workspace.results.data()};
   FistaReport report =
       fista_detail::fista_solve(engine, vectors, b, x, columns, op.rays(), op.pixels(), options);
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -1,12 +1,12 @@
 // Strings from the wire, made safe to log: control characters and bytes outside printable ASCII
-// become \xNN, and long ones are cut (a parameter name could hold anything).
+// become \xNN, and long ones are cut (a parameter or setting name could hold anything).
 #pragma once
 
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-namespace slicestream::tomop {
+namespace slicestream {
 
 inline std::string printable(std::string_view text, std::size_t max_chars = 64) {
   std::string out;
@@ -24,4 +24,4 @@ inline std::string printable(std::string_view text, std::size_t max_chars = 64) 
   return out;
 }
 
-}  // namespace slicestream::tomop
+}  // namespace slicestream
