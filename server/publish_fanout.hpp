@@ -1,5 +1,6 @@
-// One PublishSink that hands every publication to several (the PUB socket, the RECAST3D bridge).
-// Sinks are added before the pipeline starts; each must return quickly (none may wait on a peer).
+// One PublishSink that hands every publication to several (the PUB socket, the RECAST3D bridge, the
+// WebSocket hub). Sinks are added before the pipeline starts; each must return quickly (none may
+// wait on a peer).
 #pragma once
 
 #include <vector>

@@ -89,6 +89,31 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
 }
 
+void add_http_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "HTTP endpoint (viewer, /metrics, /api/status, /healthz, /ws)";
+  HttpConfig& h = config.http;
+  app.add_option("--http", h.listen,
+                 "host:port to serve the viewer, metrics and WebSocket on (port 0: any free "
+                 "one), or off")
+      ->group(group);
+  app.add_option("--http-root", h.root,
+                 "folder of the viewer's files (default: found next to the program)")
+      ->group(group);
+  app.add_option("--http-max-connections", h.max_connections,
+                 "HTTP and WebSocket connections open at once")
+      ->check(kPositive)
+      ->group(group);
+  app.add_option("--ws-update-rate", h.max_update_rate_hz,
+                 "most images per second per slice sent to one WebSocket client (0: no limit; "
+                 "a slow client always gets the latest)")
+      ->check(kNonNegative)
+      ->group(group);
+  app.add_option("--ws-request-rate", h.max_requests_per_s,
+                 "most requests per second from one WebSocket client (0: no limit)")
+      ->check(kNonNegative)
+      ->group(group);
+}
+
 void add_backend_options(CLI::App& app, ServerConfig& config) {
   const char* group = "Backend";
   add_choice<BackendKind>(app, "--backend", config.backend, choices_of(kBackendKindNames),
@@ -213,6 +238,7 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.option_defaults()->always_capture_default();
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   add_endpoint_options(app, config);
+  add_http_options(app, config);
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);

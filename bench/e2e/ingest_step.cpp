@@ -55,19 +55,11 @@ double crossing_time(const std::vector<Sample>& samples, double count) {
 }
 
 std::vector<std::string> server_command(const StepConfig& c, const Endpoints& endpoints) {
-  std::vector<std::string> argv = {c.server_path,
-                                   "--backend",
-                                   c.backend,
-                                   "--data",
-                                   endpoints.data,
-                                   "--slices",
-                                   endpoints.slices,
-                                   "--requests",
-                                   endpoints.requests,
-                                   "--data-hwm",
-                                   std::to_string(c.data_hwm),
-                                   "--stats-interval",
-                                   "1"};
+  std::vector<std::string> argv = {
+      c.server_path, "--backend",      c.backend,    "--data",           endpoints.data,
+      "--slices",    endpoints.slices, "--requests", endpoints.requests, "--stats-interval",
+      "1",           "--http",         c.http_listen};
+  if (c.data_hwm > 0) argv.insert(argv.end(), {"--data-hwm", std::to_string(c.data_hwm)});
   argv.insert(argv.end(), c.server_args.begin(), c.server_args.end());
   return argv;
 }
@@ -82,8 +74,8 @@ std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& 
                                    "--darks",       "1",
                                    "--flats",       "1",
                                    "--scan-id",     std::to_string(c.scan_id),
-                                   "--send-hwm",    std::to_string(c.send_hwm),
                                    "--quiet"};
+  if (c.send_hwm > 0) argv.insert(argv.end(), {"--send-hwm", std::to_string(c.send_hwm)});
   if (c.rows > 0) argv.insert(argv.end(), {"--rows", std::to_string(c.rows)});
   if (c.cols > 0) argv.insert(argv.end(), {"--cols", std::to_string(c.cols)});
   if (c.window > 0) {
@@ -167,6 +159,7 @@ StepResult run_ingest_step(const StepConfig& c) {
   r.backend = status.backend() + " (" + status.backend_device() + ")";
   r.server_start_s = seconds_since(begin);
 
+  if (c.on_server_ready) c.on_server_ready(endpoints);
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
   std::optional<v1::StatusReport> mid_scan;
