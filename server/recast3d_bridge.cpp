@@ -24,7 +24,7 @@ constexpr int kGroupRequests = 5;
 constexpr auto kIdleWait = std::chrono::milliseconds(50);
 // How often images held back by the rate limit are looked at again.
 constexpr auto kHeldBackWait = std::chrono::milliseconds(2);
-constexpr int kRefineIterations = 10;
+constexpr int kRefineIterations = kDefaultRefinementIterations;
 constexpr double kRefineInterval_s = 1;
 
 bool same(const Vec3& a, const Vec3& b) {
@@ -358,14 +358,14 @@ void Recast3dBridge::set_refinement(bool on) {
     outbox_.refined_arrived = false;
   }
   if (previous && previous != axial) {
-    submit(SetRefinementCommand{*previous, false, kRefineIterations, kRefineInterval_s},
+    submit(SetRefinementCommand{*previous, false, kRefineIterations, kRefineInterval_s, {}},
            Pending::kRefinement, *previous);
   }
   if (!axial) {
     if (on) spdlog::warn("RECAST3D bridge: refinement on, but the viewer shows no axial slice");
     return;
   }
-  submit(SetRefinementCommand{*axial, on, kRefineIterations, kRefineInterval_s},
+  submit(SetRefinementCommand{*axial, on, kRefineIterations, kRefineInterval_s, {}},
          Pending::kRefinement, *axial);
 }
 

@@ -187,13 +187,15 @@ Response RequestClient::set_parameters(const v1::SetParameters& parameters) {
 }
 
 Response RequestClient::set_refinement(std::uint32_t slice_id, bool enabled,
-                                       std::uint32_t iterations, double interval_s) {
+                                       std::uint32_t iterations, double interval_s,
+                                       const v1::RefinementSettings* settings) {
   v1::Request request;
   v1::SetRefinement* body = request.mutable_set_refinement();
   body->set_slice_id(slice_id);
   body->set_enabled(enabled);
   body->set_iterations(iterations);
   body->set_interval_s(interval_s);
+  if (settings != nullptr) *body->mutable_settings() = *settings;
   return call(std::move(request));
 }
 

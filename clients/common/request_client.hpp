@@ -51,9 +51,10 @@ class RequestClient {
   Response get_volume(const v1::GetVolume& chunk);
   Response get_status();
   Response set_parameters(const v1::SetParameters& parameters);
-  // iterations 0: residual only; enabled false switches the slice's refinement off.
+  // iterations 0: residual only; enabled false switches the slice's refinement off; settings
+  // absent (the default argument): the server's defaults.
   Response set_refinement(std::uint32_t slice_id, bool enabled, std::uint32_t iterations,
-                          double interval_s);
+                          double interval_s, const v1::RefinementSettings* settings = nullptr);
   // enabled: start capturing scans on the server (label goes into the file name); else stop.
   Response set_capture(bool enabled, const std::string& label = {});
 

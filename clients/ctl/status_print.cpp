@@ -102,6 +102,42 @@ void print_slices(std::ostream& out, const v1::StatusReport& s) {
                        triple(slice.orientation(), 3), triple(slice.orientation(), 6), placement);
   }
 }
+std::string regularization(const std::string& regularizer, double weight, bool non_negative) {
+  std::string out = regularizer == "none" ? "no regulariser"
+                                          : fmt::format("{} weight {:g}", regularizer, weight);
+  return out + (non_negative ? ", x >= 0" : ", unbounded");
+}
+
+}  // namespace
+
+std::string describe_refinement_settings(const v1::RefinementSettings& settings) {
+  std::string out = settings.method() + ", " +
+                    regularization(settings.regularizer(), settings.weight(),
+                                   settings.non_negative());
+  if (settings.stop() == "discrepancy") {
+    return out + fmt::format(", stop at {:g} x noise level", settings.discrepancy_factor());
+  }
+  return out + ", all iterations";
+}
+
+std::string describe_refinement_summary(const v1::RefinementSummary& summary) {
+  if (summary.method() == "residual") return "residual only";
+  std::string out = summary.method() + ", " +
+                    regularization(summary.regularizer(), summary.weight(),
+                                   summary.non_negative()) +
+                    ": stopped (" + summary.stop_reason() + ")";
+  if (summary.has_noise_level()) {
+    out += fmt::format(", noise level {:.4g}", summary.noise_level());
+    if (summary.target_residual() > 0) {
+      out += fmt::format(", target {:.4g}", summary.target_residual());
+    }
+  } else {
+    out += ", noise level unknown";
+  }
+  return out;
+}
+
+namespace {
 
 void print_refinements(std::ostream& out, const v1::StatusReport& s) {
   if (s.refinements().empty()) return;
@@ -112,12 +148,14 @@ void print_refinements(std::ostream& out, const v1::StatusReport& s) {
                        r.window_filled(), r.window_size());
     if (!r.detail().empty()) out << ": " << escape_wire_text(r.detail());
     out << "\n";
+    if (r.has_settings()) out << "       " << describe_refinement_settings(r.settings()) << "\n";
     if (r.has_fbp_residual()) {
       out << fmt::format(
           "       residual FBP {:.4g} -> refined {:.4g} after {} iterations ({} projections, "
           "{:.1f} ms, {}), {} refinements\n",
           r.fbp_residual(), r.refined_residual(), r.iterations_run(), r.projections_integrated(),
           r.duration_ms(), escape_wire_text(r.solver()), r.refinements());
+      if (r.has_summary()) out << "       " << describe_refinement_summary(r.summary()) << "\n";
     }
   }
   out << "refinement time  " << latency(s.refinement()) << "\n";

@@ -28,6 +28,7 @@
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
 #include "wire/wire_text.hpp"
+#include "clients/ctl/status_print.hpp"
 
 namespace slicestream::ctl {
 
@@ -121,10 +122,10 @@ void Watcher::handle(client::Publication publication) {
       const v1::RefinedSliceHeader& refined = publication.header.refined();
       std::cout << fmt::format(
           "refined slice {}: residual {:.4g} -> {:.4g} after {} iterations ({} projections of "
-          "scan {}, {:.1f} ms, {})\n",
+          "scan {}, {:.1f} ms, {}; {})\n",
           refined.slice().slice_id(), refined.residual_before(), refined.residual_after(),
           refined.iterations(), refined.slice().projections_integrated(), refined.slice().scan_id(),
-          refined.duration_ms(), escape_wire_text(refined.solver()));
+          refined.duration_ms(), escape_wire_text(refined.solver()), describe_refinement_summary(refined.summary()));
       ++slices_received_;
       latest_refined_[refined.slice().slice_id()] = std::move(publication);
       break;

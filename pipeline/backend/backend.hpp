@@ -24,6 +24,7 @@
 #include "kernels/projection_map.hpp"
 #include "pipeline/backend/backend_options.hpp"
 #include "pipeline/backend/memory_budget.hpp"
+#include "pipeline/backend/refinement_settings.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
 
 namespace slicestream {
@@ -87,14 +88,16 @@ struct ProjectionUpdate {
 struct RefinementResult {
   double residual_before = 0;  // ||A x0 - b|| / ||b|| of the start value (the FBP slice)
   double residual_after = 0;   // ||A x - b|| / ||b|| of the result
-  int iterations = 0;          // CGLS iterations run
+  int iterations = 0;          // iterations run
+  RefinementSummary summary;   // method, regulariser, why it stopped, noise level
 };
 
-// The distance-driven system matrix A of one RefinementSetup on a backend, and CGLS on it
-// (paper Alg. 1). Slices are grid.pixels() floats (column fastest, row 0 at the bottom, as
-// SliceImage), sinograms angles x bins floats (projection-major) of line integrals in mm; A holds
-// chord lengths in mm, so A x of a slice in attenuation per mm is comparable with b. Used from
-// one thread at a time; independent of the scan state (it keeps working after end_scan).
+// The distance-driven system matrix A of one RefinementSetup on a backend, and the refinement
+// solvers on it (refinement_settings.hpp: FISTA with bounds and a regulariser, or CGLS). Slices
+// are grid.pixels() floats (column fastest, row 0 at the bottom, as SliceImage), sinograms
+// angles x bins floats (projection-major) of line integrals in mm; A holds chord lengths in mm,
+// so A x of a slice in attenuation per mm is comparable with b. Used from one thread at a time;
+// independent of the scan state (it keeps working after end_scan).
 class SliceRefiner {
  public:
   virtual ~SliceRefiner() = default;
@@ -105,9 +108,10 @@ class SliceRefiner {
   virtual std::size_t memory_bytes() const = 0;
   // ||A x - b|| / ||b|| (||A x|| when b is zero).
   virtual double residual(const float* slice, const float* sinogram) = 0;
-  // `iterations` CGLS iterations from x0 (x_out may equal x0).
-  virtual RefinementResult refine(const float* x0, const float* sinogram, int iterations,
-                                  float* x_out) = 0;
+  // The request's refinement from x0 (x_out may equal x0); max_iterations 0 measures the residual
+  // of x0 only.
+  virtual RefinementResult refine(const float* x0, const float* sinogram,
+                                  const RefinementRequest& request, float* x_out) = 0;
 };
 
 class Backend {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "kernels/solvers/cgls_workspace.hpp"
+#include "kernels/solvers/fista.hpp"
 
 namespace slicestream {
 namespace {
@@ -66,6 +67,7 @@ std::size_t estimated_cpu_refiner_bytes(const RefinementSetup& setup) {
   const std::size_t row_pointers = (static_cast<std::size_t>(rays) + 1) * sizeof(std::int64_t);
   return estimated_matrix_bytes(setup) + row_pointers +
          solvers::cgls_workspace_bytes({rays, pixels, 1, 0}) +
+         solvers::fista_workspace_bytes({rays, pixels, 1, 0}) +
          static_cast<std::size_t>(rays) * sizeof(float);
 }
 
@@ -76,7 +78,8 @@ std::size_t estimated_cuda_refiner_bytes(const RefinementSetup& setup) {
                                static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel;
   const std::size_t vectors = static_cast<std::size_t>(2 * rays + pixels) * sizeof(float);
   return estimated_matrix_bytes(setup) + operands +
-         solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) + vectors;
+         solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
+         solvers::fista_workspace_bytes({rays, pixels, 1, 0}) + vectors;
 }
 
 int refiner_build_threads() {

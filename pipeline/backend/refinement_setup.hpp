@@ -32,14 +32,15 @@ std::size_t estimated_matrix_bytes(const RefinementSetup& setup);
 
 // Everything a slice refiner holds, estimated from the setup before its matrix is built (the
 // backends' memory budgets count it; refiners charge their real size while they live).
-// CPU (cpu_slice_refiner.*): the fp32 CSR matrix with its row pointers, the CGLS workspace of
-// one slice and one sinogram for residuals.
+// CPU (cpu_slice_refiner.*): the fp32 CSR matrix with its row pointers, the CGLS and FISTA
+// workspaces of one slice and one sinogram for residuals.
 std::size_t estimated_cpu_refiner_bytes(const RefinementSetup& setup);
 // CUDA (cuda_backend/cuda_slice_refiner.*), device memory: the Tensor Core matrix (taken as the
 // fp32 CSR estimate: fp16 blocks at least a quarter full; checked again once built), the
 // projector's index maps and operand work space for one slice (kCudaOperandBytesPerRay /
 // PerPixel, an allowance the GPU tests check), the GPU CGLS workspace of one slice for
-// kCudaRefinerIterations iterations and the refiner's sinogram, A x and image vectors.
+// kCudaRefinerIterations iterations, the GPU FISTA workspace of one slice and the refiner's
+// sinogram, A x and image vectors.
 constexpr std::size_t kCudaOperandBytesPerRay = 96;
 constexpr std::size_t kCudaOperandBytesPerPixel = 64;
 constexpr int kCudaRefinerIterations = 200;  // the residual history grows beyond (8 B each)

@@ -15,6 +15,7 @@
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/refinement_settings.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
 #include "pipeline/messages/scan_description.hpp"
@@ -74,15 +75,17 @@ struct GetSliceCommand {  // one-shot: reconstruct from the current window, repl
 };
 struct GetStatusCommand {};
 
-// Switches CGLS refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp):
-// an axial slice of a parallel-beam scan or the central slice of a cone-beam scan, refined from its
-// FBP image by `iterations` CGLS iterations (0: only its data-consistency residual is measured) at
-// most every `interval_s`.
+// Switches refinement of live slice `slice_id` on or off (pipeline/slice_refinements.hpp): an
+// axial slice of a parallel-beam scan or the central slice of a cone-beam scan, refined from its
+// FBP image by at most `iterations` iterations of `settings` (refinement_settings.hpp; by default
+// FISTA with non-negativity, TV and the discrepancy stop; 0 iterations: only its data-consistency
+// residual is measured) at most every `interval_s`.
 struct SetRefinementCommand {
   std::uint32_t slice_id = 0;
   bool enabled = true;
-  int iterations = 10;
+  int iterations = kDefaultRefinementIterations;
   double interval_s = 1;
+  RefinementSettings settings;
 };
 
 using Command =
@@ -123,8 +126,9 @@ struct VolumeChunk {
 // Where the refinement of one slice stands (GetStatus).
 struct RefinementStatus {
   std::uint32_t slice_id = 0;
-  int iterations = 0;  // requested per refinement (0: residual only)
+  int iterations = 0;  // requested per refinement, at most (0: residual only)
   double interval_s = 0;
+  RefinementSettings settings;  // requested
   // "waiting_for_scan", "unavailable" (detail says why), "collecting" (the sinogram window is
   // filling), "ready" (waiting for new data or the interval), "building_matrix", "running".
   std::string state;
@@ -137,9 +141,10 @@ struct RefinementStatus {
   bool has_result = false;
   std::uint64_t projections_integrated = 0;  // of the FBP slice it started from
   double fbp_residual = 0;                   // ||A x_fbp - b|| / ||b||
-  double refined_residual = 0;               // after `iterations_run` CGLS iterations
+  double refined_residual = 0;               // after `iterations_run` iterations
   int iterations_run = 0;
-  double duration_ms = 0;  // wall time on the refinement worker (a matrix build included)
+  RefinementSummary summary;  // what it did: method, regulariser, why it stopped, noise level
+  double duration_ms = 0;     // wall time on the refinement worker (a matrix build included)
   std::string solver;
 };
 

@@ -23,17 +23,18 @@ struct PreviewVolume {
   std::shared_ptr<MemoryCharge> memory;  // as SliceImage::memory
 };
 
-// A live slice refined by CGLS from its FBP image (SetRefinement): its own stream, published
+// A live slice refined from its FBP image (SetRefinement): its own stream, published
 // beside the slice's FBP stream (server topic "refined"). slice.sequence counts the slice's
 // refined publications; slice.projections_integrated and the timestamps are those of the FBP
 // image the refinement started from.
 struct RefinedSliceImage {
   SliceImage slice;
-  int iterations = 0;          // CGLS iterations run
+  int iterations = 0;          // iterations run
   double residual_before = 0;  // ||A x_fbp - b|| / ||b|| of the FBP image
   double residual_after = 0;   // ||A x - b|| / ||b|| of the refined image
   double duration_ms = 0;      // wall time on the refinement worker (a matrix build included)
   std::string solver;          // "cpu csr fp32", "cuda tensor-core fp16 ..."
+  RefinementSummary summary;   // method, regulariser, why it stopped, noise level
 };
 
 enum class EventKind { kScanStarted, kScanEnded, kError, kWarning };

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "kernels/geometry.hpp"
-#include "pipeline/messages/command.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
+#include "pipeline/messages/command.hpp"
 
 namespace slicestream {
 

@@ -95,12 +95,13 @@ RefinementOutcome RefinementWorker::execute(RefinementJob job) {
     phase_ = Phase::kSolving;
     SliceRefiner& refiner = *cache.refiner;
     outcome.solver = refiner.solver();
+    const RefinementRequest request{job.iterations, job.settings, job.noise_level};
     if (job.iterations > 0) {
-      outcome.result = refiner.refine(job.fbp.values.data(), job.sinogram.data(), job.iterations,
+      outcome.result = refiner.refine(job.fbp.values.data(), job.sinogram.data(), request,
                                       job.fbp.values.data());
     } else {
       const double residual = refiner.residual(job.fbp.values.data(), job.sinogram.data());
-      outcome.result = {residual, residual, 0};
+      outcome.result = {residual, residual, 0, summary_of(request)};
     }
     outcome.ok = true;
   } catch (const std::exception& e) {

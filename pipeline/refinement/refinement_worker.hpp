@@ -34,6 +34,9 @@ struct RefinementJob {
   std::uint64_t generation = 0;  // of the slice's refinement when submitted
   int iterations = 0;            // 0: residual of the FBP image only
   bool automatic = false;        // an automatic residual check (no SetRefinement)
+  RefinementSettings settings;   // how to refine (SetRefinement)
+  // Expected ||noise|| / ||b|| of the sinogram from the detector's counts; < 0: unknown.
+  double noise_level = -1;
   RefinementSetup setup;
   std::vector<float> sinogram;  // angles x bins
   SliceImage fbp;               // the FBP image (values: the start value) and its metadata

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "kernels/projection_map.hpp"
-#include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline/messages/stage_items.hpp"
+#include "pipeline/refinement/refinement_plan.hpp"
 
 namespace slicestream {
 

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "pipeline/refinement/refiner_sharing.hpp"
 
 namespace slicestream {
@@ -27,6 +29,26 @@ bool same_place(const SetSliceCommand& a, const SetSliceCommand& b) {
 
 std::string mib(std::size_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
+}
+
+// "at most 50 fista iterations (tv weight 0.002, x >= 0) from the FBP image, stopping at the
+// noise level".
+std::string describe(const RefinementSettings& settings, int iterations) {
+  std::ostringstream out;
+  out << "at most " << iterations << " " << to_string(settings.method) << " iterations (";
+  const solvers::Regularizer regularizer = regularizer_of(settings);
+  if (regularizer == solvers::Regularizer::kNone) {
+    out << "no regulariser";
+  } else {
+    out << to_string(regularizer) << " weight " << weight_of(settings);
+  }
+  out << (settings.non_negative ? ", x >= 0" : ", unbounded") << ") from the FBP image";
+  if (settings.stop == RefinementStopRule::kDiscrepancy) {
+    out << ", stopping at ";
+    if (settings.discrepancy_factor != 1) out << settings.discrepancy_factor << " x ";
+    out << "the noise level of the detector's counts";
+  }
+  return out.str();
 }
 
 }  // namespace
@@ -69,6 +91,9 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
                    command.iterations < 0 ? "bad_iterations" : "too_many_iterations",
                    "iterations=" + std::to_string(command.iterations) + " is outside 0.." +
                        std::to_string(limits_.max_iterations) + " (0: residual only)");
+  }
+  if (auto problem = refinement_settings_problem(command.settings)) {
+    return refusal(StatusCode::kInvalidArgument, problem->reason.c_str(), problem->message);
   }
   if (!std::isfinite(command.interval_s) || command.interval_s < 0 ||
       command.interval_s > kMaxIntervalS) {
@@ -123,7 +148,7 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
   std::ostringstream message;
   message << "slice " << id << ": ";
   if (command.iterations > 0) {
-    message << command.iterations << " CGLS iterations from the FBP image";
+    message << describe(command.settings, command.iterations);
   } else {
     message << "data-consistency residual of the FBP image";
   }
@@ -179,6 +204,7 @@ void SliceRefinements::begin_scan(std::uint64_t scan_id, const ScanGeometry& geo
   scan_id_ = scan_id;
   geometry_ = geometry;
   offset_px_ = offset_px;
+  open_beam_.clear();  // until the scan's calibration arrives
   std::map<std::uint32_t, Entry> live;
   for (const SetSliceCommand& spec : slices) {
     Entry& entry = live[spec.slice_id];
@@ -211,6 +237,17 @@ void SliceRefinements::release_scan() {
     entry.generation = next_generation_++;
   }
   replan_all();  // no plans without a scan; the orientations are still checked
+}
+
+void SliceRefinements::set_calibration(const std::vector<float>& dark,
+                                       const std::vector<float>& flat) {
+  open_beam_.set(dark, flat, geometry_.detector.rows, geometry_.detector.cols);
+  if (!flat.empty() && !open_beam_.known()) {
+    spdlog::info(
+        "scan {}: the flat fields do not look like photon counts (mean open beam below "
+        "{}); refinement's discrepancy stop has no noise level",
+        scan_id_, kMinOpenBeamCounts);
+  }
 }
 
 void SliceRefinements::set_rotation_axis_offset(double offset_px) {

@@ -37,6 +37,7 @@
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline/metrics/metrics_registry.hpp"
 #include "pipeline/refinement/detector_row_selection.hpp"
+#include "pipeline/refinement/refinement_noise.hpp"
 #include "pipeline/refinement/refinement_plan.hpp"
 #include "pipeline/refinement/refinement_worker.hpp"
 #include "pipeline/refinement/sinogram_window.hpp"
@@ -74,6 +75,8 @@ class SliceRefinements {
   // more projections come.
   void end_scan() { scan_running_ = false; }
   void release_scan();
+  // The scan's averaged dark and flat frames (the noise level of the discrepancy stop).
+  void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat);
   void set_rotation_axis_offset(double offset_px);
   // After the store took the projection of `slot` (taken at `vector`).
   void on_projection(int slot, const ProjectionVector& vector, const CapturedRows& captured);
@@ -172,7 +175,8 @@ class SliceRefinements {
   bool scan_ = false;          // a scan's store exists (running or ended)
   bool scan_running_ = false;  // and more of its projections may come
   std::uint64_t scan_id_ = 0;
-  ScanGeometry geometry_;  // slot vectors as stored, before the offset
+  ScanGeometry geometry_;     // slot vectors as stored, before the offset
+  OpenBeamCounts open_beam_;  // of the scan's calibration; unknown without flats
   double offset_px_ = 0;
   Clock::time_point cooldown_until_{};  // share limit while frames are queued
   // The cache of the job on the worker (from submission until its outcome is collected): the

@@ -109,6 +109,11 @@ void SliceRefinements::start(std::uint32_t id, Entry& entry, SliceImage&& fbp,
   job.iterations = iterations(entry);
   job.automatic = !entry.refinement;
   job.sinogram = entry.window.values();
+  if (entry.refinement) {
+    job.settings = entry.refinement->settings;
+    job.noise_level = open_beam_.relative_noise(job.sinogram, entry.plan->row_low,
+                                                entry.plan->row_high, entry.plan->weight_high);
+  }
   job.fbp = std::move(fbp);
   job.cache = entry.cache;
   busy_cache_ = entry.cache;
@@ -178,9 +183,13 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   residual.window_size = job.setup.geometry.angles();
   entry.residual_at = now;
   metrics_.set_slice_residual(job.slice_id, outcome.result.residual_before);
-  spdlog::debug("slice {}: residual {:.4g} -> {:.4g} after {} iterations in {:.1f} ms ({}, {})",
-                job.slice_id, outcome.result.residual_before, outcome.result.residual_after,
-                outcome.result.iterations, outcome.duration_ms, outcome.solver, what);
+  const RefinementSummary& summary = outcome.result.summary;
+  spdlog::debug(
+      "slice {}: residual {:.4g} -> {:.4g} after {} iterations of {} ({} weight {:.3g}, stop: {}, "
+      "noise level {:.3g}) in {:.1f} ms ({}, {})",
+      job.slice_id, outcome.result.residual_before, outcome.result.residual_after,
+      outcome.result.iterations, summary.method, summary.regularizer, summary.weight,
+      summary.stop_reason, summary.noise_level, outcome.duration_ms, outcome.solver, what);
   if (job.automatic) return;
   RefinementStatus& last = entry.last;
   ++last.refinements;
@@ -191,6 +200,7 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   last.iterations_run = outcome.result.iterations;
   last.duration_ms = outcome.duration_ms;
   last.solver = outcome.solver;
+  last.summary = outcome.result.summary;
   if (job.iterations == 0) return;  // residual only: nothing to publish
   RefinedSliceImage refined;
   refined.slice = std::move(job.fbp);
@@ -199,6 +209,7 @@ void SliceRefinements::collect(Clock::time_point now, const Publish& publish) {
   refined.residual_before = outcome.result.residual_before;
   refined.residual_after = outcome.result.residual_after;
   refined.duration_ms = outcome.duration_ms;
+  refined.summary = outcome.result.summary;
   refined.solver = outcome.solver;
   if (!publish(PublishItem(std::move(refined))))
     metrics_.add_discard(DiscardReason::kShutdownUnpublished);

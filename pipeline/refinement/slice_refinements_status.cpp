@@ -23,6 +23,7 @@ std::vector<RefinementStatus> SliceRefinements::status() const {
     s.slice_id = id;
     s.iterations = entry.refinement->iterations;
     s.interval_s = entry.refinement->interval_s;
+    s.settings = entry.refinement->settings;
     s.state = state_of(entry);
     s.detail = entry.unavailable ? entry.unavailable->message : entry.failure;
     s.window_filled = entry.window.filled();

@@ -178,6 +178,7 @@ void Reconstructor::build_all_slice_targets() {
 void Reconstructor::on_calibration(CalibrationItem& item) {
   try {
     backend_.set_calibration(item.dark, item.flat);
+    refinements_.set_calibration(item.dark, item.flat);
     scan_state_ = ScanState::kReconstructing;
     item.applied.set_value(Status{});
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
+#include "server/codec/refinement_codec.hpp"
 
 namespace slicestream {
 
@@ -44,6 +45,7 @@ v1::PublishHeader encode_refined(const RefinedSliceImage& refined, std::uint64_t
   wire->set_residual_after(refined.residual_after);
   wire->set_duration_ms(refined.duration_ms);
   wire->set_solver(refined.solver);
+  encode_refinement_summary(refined.summary, wire->mutable_summary());
   return header;
 }
 

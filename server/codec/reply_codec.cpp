@@ -2,6 +2,7 @@
 
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
+#include "server/codec/refinement_codec.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/codec/scan_status_codec.hpp"
 
@@ -59,6 +60,8 @@ void encode_refinement(const RefinementStatus& r, v1::RefinementStatus* wire) {
   wire->set_projections_integrated(r.projections_integrated);
   wire->set_duration_ms(r.duration_ms);
   wire->set_solver(r.solver);
+  encode_refinement_settings(r.settings, wire->mutable_settings());
+  if (r.has_result) encode_refinement_summary(r.summary, wire->mutable_summary());
 }
 
 void encode_scan_summary(const ScanSummary& scan, v1::ScanSummary* wire) {

@@ -7,6 +7,7 @@
 
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
+#include "server/codec/refinement_codec.hpp"
 
 namespace slicestream {
 
@@ -84,6 +85,11 @@ Decoded<Command> decode_set_refinement(const v1::SetRefinement& wire) {
   command.iterations =
       static_cast<int>(std::min<std::uint32_t>(wire.iterations(), std::numeric_limits<int>::max()));
   command.interval_s = wire.interval_s();
+  if (wire.has_settings()) {
+    Decoded<RefinementSettings> settings = decode_refinement_settings(wire.settings());
+    if (!settings.ok()) return settings.error();
+    command.settings = settings.value();
+  }
   return Command(command);
 }
 

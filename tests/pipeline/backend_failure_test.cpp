@@ -115,7 +115,7 @@ TEST(BackendFailures, AFailedRefinementIsReportedRetriedLaterAndFramesStillFlow)
   pipeline.start();
   const test::TestScan scan = test::make_parallel_scan(3, {12, 32}, 24);
   ASSERT_TRUE(call(pipeline, test::axial_slice(scan.description, 0, 32)).status.ok());
-  ASSERT_TRUE(call(pipeline, SetRefinementCommand{0, true, 5, 0}).status.ok());
+  ASSERT_TRUE(call(pipeline, SetRefinementCommand{0, true, 5, 0, {}}).status.ok());
   test::begin_scan(pipeline, scan);
   test::feed_phantom(pipeline, scan, 0, 24);
   pipeline.wait_idle();

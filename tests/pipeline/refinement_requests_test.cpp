@@ -52,29 +52,29 @@ class RefinementRequestsTest : public ::testing::Test {
 TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Before any scan: the request itself and the slice set are checked.
-  expect_refused(SetRefinementCommand{42, true, 10, 1}, StatusCode::kNotFound, "unknown_slice");
-  expect_refused(SetRefinementCommand{42, false, 0, 0}, StatusCode::kNotFound, "unknown_slice");
+  expect_refused(SetRefinementCommand{42, true, 10, 1, {}}, StatusCode::kNotFound, "unknown_slice");
+  expect_refused(SetRefinementCommand{42, false, 0, 0, {}}, StatusCode::kNotFound, "unknown_slice");
   expect_ok(test::axial_slice(scan_.description, 3, 32));
-  expect_refused(SetRefinementCommand{3, true, 51, 1}, StatusCode::kInvalidArgument,
+  expect_refused(SetRefinementCommand{3, true, 51, 1, {}}, StatusCode::kInvalidArgument,
                  "too_many_iterations");
-  expect_refused(SetRefinementCommand{3, true, -1, 1}, StatusCode::kInvalidArgument,
+  expect_refused(SetRefinementCommand{3, true, -1, 1, {}}, StatusCode::kInvalidArgument,
                  "bad_iterations");
-  expect_refused(SetRefinementCommand{3, true, 5, nan}, StatusCode::kInvalidArgument,
+  expect_refused(SetRefinementCommand{3, true, 5, nan, {}}, StatusCode::kInvalidArgument,
                  "bad_interval");
-  expect_refused(SetRefinementCommand{3, true, 5, -1}, StatusCode::kInvalidArgument,
+  expect_refused(SetRefinementCommand{3, true, 5, -1, {}}, StatusCode::kInvalidArgument,
                  "bad_interval");
   expect_ok(test::oblique_slice(scan_.description, 4, 32));
-  expect_refused(SetRefinementCommand{4, true, 5, 1}, StatusCode::kInvalidArgument, "not_axial");
+  expect_refused(SetRefinementCommand{4, true, 5, 1, {}}, StatusCode::kInvalidArgument, "not_axial");
   SetSliceCommand stretched = test::axial_slice(scan_.description, 5, 32);
   stretched.height = 16;
   expect_ok(stretched);
-  expect_refused(SetRefinementCommand{5, true, 5, 1}, StatusCode::kInvalidArgument,
+  expect_refused(SetRefinementCommand{5, true, 5, 1, {}}, StatusCode::kInvalidArgument,
                  "non_square_pixels");
 
   // Accepted before a scan, it waits for one; a slice that then leaves the xy-plane stays listed
   // as unavailable, with a warning.
   expect_ok(test::axial_slice(scan_.description, 10, 32));
-  expect_ok(SetRefinementCommand{10, true, 5, 1});
+  expect_ok(SetRefinementCommand{10, true, 5, 1, {}});
   ASSERT_EQ(refinements().size(), 1u);
   EXPECT_EQ(refinements()[0].state, "waiting_for_scan");
   expect_ok(test::oblique_slice(scan_.description, 10, 32));
@@ -87,18 +87,18 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   test::begin_scan(*pipeline_, scan_);
   pipeline_->wait_idle();  // commands overtake the data path: let the scan start first
   expect_ok(test::axial_slice_at(6, 32, kPixelMm, 0, 0, 6.0));  // above the 8 mm detector
-  expect_refused(SetRefinementCommand{6, true, 5, 1}, StatusCode::kFailedPrecondition,
+  expect_refused(SetRefinementCommand{6, true, 5, 1, {}}, StatusCode::kFailedPrecondition,
                  "slice_outside_detector");
   expect_ok(test::axial_slice(scan_.description, 7, 512));  // ~200 MiB of matrix
-  expect_refused(SetRefinementCommand{7, true, 5, 1}, StatusCode::kResourceExhausted,
+  expect_refused(SetRefinementCommand{7, true, 5, 1, {}}, StatusCode::kResourceExhausted,
                  "matrix_too_large");
-  expect_ok(SetRefinementCommand{3, true, 5, 0});
+  expect_ok(SetRefinementCommand{3, true, 5, 0, {}});
   expect_ok(test::axial_slice_at(8, 32, kPixelMm, 0, 0, 1.0));
-  expect_ok(SetRefinementCommand{8, true, 0, 0});
+  expect_ok(SetRefinementCommand{8, true, 0, 0, {}});
   expect_ok(test::axial_slice_at(9, 32, kPixelMm, 0, 0, -1.0));
-  expect_refused(SetRefinementCommand{9, true, 5, 0}, StatusCode::kResourceExhausted,
+  expect_refused(SetRefinementCommand{9, true, 5, 0, {}}, StatusCode::kResourceExhausted,
                  "too_many_refinements");
-  expect_ok(SetRefinementCommand{3, true, 8, 0.5});  // changing one needs no room
+  expect_ok(SetRefinementCommand{3, true, 8, 0.5, {}});  // changing one needs no room
   ASSERT_EQ(refinements().size(), 2u);
 
   // The scan goes on and is refined.
@@ -126,7 +126,7 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   }
   // Removing a slice ends its refinement; switching one off twice is fine.
   expect_ok(RemoveSliceCommand{8});
-  expect_ok(SetRefinementCommand{7, false, 0, 0});
+  expect_ok(SetRefinementCommand{7, false, 0, 0, {}});
   ASSERT_EQ(refinements().size(), 1u);
 
   // A cone-beam scan: the refined slice lies in the source plane (z = 0), a fan-beam problem,
@@ -139,7 +139,7 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   ASSERT_EQ(refinements().size(), 1u);
   EXPECT_EQ(refinements()[0].state, "collecting");
   expect_ok(test::axial_slice_at(11, 32, kPixelMm, 0, 0, 2.0));
-  expect_refused(SetRefinementCommand{11, true, 5, 1}, StatusCode::kFailedPrecondition,
+  expect_refused(SetRefinementCommand{11, true, 5, 1, {}}, StatusCode::kFailedPrecondition,
                  "not_central_slice");
 
   const MetricsSnapshot m = pipeline_->metrics();

@@ -87,7 +87,7 @@ TEST_F(ResidualCheckTest, LiveAxialSlicesAreCheckedWithoutSetRefinement) {
         twin, moved, test::axial_slice(scan_.description, 6, 512)}) {
     expect_ok(slice);
   }
-  expect_ok(SetRefinementCommand{4, true, 0, 0});
+  expect_ok(SetRefinementCommand{4, true, 0, 0, {}});
   EXPECT_EQ(residual(1)->state, "waiting_for_scan");
   EXPECT_EQ(residual(1)->source, "check");
   EXPECT_EQ(residual(4)->source, "refinement");
@@ -229,7 +229,7 @@ TEST_F(ResidualCheckTest, SlicesOfOneProblemShareOneMatrix) {
   // A refinement of the same problem shares it too; the checks of that problem then cost the
   // budget nothing, so slice 3 is checked now (with a matrix of its own).
   expect_ok(test::axial_slice_at(4, 32, kPixelMm, 0.5, -0.5, 2.0));
-  expect_ok(SetRefinementCommand{4, true, 5, 0});
+  expect_ok(SetRefinementCommand{4, true, 5, 0, {}});
   ASSERT_TRUE(wait_armed({1, 2, 3}));
   test::feed_phantom(*pipeline_, scan_, n, n);
   pipeline_->wait_idle();

@@ -50,7 +50,27 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
                  "too_many_iterations");
   expect_refused(requests.set_refinement(kAxial, true, 8, std::nan("")),
                  v1::STATUS_CODE_INVALID_ARGUMENT, "bad_interval");  // refused by the pipeline
-  const client::Response on = requests.set_refinement(kAxial, true, 8, 0);
+  // Settings: unknown names are refused by the codec, bad values by the pipeline.
+  v1::RefinementSettings settings;
+  settings.set_method("sirt\n");
+  expect_refused(requests.set_refinement(kAxial, true, 8, 0, &settings),
+                 v1::STATUS_CODE_INVALID_ARGUMENT, "bad_value");
+  settings.set_method("cgls");
+  settings.set_regularizer("tv");
+  expect_refused(requests.set_refinement(kAxial, true, 8, 0, &settings),
+                 v1::STATUS_CODE_INVALID_ARGUMENT, "cgls_unregularized");
+  settings.set_method("fista");
+  settings.set_weight(20);
+  expect_refused(requests.set_refinement(kAxial, true, 8, 0, &settings),
+                 v1::STATUS_CODE_INVALID_ARGUMENT, "bad_weight");
+  settings.set_weight(0.002);
+  settings.set_discrepancy_factor(0.1);
+  expect_refused(requests.set_refinement(kAxial, true, 8, 0, &settings),
+                 v1::STATUS_CODE_INVALID_ARGUMENT, "bad_discrepancy_factor");
+  // FISTA with TV 0.002 for all 8 iterations (no discrepancy stop), x >= 0 by default.
+  settings.clear_discrepancy_factor();
+  settings.set_stop("iterations");
+  const client::Response on = requests.set_refinement(kAxial, true, 8, 0, &settings);
   ASSERT_TRUE(on.ok()) << on.reply.message();
 
   const std::uint32_t total = 90 + 45;
@@ -77,8 +97,16 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
   EXPECT_EQ(header.solver(), "cpu csr fp32");
   EXPECT_GT(header.residual_before(), 0.005);
   EXPECT_LT(header.residual_before(), 0.3);
-  EXPECT_LT(header.residual_after(), header.residual_before());
   ASSERT_EQ(refined.values.size(), static_cast<std::size_t>(kSliceSize * kSliceSize));
+  const v1::RefinementSummary& summary = header.summary();
+  EXPECT_EQ(summary.method(), "fista");
+  EXPECT_EQ(summary.regularizer(), "tv");
+  EXPECT_DOUBLE_EQ(summary.weight(), 0.002);
+  EXPECT_TRUE(summary.non_negative());
+  EXPECT_EQ(summary.stop_reason(), "max_iterations");
+  ASSERT_TRUE(summary.has_noise_level()) << "the scan has flat fields of photon counts";
+  EXPECT_GT(summary.noise_level(), 0.0);
+  EXPECT_EQ(summary.target_residual(), 0.0) << "stop=iterations aims for no level";
 
   const std::optional<Publication> fbp = live.slice(kAxial);
   ASSERT_TRUE(fbp.has_value());
@@ -104,6 +132,11 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
   EXPECT_EQ(r.fbp_residual(), header.residual_before());
   EXPECT_EQ(r.refined_residual(), header.residual_after());
   EXPECT_EQ(r.projections_integrated(), total);
+  EXPECT_EQ(r.settings().method(), "fista");
+  EXPECT_EQ(r.settings().stop(), "iterations");
+  EXPECT_DOUBLE_EQ(r.settings().weight(), 0.002);
+  EXPECT_DOUBLE_EQ(r.settings().discrepancy_factor(), 1.0);
+  EXPECT_EQ(r.summary().stop_reason(), summary.stop_reason());
   // Every live slice is listed with its data-consistency residual or why it has none.
   ASSERT_EQ(report.residuals_size(), 3);
   for (const v1::SliceResidual& residual : report.residuals()) {
@@ -123,9 +156,11 @@ TEST(RefinementLoopback, SwitchedOnOverTheWireAndPublishedAsItsOwnStream) {
   const std::map<std::string, std::uint64_t> refused(report.requests_refused().begin(),
                                                      report.requests_refused().end());
   const std::map<std::string, std::uint64_t> expected{
-      {"not_axial", 1}, {"unknown_slice", 1}, {"too_many_iterations", 1}, {"bad_interval", 1}};
+      {"not_axial", 1},         {"unknown_slice", 1}, {"too_many_iterations", 1},
+      {"bad_interval", 1},      {"bad_weight", 1},    {"bad_discrepancy_factor", 1},
+      {"cgls_unregularized", 1}};
   EXPECT_EQ(refused, expected);
-  EXPECT_EQ(report.counters().at("requests_rejected"), 0u) << "the codec refused nothing";
+  EXPECT_EQ(report.counters().at("requests_rejected"), 1u) << "the codec refused the method";
   EXPECT_GE(report.counters().at("refinements_run"), 1u);
   EXPECT_EQ(report.counters().at("errors"), 0u);
   EXPECT_EQ(live.errors(), 0u) << "malformed publications";

@@ -109,6 +109,9 @@ TEST(ReplyCodec, StatusReport) {
   refined.iterations_run = 10;
   refined.projections_integrated = 180;
   refined.solver = "cpu csr fp32";
+  refined.settings.regularizer = solvers::Regularizer::kTikhonov;
+  refined.settings.stop = RefinementStopRule::kIterations;
+  refined.summary = {"fista", "tikhonov", 0.01, true, "max_iterations", -1, 0};
   report.refinements = {collecting, refined};
   SliceResidual unchecked;
   unchecked.slice_id = 1;
@@ -318,6 +321,7 @@ TEST(PublishCodec, RefinedSlice) {
   refined.residual_after = 0.004;
   refined.duration_ms = 35.5;
   refined.solver = "cpu csr fp32";
+  refined.summary = {"fista", "tv", 0.001, true, "discrepancy", 0.0213, 0.0426};
   const v1::PublishHeader wire = through_wire(encode_refined(refined, 4321));
   ASSERT_TRUE(wire.has_refined());
   expect_slice_header(wire.refined().slice(), refined.slice, 4321);
@@ -326,6 +330,16 @@ TEST(PublishCodec, RefinedSlice) {
   EXPECT_EQ(wire.refined().residual_after(), 0.004);
   EXPECT_EQ(wire.refined().duration_ms(), 35.5);
   EXPECT_EQ(wire.refined().solver(), "cpu csr fp32");
+  const v1::RefinementSummary& summary = wire.refined().summary();
+  EXPECT_EQ(summary.method(), "fista");
+  EXPECT_EQ(summary.regularizer(), "tv");
+  EXPECT_EQ(summary.weight(), 0.001);
+  EXPECT_TRUE(summary.non_negative());
+  EXPECT_EQ(summary.stop_reason(), "discrepancy");
+  EXPECT_EQ(summary.noise_level(), 0.0213);
+  EXPECT_EQ(summary.target_residual(), 0.0426);
+  refined.summary.noise_level = -1;  // unknown: absent on the wire
+  EXPECT_FALSE(through_wire(encode_refined(refined, 1)).refined().summary().has_noise_level());
   // No topic is a prefix of another: subscribers of "slice" never receive refined slices.
   for (const char* a : {kSliceTopic, kPreviewTopic, kEventTopic, kRefinedTopic}) {
     for (const char* b : {kSliceTopic, kPreviewTopic, kEventTopic, kRefinedTopic}) {

@@ -264,6 +264,44 @@ TEST(RequestCodec, SetRefinement) {
   EXPECT_TRUE(command.enabled);
   EXPECT_EQ(command.iterations, 12);
   EXPECT_EQ(command.interval_s, 0.5);
+  EXPECT_EQ(command.settings, RefinementSettings{}) << "no settings: the defaults";
+  // Settings: names decoded, absent fields keep their defaults, unknown names refused.
+  v1::RefinementSettings* settings = wire->mutable_settings();
+  settings->set_method("cgls");
+  settings->set_non_negative(false);
+  settings->set_stop("iterations");
+  {
+    const DecodedRequest decoded_settings = decode(request);
+    ASSERT_TRUE(decoded_settings.command.ok()) << decoded_settings.command.error().message;
+    const auto& with = std::get<SetRefinementCommand>(decoded_settings.command.value());
+    EXPECT_EQ(with.settings.method, RefinementMethod::kCgls);
+    EXPECT_FALSE(with.settings.regularizer.has_value());
+    EXPECT_FALSE(with.settings.weight.has_value());
+    EXPECT_FALSE(with.settings.non_negative);
+    EXPECT_EQ(with.settings.stop, RefinementStopRule::kIterations);
+    EXPECT_EQ(with.settings.discrepancy_factor, 1.0);
+  }
+  settings->set_method("fista");
+  settings->set_regularizer("tikhonov");
+  settings->set_weight(0.5);
+  settings->set_discrepancy_factor(2);
+  {
+    const DecodedRequest decoded_settings = decode(request);
+    ASSERT_TRUE(decoded_settings.command.ok()) << decoded_settings.command.error().message;
+    const auto& with = std::get<SetRefinementCommand>(decoded_settings.command.value());
+    EXPECT_EQ(with.settings.regularizer, std::optional(solvers::Regularizer::kTikhonov));
+    EXPECT_EQ(with.settings.weight, std::optional(0.5));
+    EXPECT_EQ(with.settings.discrepancy_factor, 2.0);
+  }
+  settings->set_regularizer("total-variation\x01");
+  const DecodedRequest bad = decode(request);
+  ASSERT_FALSE(bad.command.ok());
+  EXPECT_EQ(bad.command.error().reason, wire_reason::kBadValue);
+  EXPECT_NE(bad.command.error().message.find("tv, tikhonov, none"), std::string::npos)
+      << bad.command.error().message;
+  EXPECT_NE(bad.command.error().message.find("\\x01"), std::string::npos)
+      << "wire strings are escaped: " << bad.command.error().message;
+  wire->clear_settings();
   // The count stays an int; the pipeline refuses it against its limit.
   wire->set_iterations(4000000000u);
   EXPECT_EQ(std::get<SetRefinementCommand>(decode(request).command.value()).iterations,

@@ -116,10 +116,23 @@ class Client(SocketOwner):
             p.preview_interval_s = preview_interval_s
         return self._checked(v1.Request(set_parameters=p))[0].parameters
 
-    def set_refinement(self, slice_id, enabled=True, iterations=10, interval_s=1.0):
-        """CGLS refinement of live axial slice `slice_id` (published on topic 'refined')."""
+    def set_refinement(self, slice_id, enabled=True, iterations=50, interval_s=1.0, method=None,
+                       regularizer=None, weight=None, non_negative=None, stop=None,
+                       discrepancy_factor=None):
+        """Refinement of live axial slice `slice_id` (published on topic 'refined'): at most
+        `iterations` iterations; settings left None take the server's defaults (FISTA, x >= 0,
+        TV, stop at the noise level; docs/refinement.md)."""
+        settings = v1.RefinementSettings(method=method or "", regularizer=regularizer or "",
+                                         stop=stop or "")
+        if weight is not None:
+            settings.weight = weight
+        if non_negative is not None:
+            settings.non_negative = non_negative
+        if discrepancy_factor is not None:
+            settings.discrepancy_factor = discrepancy_factor
         self._checked(v1.Request(set_refinement=v1.SetRefinement(
-            slice_id=slice_id, enabled=enabled, iterations=iterations, interval_s=interval_s)))
+            slice_id=slice_id, enabled=enabled, iterations=iterations, interval_s=interval_s,
+            settings=settings)))
 
     def wait_for_scan(self, scan_id, frames_sent, baseline, timeout_s=60):
         """After a ScanEnd: waits until the server has ended scan `scan_id` with `frames_sent`

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "kernels/solvers/cgls.hpp"
+#include "kernels/solvers/fista.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/sparse_matrix.hpp"
+#include "pipeline/backend/refinement_run.hpp"
 
 namespace slicestream {
 namespace {
@@ -26,20 +28,24 @@ std::size_t host_bytes(const tensorcore::CsrMatrix& m) {
 
 class CpuSliceRefiner final : public SliceRefiner {
  public:
-  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix, Executor& workers,
-                  MemoryAccount account)
+  CpuSliceRefiner(std::shared_ptr<const tensorcore::CsrMatrix> matrix,
+                  const tensorcore::ImageGrid2d& grid, Executor& workers, MemoryAccount account)
       : matrix_(std::move(matrix)),
         projector_(matrix_, workers),
+        grid_width_(grid.width),
+        grid_height_(grid.height),
         ax_(static_cast<std::size_t>(matrix_->rows)),
         charge_(std::move(account), 0) {
     workspace_.reserve({matrix_->rows, matrix_->cols, 1, 0});
+    fista_workspace_.reserve({matrix_->rows, matrix_->cols, 1, 0});
     charge_.set(memory_bytes());
   }
 
   std::string solver() const override { return "cpu csr fp32"; }
   std::size_t matrix_bytes() const override { return matrix_->bytes_fp32(); }
   std::size_t memory_bytes() const override {
-    return host_bytes(*matrix_) + workspace_.bytes() + ax_.size() * sizeof(float);
+    return host_bytes(*matrix_) + workspace_.bytes() + fista_workspace_.bytes() +
+           ax_.size() * sizeof(float);
   }
 
   double residual(const float* slice, const float* sinogram) override {
@@ -47,22 +53,40 @@ class CpuSliceRefiner final : public SliceRefiner {
     return solvers::relative_residual(ax_.data(), sinogram, ax_.size());
   }
 
-  RefinementResult refine(const float* x0, const float* sinogram, int iterations,
+  RefinementResult refine(const float* x0, const float* sinogram, const RefinementRequest& request,
                           float* x_out) override {
     if (x_out != x0) std::copy(x0, x0 + matrix_->cols, x_out);
-    solvers::CglsOptions options;
-    options.max_iterations = iterations;
-    const solvers::CglsReport report =
-        solvers::cgls_cpu(projector_, sinogram, x_out, 1, options, workspace_);
-    return {report.relative_residual.front()[0], report.relative_residual.back()[0],
-            report.iterations};
+    Solves solves{*this, sinogram, x_out};
+    return run_refinement(request, grid_width_, grid_height_, lipschitz_, solves);
   }
 
  private:
   std::shared_ptr<const tensorcore::CsrMatrix> matrix_;
+  // run_refinement's solves on this refiner's vectors (x: the start value, then the result).
+  struct Solves {
+    CpuSliceRefiner& refiner;
+    const float* b;
+    float* x;
+    double start_residual() { return refiner.residual(x, b); }
+    solvers::CglsReport cgls(const solvers::CglsOptions& options) {
+      return solvers::cgls_cpu(refiner.projector_, b, x, 1, options, refiner.workspace_);
+    }
+    solvers::FistaReport fista(const solvers::FistaOptions& options) {
+      return solvers::fista_cpu(refiner.projector_, b, x, 1, options, refiner.fista_workspace_);
+    }
+    double clip() {
+      std::transform(x, x + refiner.matrix_->cols, x, [](float v) { return std::max(v, 0.0f); });
+      return refiner.residual(x, b);
+    }
+  };
+
   tensorcore::CsrProjector projector_;
+  int grid_width_;
+  int grid_height_;
+  double lipschitz_ = 0;              // ||A||^2, estimated by the first FISTA solve
   solvers::CglsWorkspace workspace_;  // kept across solves (one slice: it never grows)
-  std::vector<float> ax_;             // A x of residual()
+  solvers::FistaWorkspace fista_workspace_;
+  std::vector<float> ax_;  // A x of residual()
   MemoryCharge charge_;
 };
 
@@ -86,7 +110,8 @@ std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setu
   try {
     auto matrix = std::make_shared<const tensorcore::CsrMatrix>(
         tensorcore::build_dd_matrix(workers, setup.geometry, setup.grid));
-    return std::make_unique<CpuSliceRefiner>(std::move(matrix), workers, std::move(account));
+    return std::make_unique<CpuSliceRefiner>(std::move(matrix), setup.grid, workers,
+                                             std::move(account));
   } catch (const std::bad_alloc&) {
     throw BackendError("cpu backend: out of memory while building a slice's system matrix");
   } catch (const std::invalid_argument& e) {

@@ -1,5 +1,6 @@
 #include "pipeline/backend/cuda/cuda_slice_refiner.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -7,11 +8,13 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/solvers/cgls.hpp"
 #include "kernels/solvers/cuda/cgls_gpu.hpp"
+#include "kernels/solvers/cuda/fista_gpu.hpp"
 #include "kernels/tensorcore/cuda/tensorcore_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
 #include "pipeline/backend/cuda/cuda_backend_impl.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
+#include "pipeline/backend/refinement_run.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
 
 namespace slicestream {
@@ -32,23 +35,27 @@ tensorcore::cuda::TensorCoreProjectorOptions projector_options() {
 class CudaSliceRefiner final : public SliceRefiner {
  public:
   CudaSliceRefiner(int device, std::shared_ptr<const tensorcore::TensorCoreMatrix> matrix,
-                   MemoryAccount account)
+                   const tensorcore::ImageGrid2d& grid, MemoryAccount account)
       : device_(device),
         shape_(tensorcore::to_string(matrix->options.shape)),
         projector_(std::move(matrix), projector_options()),
         b_(static_cast<std::size_t>(projector_.rays())),
         ax_(static_cast<std::size_t>(projector_.rays())),
         x_(static_cast<std::size_t>(projector_.pixels())),
+        grid_width_(grid.width),
+        grid_height_(grid.height),
         charge_(std::move(account), 0) {
     projector_.reserve_operands(1);
     workspace_.reserve(cgls_size(kCudaRefinerIterations));
+    fista_workspace_.reserve(cgls_size(0));
     charge_.set(memory_bytes());
   }
 
   std::string solver() const override { return std::string("cuda tensor-core fp16 ") + shape_; }
   std::size_t matrix_bytes() const override { return projector_.matrix_device_bytes(); }
   std::size_t memory_bytes() const override {
-    return projector_.device_bytes() + workspace_.bytes() + b_.bytes() + ax_.bytes() + x_.bytes();
+    return projector_.device_bytes() + workspace_.bytes() + fista_workspace_.bytes() + b_.bytes() +
+           ax_.bytes() + x_.bytes();
   }
 
   double residual(const float* slice, const float* sinogram) override {
@@ -62,27 +69,57 @@ class CudaSliceRefiner final : public SliceRefiner {
     });
   }
 
-  RefinementResult refine(const float* x0, const float* sinogram, int iterations,
+  RefinementResult refine(const float* x0, const float* sinogram, const RefinementRequest& request,
                           float* x_out) override {
     return guarded("refinement", [&] {
       use_device();
       upload(b_, sinogram);
       upload(x_, x0);
-      solvers::CglsOptions options;
-      options.max_iterations = iterations;
-      if (!cgls_size(iterations).fits_in(workspace_.capacity())) {
-        workspace_.reserve(cgls_size(iterations));  // a longer residual history only
-        charge_.set(memory_bytes());
-      }
-      const solvers::CglsReport report = solvers::cuda::cgls_gpu(
-          projector_, b_.data(), x_.data(), 1, options, stream_.get(), workspace_);
-      download(x_out, x_);
-      return RefinementResult{report.relative_residual.front()[0],
-                              report.relative_residual.back()[0], report.iterations};
+      Solves solves{*this, sinogram, x_out};
+      const RefinementResult result =
+          run_refinement(request, grid_width_, grid_height_, lipschitz_, solves);
+      if (!solves.downloaded) download(x_out, x_);
+      charge_.set(memory_bytes());  // a longer CGLS history
+      return result;
     });
   }
 
  private:
+  // run_refinement's solves on the device vectors (b_, x_ uploaded; the result downloaded to
+  // x_out by clip() or after the solve).
+  struct Solves {
+    CudaSliceRefiner& refiner;
+    const float* sinogram;
+    float* x_out;
+    bool downloaded = false;
+    double start_residual() {
+      refiner.download(x_out, refiner.x_);
+      downloaded = true;
+      return refiner.residual(x_out, sinogram);
+    }
+    solvers::CglsReport cgls(const solvers::CglsOptions& options) {
+      const solvers::CglsSize size = refiner.cgls_size(options.max_iterations);
+      if (!size.fits_in(refiner.workspace_.capacity())) {
+        refiner.workspace_.reserve(size);  // a longer residual history only
+      }
+      return solvers::cuda::cgls_gpu(refiner.projector_, refiner.b_.data(), refiner.x_.data(), 1,
+                                     options, refiner.stream_.get(), refiner.workspace_);
+    }
+    solvers::FistaReport fista(const solvers::FistaOptions& options) {
+      return solvers::cuda::fista_gpu(refiner.projector_, refiner.b_.data(), refiner.x_.data(), 1,
+                                      options, refiner.stream_.get(), refiner.fista_workspace_);
+    }
+    // CGLS's result clipped at 0 on the host (a rare setting: one download, one product).
+    double clip() {
+      refiner.download(x_out, refiner.x_);
+      downloaded = true;
+      const long long n = refiner.projector_.pixels();
+      for (long long i = 0; i < n; ++i)
+        x_out[i] = std::max(x_out[i], 0.0f);
+      return refiner.residual(x_out, sinogram);
+    }
+  };
+
   void use_device() const { SLICESTREAM_CUDA_CHECK(cudaSetDevice(device_)); }
   solvers::CglsSize cgls_size(int iterations) const {
     return {projector_.rays(), projector_.pixels(), 1, iterations};
@@ -104,8 +141,12 @@ class CudaSliceRefiner final : public SliceRefiner {
   DeviceBuffer<float> b_;
   DeviceBuffer<float> ax_;
   DeviceBuffer<float> x_;
+  int grid_width_;
+  int grid_height_;
+  double lipschitz_ = 0;                       // ||A||^2, estimated by the first FISTA solve
   solvers::cuda::CglsWorkspaceGpu workspace_;  // kept across solves
-  MemoryCharge charge_;                        // last: charged once everything is allocated
+  solvers::cuda::FistaWorkspaceGpu fista_workspace_;
+  MemoryCharge charge_;  // last: charged once everything is allocated
 };
 
 // Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
@@ -153,7 +194,8 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     require_device_memory(matrix->bsr.bytes() + rest, reserve_bytes,
                           "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
                               ") and CGLS vectors of a " + slice + " need");
-    return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), std::move(account));
+    return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), setup.grid,
+                                              std::move(account));
   });
 }
 

@@ -88,7 +88,8 @@ TEST(RefinerMemory, CpuRefinersChargeTheBackendsBudget) {
   std::vector<float> x(static_cast<std::size_t>(setup.grid.pixels()), 0.0f);
   std::vector<float> b(static_cast<std::size_t>(setup.geometry.rays()), 1.0f);
   for (int k = 0; k < 2; ++k)
-    refiner->refine(x.data(), b.data(), 5, x.data());
+    for (const RefinementSettings& settings : {RefinementSettings{}, plain_cgls_settings()})
+      refiner->refine(x.data(), b.data(), RefinementRequest{5, settings}, x.data());
   EXPECT_EQ(refiner->memory_bytes(), held);
   EXPECT_EQ(roomy.info().memory_used_by_refiners_bytes, held);
   refiner.reset();
@@ -126,12 +127,12 @@ TEST(RefinerMemory, RefinementThatDoesNotFitIsRefusedWithItsReason) {
   ASSERT_TRUE(test::call(pipeline, large).status.ok());
   test::begin_scan(pipeline, scan);
   pipeline.wait_idle();
-  const CommandReply refused = test::call(pipeline, SetRefinementCommand{2, true, 5, 0});
+  const CommandReply refused = test::call(pipeline, SetRefinementCommand{2, true, 5, 0, {}});
   EXPECT_EQ(refused.status.code, StatusCode::kResourceExhausted);
   EXPECT_EQ(refused.status.reason, "out_of_memory") << refused.status.message;
   EXPECT_NE(refused.status.message.find("memory limit"), std::string::npos)
       << refused.status.message;
-  const CommandReply accepted = test::call(pipeline, SetRefinementCommand{1, true, 5, 0});
+  const CommandReply accepted = test::call(pipeline, SetRefinementCommand{1, true, 5, 0, {}});
   EXPECT_TRUE(accepted.status.ok()) << accepted.status.message;
   EXPECT_EQ(pipeline.metrics().requests_refused.at("out_of_memory"), 1u);
 }

@@ -72,13 +72,20 @@ void expect_refiners_agree(const test::TestScan& scan, const std::vector<SetSlic
     const float* b = window.values().data();
     EXPECT_NEAR(on_gpu->residual(truth.data(), b), on_cpu->residual(truth.data(), b),
                 kResidualTolerance);
-    for (const bool from_zero : {false, true}) {
-      SCOPED_TRACE(from_zero ? "from zero" : "from an FBP-like image");
+    // The default (FISTA, TV, x >= 0; no noise level: all iterations) and plain CGLS.
+    for (const auto& [settings, from_zero] :
+         {std::pair{RefinementSettings{}, false}, std::pair{plain_cgls_settings(), false},
+          std::pair{plain_cgls_settings(), true}}) {
+      SCOPED_TRACE(std::string(to_string(settings.method)) +
+                   (from_zero ? " from zero" : " from an FBP-like image"));
       const std::vector<float> x0 =
           from_zero ? std::vector<float>(truth.size(), 0.0f) : fbp_like(truth, slice.width);
       std::vector<float> x_gpu(x0.size()), x_cpu(x0.size());
-      const RefinementResult r_gpu = on_gpu->refine(x0.data(), b, 10, x_gpu.data());
-      const RefinementResult r_cpu = on_cpu->refine(x0.data(), b, 10, x_cpu.data());
+      const RefinementRequest request{10, settings};
+      const RefinementResult r_gpu = on_gpu->refine(x0.data(), b, request, x_gpu.data());
+      const RefinementResult r_cpu = on_cpu->refine(x0.data(), b, request, x_cpu.data());
+      EXPECT_EQ(r_gpu.summary.stop_reason, r_cpu.summary.stop_reason);
+      EXPECT_EQ(r_gpu.summary.method, to_string(settings.method));
       std::printf(
           "%s slice %u %s: residual %.5f -> %.5f (gpu), %.5f -> %.5f (cpu), slices differ "
           "by %.2e\n",
@@ -141,7 +148,8 @@ TEST(SliceRefinerGpu, RefinersAreInsideTheDeviceBudget) {
   std::vector<float> x(static_cast<std::size_t>(setup.grid.pixels()), 0.0f);
   std::vector<float> b(static_cast<std::size_t>(setup.geometry.rays()), 1.0f);
   for (int k = 0; k < 2; ++k)
-    refiner->refine(x.data(), b.data(), 10, x.data());
+    for (const RefinementSettings& settings : {RefinementSettings{}, plain_cgls_settings()})
+      refiner->refine(x.data(), b.data(), RefinementRequest{10, settings}, x.data());
   refiner->residual(x.data(), b.data());
   EXPECT_EQ(refiner->memory_bytes(), held) << "nothing allocated per solve";
   refiner.reset();
@@ -201,7 +209,8 @@ void expect_refined_through_pipeline(const test::TestScan& scan, const SetSliceC
   Pipeline pipeline(test::small_config(), cuda_backend(), sink);
   pipeline.start();
   ASSERT_TRUE(test::call(pipeline, slice).status.ok());
-  ASSERT_TRUE(test::call(pipeline, SetRefinementCommand{slice.slice_id, true, 10, 0}).status.ok());
+  ASSERT_TRUE(
+      test::call(pipeline, SetRefinementCommand{slice.slice_id, true, 10, 0, {}}).status.ok());
   test::begin_scan(pipeline, scan);
   const std::uint64_t total = 90 + 30;
   test::feed_phantom(pipeline, scan, 0, static_cast<std::uint32_t>(total));

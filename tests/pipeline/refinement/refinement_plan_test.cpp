@@ -130,7 +130,8 @@ TEST(RefinementPlan, SystemMatrixReproducesTheMeasuredLineIntegrals) {
         << "a factor of two in the units shows as a residual of one";
     // CGLS from zero fits the data and approaches the phantom.
     std::vector<float> x(truth.size(), 0.0f);
-    const RefinementResult r = refiner->refine(x.data(), window.values().data(), 30, x.data());
+    const RefinementResult r = refiner->refine(
+        x.data(), window.values().data(), RefinementRequest{30, plain_cgls_settings()}, x.data());
     EXPECT_EQ(r.iterations, 30);
     EXPECT_DOUBLE_EQ(r.residual_before, 1.0);
     EXPECT_LT(r.residual_after, 0.05);
