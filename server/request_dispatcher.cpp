@@ -199,7 +199,10 @@ WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply re
     wire.values = std::move(reply.slice->values);
     wire.memory = std::move(reply.slice->memory);
   }
-  if (reply.status.ok() && reply.volume) wire.values = std::move(reply.volume->values);
+  if (reply.status.ok() && reply.volume) {
+    wire.values = std::move(reply.volume->values);
+    wire.memory = std::move(reply.volume->memory);
+  }
   return wire;
 }
 

@@ -77,9 +77,13 @@ void print_scan(std::ostream& out, const v1::StatusReport& s) {
         r->darks_accepted(), r->flats_accepted(), r->projections_accepted(),
         r->projections_integrated(), age(r->last_frame_age_s()));
     if (r->ended()) {
-      out << (r->end_reason() == "superseded"
-                  ? fmt::format("; superseded by scan {}", r->superseded_by())
-                  : std::string("; ended by its ScanEnd"));
+      if (r->end_reason() == "superseded") {
+        out << fmt::format("; superseded by scan {}", r->superseded_by());
+      } else if (r->end_reason() == "timeout") {
+        out << "; ended: no data for --scan-timeout";
+      } else {
+        out << "; ended by its ScanEnd";
+      }
     }
     out << "\n";
   }

@@ -121,6 +121,8 @@ struct VolumeChunk {
   std::uint64_t projections_integrated = 0;
   FilterConfig filter;
   std::vector<float> values;  // plane_count * size_y * size_x, x fastest, then y, then z
+  // Its share of the memory budget, held until the server has sent the chunk.
+  std::shared_ptr<MemoryCharge> memory;
 };
 
 // Where the refinement of one slice stands (GetStatus).

@@ -41,12 +41,13 @@ void ScanLog::refused(std::uint64_t scan_id, const std::string& reason) {
   if (Entry* entry = find(scan_id)) ++entry->record.discards[reason];
 }
 
-void ScanLog::ended(std::uint64_t scan_id, std::optional<std::uint64_t> superseded_by) {
+void ScanLog::ended(std::uint64_t scan_id, const char* end_reason,
+                    std::optional<std::uint64_t> superseded_by) {
   std::lock_guard<std::mutex> lock(mutex_);
   Entry* entry = find(scan_id);
   if (entry == nullptr || entry->record.ended) return;
   entry->record.ended = true;
-  entry->record.end_reason = superseded_by ? "superseded" : "scan_end";
+  entry->record.end_reason = end_reason;
   entry->record.superseded_by = superseded_by.value_or(0);
 }
 

@@ -28,8 +28,10 @@ class ScanLog {
   void integrated(std::uint64_t scan_id);
   // A message carrying `scan_id` was refused (nothing is recorded for unknown scans).
   void refused(std::uint64_t scan_id, const std::string& reason);
-  // superseded_by: the scan whose ScanBegin ended it; none: its ScanEnd arrived.
-  void ended(std::uint64_t scan_id, std::optional<std::uint64_t> superseded_by);
+  // `end_reason`: "scan_end" (its ScanEnd arrived), "superseded" (by the ScanBegin of scan
+  // `superseded_by`) or "timeout" (no data for --scan-timeout).
+  void ended(std::uint64_t scan_id, const char* end_reason,
+             std::optional<std::uint64_t> superseded_by = {});
   // The reconstruct stage handled the scan's end: every frame accepted before it is integrated
   // (or discarded), so the record's counts are final.
   void reconstructed(std::uint64_t scan_id);

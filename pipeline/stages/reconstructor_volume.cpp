@@ -64,6 +64,15 @@ CommandReply Reconstructor::get_volume(const GetVolumeCommand& command) {
   const std::string bad_box = volume_box_problem(box);
   if (!bad_box.empty()) return refusal(StatusCode::kInvalidArgument, "bad_volume", bad_box);
 
+  // The chunk's values are charged before anything is allocated, like a GetSlice's image.
+  const std::size_t chunk_bytes =
+      static_cast<std::size_t>(plane * static_cast<std::uint64_t>(command.plane_count)) *
+      sizeof(float);
+  std::shared_ptr<MemoryCharge> memory = backend_.host_memory()->try_charge(chunk_bytes);
+  if (!memory) {
+    return refusal(StatusCode::kResourceExhausted, "memory_budget",
+                   backend_.host_memory()->shortfall(chunk_bytes, "this GetVolume chunk"));
+  }
   const VolumeBox part = plane_range(box, command.size_z, command.first_plane, command.plane_count);
   std::unique_ptr<ReconTarget> target;
   try {
@@ -84,6 +93,7 @@ CommandReply Reconstructor::get_volume(const GetVolumeCommand& command) {
   chunk.projections_integrated = content_.projections_integrated;
   chunk.filter = params_.filter;
   chunk.values = reconstruct_window(*target);
+  chunk.memory = std::move(memory);
   CommandReply r;
   r.status = Status{StatusCode::kOk,
                     "planes " + std::to_string(command.first_plane) + ".." +

@@ -50,7 +50,7 @@ void ScanIngest::on_tick(Clock::time_point now) {
                       std::to_string(projections_accepted_) +
                       " accepted projections; the scan ends, later frames of it are discarded",
                   scan_.scan_id);
-  end_scan(why.str());
+  end_scan(why.str(), "timeout");
 }
 
 void ScanIngest::discard(DiscardReason reason, const std::string& message, std::uint64_t scan_id) {
@@ -92,7 +92,8 @@ void ScanIngest::handle(ScanBegin&& message) {
     return;
   }
   if (state_ == State::kActive) {
-    end_scan("superseded by ScanBegin of scan " + std::to_string(scan.scan_id), scan.scan_id);
+    end_scan("superseded by ScanBegin of scan " + std::to_string(scan.scan_id), "superseded",
+             scan.scan_id);
   }
   start_scan(std::move(scan));
 }
@@ -122,10 +123,11 @@ void ScanIngest::start_scan(ScanDescription&& scan) {
   last_data_ = Clock::now();
 }
 
-void ScanIngest::end_scan(const std::string& why, std::optional<std::uint64_t> superseded_by) {
+void ScanIngest::end_scan(const std::string& why, const char* end_reason,
+                          std::optional<std::uint64_t> superseded_by) {
   state_ = State::kIdle;
   ended_.add(scan_.scan_id);
-  metrics_.scans().ended(scan_.scan_id, superseded_by);
+  metrics_.scans().ended(scan_.scan_id, end_reason, superseded_by);
   forward(StageItem(ScanEndItem{scan_.scan_id, why}), 0);
 }
 
@@ -159,7 +161,8 @@ void ScanIngest::handle(ScanEnd&& message) {
                     message.scan_id);
   }
   end_scan("ScanEnd received after " + std::to_string(projections_accepted_) +
-           " accepted projections");
+               " accepted projections",
+           "scan_end");
 }
 
 // ------------------------------------------------------------------------------------- frames

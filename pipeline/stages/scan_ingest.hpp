@@ -51,7 +51,9 @@ class ScanIngest {
 
   void start_scan(ScanDescription&& scan);
   // superseded_by: the scan whose ScanBegin ends this one; none: its ScanEnd.
-  void end_scan(const std::string& why, std::optional<std::uint64_t> superseded_by = {});
+  // `end_reason` as ScanLog::ended takes it; `why` for the log and GetStatus.scan_end_reason.
+  void end_scan(const std::string& why, const char* end_reason,
+                std::optional<std::uint64_t> superseded_by = {});
   // Empty when `frame` belongs to the active scan and is well-formed; else sets `reason`.
   std::string frame_problem(const RawFrame& frame, DiscardReason& reason) const;
   void accept_calibration_frame(RawFrame&& frame);

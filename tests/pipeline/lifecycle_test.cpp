@@ -105,6 +105,12 @@ TEST(Lifecycle, AScanWithoutDataEndsAfterTheScanTimeout) {
   EXPECT_NE(status.scan_end_reason.find("no data for 0.4 s"), std::string::npos)
       << status.scan_end_reason;
   EXPECT_EQ(sink.events_with_reason("scan_timeout"), 1u);
+  // The scan's own record says how it ended, as a ScanEnd or a superseding scan would.
+  ASSERT_FALSE(status.metrics.recent_scans.empty());
+  const ScanRecord& record = status.metrics.recent_scans.back();
+  EXPECT_EQ(record.scan_id, scan.description.scan_id);
+  EXPECT_TRUE(record.ended);
+  EXPECT_EQ(record.end_reason, "timeout");
   const std::vector<ServerEvent> events = sink.events();
   const auto ended = std::find_if(events.begin(), events.end(), [](const ServerEvent& e) {
     return e.kind == EventKind::kScanEnded;

@@ -97,6 +97,23 @@ test('the status panel shows the scan, the frames and per-stage rates', async ()
   await page.screenshot({ path: join(screenshots, 'viewer.png') });
 });
 
+test('refining the axial slice shows the refined image and what the refinement did', async () => {
+  const id = await page.evaluate(() => window.slicestreamViewer.slices().find((s) => s.axial)?.id);
+  assert.notEqual(id, undefined, 'a default axial slice is shown');
+  const panel = `.slice-panel[data-slice="${id}"]`;
+  await page.click(`${panel} label.refine input`);
+  // The server's default refinement: FISTA with x >= 0 and TV, stopped by a rule it names.
+  await waitFor(page, (p) => /fista, tv [\d.e-]+, x ≥ 0: stopped \(\w+\)/.test(document.querySelector(`${p} .residual`).textContent), panel);
+  const text = await page.textContent(`${panel} .residual`);
+  assert.match(text, /‖Ax−b‖\/‖b‖ [\d.e-]+ → [\d.e-]+/, `the residuals are shown (${text})`);
+  await page.selectOption(`${panel} select.view`, 'refined');
+  const stats = await canvasStats(`${panel} canvas`);
+  assert.ok(stats.std > 10, `the refined image shows structure (pixel std ${stats.std.toFixed(1)})`);
+  await page.screenshot({ path: join(screenshots, 'viewer_refined.png') });
+  await page.click(`${panel} label.refine input`);
+  await page.selectOption(`${panel} select.view`, 'fbp');
+});
+
 test('a drag in the 3D view moves a slice and the server reconstructs it there', async () => {
   const before = (await page.evaluate(() => window.slicestreamViewer.slices())).find((s) => s.id === 2);
   // A point of the axial slice in the quadrant towards the camera (the other planes cross its

@@ -12,7 +12,9 @@ import { renderStatus } from './status_panel.js';
 import { VolumeView } from './volume_view.js';
 
 const STATUS_INTERVAL_MS = 1000;
-const REFINE_ITERATIONS = 10;
+// The server's default refinement (FISTA, x >= 0, TV, discrepancy stop) with the iteration
+// limit the command-line client uses; it usually stops earlier, at the noise level.
+const REFINE_ITERATIONS = 50;
 const REFINE_INTERVAL_S = 1;
 const MAX_LATENCIES = 1000;
 
@@ -111,10 +113,21 @@ function applyStatus(status) {
   for (const [id, slice] of state.slices) {
     const r = refinements.get(id);
     const text = r ? `${r.state}${r.refined_residual !== undefined
-      ? ` · ‖Ax−b‖/‖b‖ ${formatValue(r.fbp_residual)} → ${formatValue(r.refined_residual)}` : ''}` : '';
+      ? ` · ‖Ax−b‖/‖b‖ ${formatValue(r.fbp_residual)} → ${formatValue(r.refined_residual)}` : ''}${
+      describeSummary(r.summary)}` : '';
     slice.view.setRefinement(Boolean(r), text);
   }
   fetchMissingImages(status);
+}
+
+// What the last refinement did (" · fista, tv 0.001, x ≥ 0: stopped (discrepancy)"), so a lower
+// residual is read with how it was reached.
+function describeSummary(summary) {
+  if (!summary || !summary.method || summary.method === 'residual') return '';
+  const regularizer = summary.regularizer && summary.regularizer !== 'none'
+    ? `${summary.regularizer} ${formatValue(summary.weight || 0)}` : 'no regulariser';
+  const bound = summary.non_negative ? ', x ≥ 0' : '';
+  return ` · ${summary.method}, ${regularizer}${bound}: stopped (${summary.stop_reason || '?'})`;
 }
 
 // Slices without any image yet (the page opened after they were last published): one GetSlice.

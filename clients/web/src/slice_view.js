@@ -34,7 +34,7 @@ export class SliceView {
     this.refineBox = element('input');
     this.refineBox.type = 'checkbox';
     this.refineBox.addEventListener('change', () => callbacks.onRefine(id, this.refineBox.checked));
-    this.refineLabel.append(this.refineBox, document.createTextNode(' refine (CGLS)'));
+    this.refineLabel.append(this.refineBox, document.createTextNode(' refine'));
     this.viewSelect = element('select', 'view');
     for (const [value, label] of [['fbp', 'FBP'], ['refined', 'refined']]) {
       const option = element('option', '', label);
