@@ -116,6 +116,8 @@ void DataEndpoint::show_capture(const DataMessage& message) {
   } else {
     capture_->observe_scan_end(std::get<ScanEnd>(message).scan_id);
   }
+}
+
 DataEndpoint::ReadOutcome DataEndpoint::read_one(std::chrono::milliseconds wait) {
   try {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};

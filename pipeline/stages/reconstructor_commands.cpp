@@ -19,6 +19,8 @@ CommandReply over_budget(std::string shortfall) {
   CommandReply r = reply(StatusCode::kResourceExhausted, std::move(shortfall));
   r.status.reason = "memory_budget";
   return r;
+}
+
 // "0, 1, 2".
 std::string join_ids(const std::vector<std::uint32_t>& ids) {
   std::string text;
