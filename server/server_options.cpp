@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "server/capture/capture_options.hpp"
 #include "cli/config_file_check.hpp"
 #include "cli/endpoint_options.hpp"
 #include "cli/number_checks.hpp"
+#include "server/capture/capture_options.hpp"
 #include "server/http/http_endpoint.hpp"
 #include "server/tomop_options.hpp"
 

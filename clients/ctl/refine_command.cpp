@@ -77,9 +77,8 @@ void add_refine_command(CLI::App& app, const CtlContext& context, int* status) {
     *status = guarded("refine", [&] {
       client::RequestClient client(context.requests, context.timeout_ms(), context.security());
       const v1::RefinementSettings settings = wire_settings(*options);
-      const client::Response response =
-          client.set_refinement(options->slice_id, !options->off, options->iterations,
-                                options->interval_s, &settings);
+      const client::Response response = client.set_refinement(
+          options->slice_id, !options->off, options->iterations, options->interval_s, &settings);
       if (!reply_ok(response, "refine")) return kExitReplyError;
       std::cout << escape_wire_text(response.reply.message()) << "\n";
       return kExitOk;

@@ -107,17 +107,17 @@ void print_slices(std::ostream& out, const v1::StatusReport& s) {
   }
 }
 std::string regularization(const std::string& regularizer, double weight, bool non_negative) {
-  std::string out = regularizer == "none" ? "no regulariser"
-                                          : fmt::format("{} weight {:g}", regularizer, weight);
+  std::string out =
+      regularizer == "none" ? "no regulariser" : fmt::format("{} weight {:g}", regularizer, weight);
   return out + (non_negative ? ", x >= 0" : ", unbounded");
 }
 
 }  // namespace
 
 std::string describe_refinement_settings(const v1::RefinementSettings& settings) {
-  std::string out = settings.method() + ", " +
-                    regularization(settings.regularizer(), settings.weight(),
-                                   settings.non_negative());
+  std::string out =
+      settings.method() + ", " +
+      regularization(settings.regularizer(), settings.weight(), settings.non_negative());
   if (settings.stop() == "discrepancy") {
     return out + fmt::format(", stop at {:g} x noise level", settings.discrepancy_factor());
   }
@@ -126,10 +126,10 @@ std::string describe_refinement_settings(const v1::RefinementSettings& settings)
 
 std::string describe_refinement_summary(const v1::RefinementSummary& summary) {
   if (summary.method() == "residual") return "residual only";
-  std::string out = summary.method() + ", " +
-                    regularization(summary.regularizer(), summary.weight(),
-                                   summary.non_negative()) +
-                    ": stopped (" + summary.stop_reason() + ")";
+  std::string out =
+      summary.method() + ", " +
+      regularization(summary.regularizer(), summary.weight(), summary.non_negative()) +
+      ": stopped (" + summary.stop_reason() + ")";
   if (summary.has_noise_level()) {
     out += fmt::format(", noise level {:.4g}", summary.noise_level());
     if (summary.target_residual() > 0) {

@@ -27,8 +27,8 @@
 #include "clients/common/volume_planes.hpp"
 #include "clients/ctl/ctl_commands.hpp"
 #include "clients/ctl/ctl_support.hpp"
-#include "wire/wire_text.hpp"
 #include "clients/ctl/status_print.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::ctl {
 
@@ -125,7 +125,8 @@ void Watcher::handle(client::Publication publication) {
           "scan {}, {:.1f} ms, {}; {})\n",
           refined.slice().slice_id(), refined.residual_before(), refined.residual_after(),
           refined.iterations(), refined.slice().projections_integrated(), refined.slice().scan_id(),
-          refined.duration_ms(), escape_wire_text(refined.solver()), describe_refinement_summary(refined.summary()));
+          refined.duration_ms(), escape_wire_text(refined.solver()),
+          describe_refinement_summary(refined.summary()));
       ++slices_received_;
       latest_refined_[refined.slice().slice_id()] = std::move(publication);
       break;

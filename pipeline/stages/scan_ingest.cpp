@@ -160,9 +160,9 @@ void ScanIngest::handle(ScanEnd&& message) {
                         " lost before the server)",
                     message.scan_id);
   }
-  end_scan("ScanEnd received after " + std::to_string(projections_accepted_) +
-               " accepted projections",
-           "scan_end");
+  end_scan(
+      "ScanEnd received after " + std::to_string(projections_accepted_) + " accepted projections",
+      "scan_end");
 }
 
 // ------------------------------------------------------------------------------------- frames

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <string>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "kernels/grid_spec.hpp"

@@ -2,8 +2,8 @@
 
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
-#include "server/codec/refinement_codec.hpp"
 #include "server/codec/publish_codec.hpp"
+#include "server/codec/refinement_codec.hpp"
 #include "server/codec/scan_status_codec.hpp"
 
 namespace slicestream {

@@ -26,9 +26,8 @@ TEST_P(RefinementQuality, DefaultRefinementIsNeverWorseThanFbp) {
       test::run_quality_case(e.scan, kDefaultRefinementIterations, RefinementSettings{});
   ASSERT_TRUE(o.ok) << o.error;
   std::printf("%s: relative L2 %.4f (FBP) -> %.4f, RMSE %.3g -> %.3g, %d iterations, %s\n",
-              test::describe(e.scan).c_str(), o.fbp.relative_l2, o.refined.relative_l2,
-              o.fbp.rmse, o.refined.rmse, o.refinement.iterations,
-              o.refinement.summary.stop_reason.c_str());
+              test::describe(e.scan).c_str(), o.fbp.relative_l2, o.refined.relative_l2, o.fbp.rmse,
+              o.refined.rmse, o.refinement.iterations, o.refinement.summary.stop_reason.c_str());
   EXPECT_LT(o.refined.relative_l2, e.at_most * o.fbp.relative_l2);
   EXPECT_LT(o.refined.rmse, e.at_most * o.fbp.rmse);
   EXPECT_EQ(o.refinement.summary.method, "fista");
@@ -47,13 +46,12 @@ test::QualityCase quality_case(bool cone, int views, double counts) {
   return c;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, RefinementQuality,
-    ::testing::Values(Expectation{quality_case(false, 30, 0), 0.85},
-                      Expectation{quality_case(false, 30, 2000), 0.85},
-                      Expectation{quality_case(false, 180, 0), 1.0},
-                      Expectation{quality_case(true, 30, 2000), 0.85},
-                      Expectation{quality_case(true, 360, 0), 1.0}));
+INSTANTIATE_TEST_SUITE_P(Cases, RefinementQuality,
+                         ::testing::Values(Expectation{quality_case(false, 30, 0), 0.85},
+                                           Expectation{quality_case(false, 30, 2000), 0.85},
+                                           Expectation{quality_case(false, 180, 0), 1.0},
+                                           Expectation{quality_case(true, 30, 2000), 0.85},
+                                           Expectation{quality_case(true, 360, 0), 1.0}));
 
 TEST(RefinementQuality, PlainCglsIsWorseThanFbpOnDenseNoisyData) {
   const test::QualityCase c = quality_case(false, 180, 2000);

@@ -64,7 +64,8 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   expect_refused(SetRefinementCommand{3, true, 5, -1, {}}, StatusCode::kInvalidArgument,
                  "bad_interval");
   expect_ok(test::oblique_slice(scan_.description, 4, 32));
-  expect_refused(SetRefinementCommand{4, true, 5, 1, {}}, StatusCode::kInvalidArgument, "not_axial");
+  expect_refused(SetRefinementCommand{4, true, 5, 1, {}}, StatusCode::kInvalidArgument,
+                 "not_axial");
   SetSliceCommand stretched = test::axial_slice(scan_.description, 5, 32);
   stretched.height = 16;
   expect_ok(stretched);

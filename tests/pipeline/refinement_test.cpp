@@ -218,7 +218,7 @@ TEST_F(RefinementTest, FollowsPerRotationModeAndTheRotationAxisOffset) {
     pipeline_->wait_idle();
   };
   test::begin_scan(*pipeline_, scan_);
-  pipeline_->wait_idle();                          // commands overtake the data path
+  pipeline_->wait_idle();                              // commands overtake the data path
   expect_ok(SetRefinementCommand{4, true, 5, 0, {}});  // during the scan
   feed(0, 2 * n);
   ASSERT_TRUE(wait_refined(4, 2 * n));
