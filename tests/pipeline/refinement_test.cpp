@@ -181,7 +181,7 @@ TEST_F(RefinementTest, TheReplyQuotesTheCurrentScanAndASensibleInterval) {
   test::begin_scan(*pipeline_, scan_);
   test::feed_phantom(*pipeline_, scan_, 0, n / 2);
   pipeline_->wait_idle();
-  const CommandReply running = call(*pipeline_, SetRefinementCommand{5, true, 4, 0});
+  const CommandReply running = call(*pipeline_, SetRefinementCommand{5, true, 4, 0, {}});
   ASSERT_EQ(running.status.code, StatusCode::kOk) << running.status.message;
   EXPECT_NE(running.status.message.find("whenever new projections have arrived"), std::string::npos)
       << running.status.message;
@@ -190,7 +190,7 @@ TEST_F(RefinementTest, TheReplyQuotesTheCurrentScanAndASensibleInterval) {
   test::end_scan(*pipeline_, scan_, n / 2);
   pipeline_->wait_idle();
   expect_ok(test::axial_slice(scan_.description, 6, 32));
-  const CommandReply ended = call(*pipeline_, SetRefinementCommand{6, true, 4, 2.5});
+  const CommandReply ended = call(*pipeline_, SetRefinementCommand{6, true, 4, 2.5, {}});
   ASSERT_EQ(ended.status.code, StatusCode::kOk) << ended.status.message;
   EXPECT_NE(ended.status.message.find("at most every 2.5 s"), std::string::npos)
       << ended.status.message;
