@@ -79,7 +79,7 @@ if [ "$ncu_on" = 1 ] && [ -n "$ncu" ]; then
   step "ncu ours" 100 45 "cd $cuda_bundle && LD_LIBRARY_PATH=$cuda_libs $ncu \
     --kernel-name regex:backproject_kernel --launch-skip 3 --launch-count 3 --set full \
     --import-source no --clock-control none --metrics $metrics ./cuda_bench --quick \
-    --setups tomobank --reps 3 --json /tmp/ncu_cuda_bench.json > $out/ncu_tomobank.txt 2>&1"
+    --setups tomobank --reps 1 --json /tmp/ncu_cuda_bench.json > $out/ncu_tomobank.txt 2>&1"
   step "ncu KernelKit" 60 5 "$ncu --profile-from-start off --section SpeedOfLight \
     --section MemoryWorkloadAnalysis --section SchedulerStats --section Occupancy \
     --section LaunchStats --clock-control none --metrics $metrics $runner --profile tomobank \
