@@ -42,4 +42,5 @@ cp "$here"/*.py "$here/device-run.sh" "$dest/"
 du -sh "$dest"
 echo
 echo "run tool: carry [\".device-bundle/kernelkit\", \".device-bundle/<cuda_bench bundle>\"],"
-echo "command:  .device-bundle/kernelkit/device-run.sh --cuda-bundle .device-bundle/<cuda_bench bundle>"
+echo "command:  .device-bundle/kernelkit/device-run.sh \\"
+echo "            --cuda-bundle .device-bundle/<cuda_bench bundle>"

@@ -50,7 +50,8 @@ step() {
 }
 
 cufft=$(ldconfig -p | awk '/libcufft.so.12 /{print $NF; exit}')
-[ -n "$cufft" ] || cufft=$(find /usr/local /usr/lib /opt -name 'libcufft.so.12' -print -quit 2>/dev/null)
+[ -n "$cufft" ] ||
+  cufft=$(find /usr/local /usr/lib /opt -name 'libcufft.so.12' -print -quit 2>/dev/null)
 cuda_libs="$cuda_bundle:/usr/local/cuda/lib64:$(dirname "${cufft:-/x/x}")"
 ncu=$(command -v ncu)
 for candidate in /opt/nvidia/nsight-compute/*/ncu; do
@@ -62,7 +63,8 @@ runner="python3 $bundle/kernelkit_quasi3d.py --kernelkit $bundle/lib"
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
-  python3 -c 'import cupy, numpy, sys; print("cupy", cupy.__version__, "numpy", numpy.__version__, "python", sys.version.split()[0])'
+  python3 -c 'import cupy, numpy, sys
+print("cupy", cupy.__version__, "numpy", numpy.__version__, "python", sys.version.split()[0])'
   echo "ncu: ${ncu:-none}"
 } > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"

@@ -32,7 +32,7 @@ TEXTURES = ("tex2DLayered", "tex3D", "tex2D")
 class KernelConfig:
     """One point of KernelKit's tuning space (its Jinja2 template arguments)."""
 
-    texture: str  # tex2DLayered (layered CUDA array), tex3D (3D CUDA array), tex2D (pitched rows)
+    texture: str  # tex2DLayered (layered array), tex3D (3D array), tex2D (pitched, per projection)
     block_x: int  # threads along the slice's i axis: voxels_per_block[2]
     block_y: int  # threads along memory axis 1: voxels_per_block[1]
     per_thread: int  # voxels along memory axis 0 per thread: voxels_per_block[0]
@@ -215,7 +215,10 @@ def launcher(stream, enqueue_all):
     mode = getattr(cp.cuda.runtime, "streamCaptureModeRelaxed", None)
     try:
         with stream:
-            stream.begin_capture(mode) if mode is not None else stream.begin_capture()
+            if mode is None:
+                stream.begin_capture()
+            else:
+                stream.begin_capture(mode)
             try:
                 enqueue_all()
             finally:
