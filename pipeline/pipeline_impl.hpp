@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -85,6 +86,8 @@ struct Pipeline::Impl {
   MetricsSnapshot snapshot() const;
   void ingest_loop();
   void preprocess_loop();
+  // Reads the backend's guard counts of the `uncounted` projections into the metrics and events.
+  void report_preprocess_counts(std::deque<FrameMeta>& uncounted);
   void filter_loop();
   void reconstruct_loop();
   void publish_loop();

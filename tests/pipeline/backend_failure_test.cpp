@@ -27,10 +27,13 @@ class FaultyBackend final : public test::ForwardingBackend {
     if (fail_calibration) throw BackendError("injected calibration failure");
     inner_.set_calibration(dark, flat);
   }
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override {
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                               const ProjectionVector& vector) override {
     if (preprocess_calls_++ == fail_preprocess_call) throw BackendError("injected preprocess");
-    return inner_.preprocess(raw, vector, counters);
+    return inner_.preprocess(raw, vector);
+  }
+  std::vector<PreprocessCounters> take_preprocess_counts() override {
+    return inner_.take_preprocess_counts();
   }
   void filter(ProjectionBuffer& projection) override {
     if (filter_calls_++ == fail_filter_call) throw BackendError("injected filter failure");

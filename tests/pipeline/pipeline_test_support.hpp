@@ -70,9 +70,12 @@ class ForwardingBackend : public Backend {
     inner_.set_calibration(dark, flat);
   }
   void set_filter(const FilterConfig& config) override { inner_.set_filter(config); }
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override {
-    return inner_.preprocess(raw, vector, counters);
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                               const ProjectionVector& vector) override {
+    return inner_.preprocess(raw, vector);
+  }
+  std::vector<PreprocessCounters> take_preprocess_counts() override {
+    return inner_.take_preprocess_counts();
   }
   void filter(ProjectionBuffer& projection) override { inner_.filter(projection); }
   void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override {

@@ -97,19 +97,23 @@ TEST(ServerOptions, FlagsFillTheConfig) {
 TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   ServerConfig config;
   ASSERT_EQ(parse({"--max-projection-batch", "16", "--cuda-device", "1", "--cuda-reserve", "1GiB",
-                   "--cuda-interpolation", "texture-linear", "--cuda-graphs", "false"},
+                   "--interpolation", "exact", "--cuda-graphs", "false"},
                   config),
             "");
   EXPECT_EQ(config.pipeline.max_projection_batch, 16);
   const CudaSettings& cuda = config.backend_options.cuda;
   EXPECT_EQ(cuda.device, 1);
   EXPECT_EQ(cuda.reserve_bytes, std::size_t{1} << 30);
-  EXPECT_EQ(cuda.interpolation, CudaInterpolation::kTextureLinear);
+  EXPECT_EQ(cuda.interpolation, CudaInterpolation::kExact);
   EXPECT_FALSE(cuda.use_graphs);
+  ServerConfig half;
+  ASSERT_EQ(parse({"--texels", "fp16"}, half), "");
+  EXPECT_EQ(half.backend_options.cuda.texels, CudaTexels::kFloat16);
   const CudaSettings defaults;
   ServerConfig untouched;
   ASSERT_EQ(parse({}, untouched), "");
-  EXPECT_EQ(untouched.backend_options.cuda.interpolation, defaults.interpolation);
+  EXPECT_EQ(untouched.backend_options.cuda.interpolation, CudaInterpolation::kTexture);
+  EXPECT_EQ(untouched.backend_options.cuda.texels, defaults.texels);
   EXPECT_EQ(untouched.backend_options.cuda.reserve_bytes, defaults.reserve_bytes);
   EXPECT_TRUE(untouched.backend_options.cuda.use_graphs);
   // The pipeline checks its settings (pipeline_config_problem) and names the one refused.
@@ -131,7 +135,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
                                              {"--log-level", "loud"},
                                              {"--slice-size", "9000"},
                                              {"--residual-interval", "-1"},
-                                             {"--cuda-interpolation", "cubic"},
+                                             {"--interpolation", "cubic"},
+                                             {"--texels", "fp8"},
                                              {"--preview-interval", "-2"},
                                              {"--cor-offset", "1e9"},
                                              {"--no-such-flag"}}) {
