@@ -58,7 +58,7 @@ struct Pipeline::Impl {
                   .exclude_wait(std::chrono::steady_clock::now() - begin);
               return pushed;
             },
-            [this] { return snapshot(); })) {}
+            publication_backlog, [this] { return snapshot(); })) {}
 
   // Declaration order is destruction order in reverse: queues (holding backend buffers) and the
   // reconstructor (holding targets) go before the backend.
@@ -72,7 +72,8 @@ struct Pipeline::Impl {
   BoundedQueue<StageItem> reconstruct_queue;
   BoundedQueue<PublishItem> publish_queue;
   EventReporter events;
-  DetectorRowSelection row_selection;  // reconstruct stage -> preprocess stage
+  DetectorRowSelection row_selection;     // reconstruct stage -> preprocess stage
+  PublicationBacklog publication_backlog;  // reconstruct stage <-> publish stage
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;
 

@@ -260,6 +260,13 @@ void Pipeline::Impl::publish(PublishItem& item) {
   std::visit(
       Overloaded{
           [&](SlicePublication& p) {
+            publication_backlog.taken(p.image.slice_id);
+            if (p.readback) {
+              p.readback->wait();
+              p.image.values.assign(p.readback->values(),
+                                    p.readback->values() + p.readback->size());
+              p.readback.reset();
+            }
             sink.publish_slice(p.image);
             ++metrics.counters().slices_published;
             const std::uint64_t now_ns = steady_now_ns();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -102,6 +103,16 @@ std::string join_command(const std::vector<std::string>& argv) {
   for (const std::string& arg : argv)
     text += (text.empty() ? "" : " ") + arg;
   return text;
+}
+
+std::string default_binary(const std::string& name, const char* built) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path sibling = self.parent_path() / name;
+    if (std::filesystem::exists(sibling)) return sibling.string();
+  }
+  return built;
 }
 
 }  // namespace slicestream::bench

@@ -36,6 +36,9 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
+// The program `name` next to the running binary (a device bundle), else `built` (this build tree).
+std::string default_binary(const std::string& name, const char* built);
+
 // "a b c" for messages and logs.
 std::string join_command(const std::vector<std::string>& argv);
 

@@ -78,17 +78,6 @@ std::vector<std::string> split_words(const std::string& text) {
   return words;
 }
 
-// The binary next to this one (the device bundle), else the one built in this build tree.
-std::string default_binary(const std::string& name, const char* built) {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path sibling = self.parent_path() / name;
-    if (std::filesystem::exists(sibling)) return sibling.string();
-  }
-  return built;
-}
-
 std::string host_description() {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);

@@ -75,11 +75,11 @@ step cuda_bench 180 100 "cd $cuda_bundle && LD_LIBRARY_PATH=$cuda_libs ./cuda_be
   --json $out/cuda_bench.json > $out/cuda_bench.log 2>&1; status=\$?; \
   grep -A 20 'quasi-3D full recompute' $out/cuda_bench.log | head -22; exit \$status"
 if [ "$ncu_on" = 1 ] && [ -n "$ncu" ]; then
-  # Ours: the first three backprojection launches of cuda_bench --quick --setups tomobank are the
-  # warm-up of the texture path's recompute (three launches: 900 sources); the next three are the
-  # first timed run.
+  # Ours: the first two backprojection launches of cuda_bench --quick --setups tomobank are the
+  # warm-up of the default storage's recompute (two launches: 900 sources, at most 480 per
+  # launch); the next two are the first timed run.
   step "ncu ours" 100 45 "cd $cuda_bundle && LD_LIBRARY_PATH=$cuda_libs $ncu \
-    --kernel-name regex:backproject_kernel --launch-skip 3 --launch-count 3 --set full \
+    --kernel-name regex:backproject_kernel --launch-skip 2 --launch-count 2 --set full \
     --import-source no --clock-control none --metrics $metrics ./cuda_bench --quick \
     --setups tomobank --reps 1 --json /tmp/ncu_cuda_bench.json > $out/ncu_tomobank.txt 2>&1"
   step "ncu KernelKit" 60 5 "$ncu --profile-from-start off --section SpeedOfLight \

@@ -24,6 +24,7 @@
 #include "kernels/projection_map.hpp"
 #include "pipeline/backend/backend_options.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
+#include "pipeline/backend/target_readback.hpp"
 
 namespace slicestream {
 
@@ -179,6 +180,10 @@ class Backend {
   virtual void copy_target(const ReconTarget& from, ReconTarget& to) = 0;
   // Blocks until the values are in `host` (grid().points() floats).
   virtual void read_target(const ReconTarget& target, float* host) = 0;
+  // Starts copying the target's current values to the host and returns without waiting where the
+  // backend can (the CUDA backend: into pinned memory, ordered after the work enqueued so far);
+  // the readback may be waited for on any thread. The default copies synchronously.
+  virtual std::unique_ptr<TargetReadback> read_target_async(const ReconTarget& target);
 
   // --- refinement worker thread (not a stage thread) ---
   // Builds the system matrix of `setup` (seconds for large slices, hence off the stage threads)

@@ -14,12 +14,13 @@ namespace slicestream {
 Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
                              MetricsRegistry& metrics, EventReporter& events,
                              DetectorRowSelection& rows, Publish publish,
-                             MetricsSource metrics_source)
+                             PublicationBacklog& backlog, MetricsSource metrics_source)
     : config_(config),
       backend_(backend),
       metrics_(metrics),
       events_(events),
       publish_(std::move(publish)),
+      backlog_(backlog),
       metrics_source_(std::move(metrics_source)),
       params_(config.parameters),
       slices_(backend),

@@ -39,6 +39,7 @@
 #include "pipeline/stages/arrival_log.hpp"
 #include "pipeline/stages/preview_builder.hpp"
 #include "pipeline/stages/preview_timing.hpp"
+#include "pipeline/stages/publication_backlog.hpp"
 #include "pipeline/stages/publication_schedule.hpp"
 #include "pipeline/stages/slice_set.hpp"
 
@@ -53,7 +54,7 @@ class Reconstructor {
 
   Reconstructor(const PipelineConfig& config, Backend& backend, MetricsRegistry& metrics,
                 EventReporter& events, DetectorRowSelection& rows, Publish publish,
-                MetricsSource metrics_source);
+                PublicationBacklog& backlog, MetricsSource metrics_source);
   ~Reconstructor();
   Reconstructor(const Reconstructor&) = delete;
   Reconstructor& operator=(const Reconstructor&) = delete;
@@ -104,8 +105,9 @@ class Reconstructor {
   void backend_error(const std::string& what, const std::exception& e, std::uint64_t frames);
 
   // --- output (reconstructor_publication.cpp)
-  // The live image of a slice with its metadata (the sequence is left to the caller).
-  SliceImage live_image(std::uint32_t id, const Slice& slice);
+  // The live image of a slice with its metadata (the sequence is left to the caller); its values
+  // are read back at once, or (`values` false) left to a readback.
+  SliceImage live_image(std::uint32_t id, const Slice& slice, bool values = true);
   void publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now);
   // SliceRefinements::ReadFbp: the live image when it shows the current window.
   bool read_current_fbp(std::uint32_t id, SliceImage& image);
@@ -131,6 +133,9 @@ class Reconstructor {
   MetricsRegistry& metrics_;
   EventReporter& events_;
   Publish publish_;
+  PublicationBacklog& backlog_;
+  // A due slice waited for the publish stage to take its previous publication (publish_due).
+  bool held_back_ = false;
   MetricsSource metrics_source_;
   Parameters params_;
 

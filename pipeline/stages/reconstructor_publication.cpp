@@ -11,10 +11,12 @@ namespace {
 
 // The loop wakes at least this often even when nothing is due.
 constexpr auto kMaxIdleWait = std::chrono::milliseconds(250);
+// How soon the loop looks again at a due slice whose previous publication still waits.
+constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
 
 }  // namespace
 
-SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice) {
+SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice, bool values) {
   SliceImage image;
   image.slice_id = id;
   image.orientation = slice.spec.orientation;
@@ -24,6 +26,7 @@ SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice) {
   image.projections_integrated = slice.shows.projections_integrated;
   image.newest_detector_timestamp_ns = slice.shows.newest_timestamp_ns;
   image.newest_arrival_ns = slice.shows.newest_arrival_ns;
+  if (!values) return image;
   image.values.resize(slice.live->grid().points());
   backend_.read_target(*slice.live, image.values.data());
   return image;
@@ -39,25 +42,35 @@ bool Reconstructor::read_current_fbp(std::uint32_t id, SliceImage& image) {
 }
 
 void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now) {
+  // The values travel as a readback: the publish stage waits for the copy, this stage does not.
   SlicePublication publication;
   SliceImage& image = publication.image;
   try {
-    image = live_image(id, slice);
+    image = live_image(id, slice, /*values=*/false);
+    publication.readback = backend_.read_target_async(*slice.live);
   } catch (const std::exception& e) {
     backend_error("slice " + std::to_string(id) + " not published", e, 0);
     return;
   }
   image.sequence = schedule_.published(id, now);
   publication.arrivals_ns = arrivals_.take_shown();
+  backlog_.queued(id);
   if (!publish_(PublishItem(std::move(publication)))) {
+    backlog_.taken(id);
     metrics_.add_discard(DiscardReason::kShutdownUnpublished);
   }
 }
 
 void Reconstructor::publish_due(Clock::time_point now, bool force) {
+  held_back_ = false;
   for (std::uint32_t id : schedule_.due(now, params_.publish_rate_hz, force)) {
     Slice* slice = slices_.find(id);
-    if (slice != nullptr && slice->live) publish_slice(id, *slice, now);
+    if (slice == nullptr || !slice->live) continue;
+    if (!force && backlog_.waiting(id)) {
+      held_back_ = true;  // stays due: the latest values go out once the publish stage is ready
+      continue;
+    }
+    publish_slice(id, *slice, now);
   }
 }
 
@@ -116,6 +129,7 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
   }
   deadline = std::min(deadline, schedule_.next_due(params_.publish_rate_hz));
+  if (held_back_) deadline = std::min(deadline, now + kBacklogPoll);
   return std::max(deadline, now);
 }
 

@@ -317,6 +317,16 @@ cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options) {
                              : cuda::ProjectionStorage::kTexture;
 }
 
+std::unique_ptr<TargetReadback> CudaBackend::read_target_async(const ReconTarget& target) {
+  Impl& m = *impl_;
+  return guarded("read_target_async", [&]() -> std::unique_ptr<TargetReadback> {
+    m.use_device();
+    const CudaTarget& t = cuda_target(target);
+    return std::make_unique<CudaReadback>(m.readback_pool, t.values(), t.grid().points(),
+                                          m.reconstruct_stream->get());
+  });
+}
+
 CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   CudaBackendOptions options;
   options.reserve_bytes = settings.reserve_bytes;

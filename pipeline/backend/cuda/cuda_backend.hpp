@@ -70,6 +70,8 @@ class CudaBackend final : public Backend {
   void clear_target(ReconTarget& target) override;
   void copy_target(const ReconTarget& from, ReconTarget& to) override;
   void read_target(const ReconTarget& target, float* host) override;
+  // Into pinned memory on the reconstruct stream (cuda_readback.hpp).
+  std::unique_ptr<TargetReadback> read_target_async(const ReconTarget& target) override;
 
   // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
   // (pipeline/cuda_backend/cuda_slice_refiner.hpp).

@@ -21,6 +21,7 @@
 #include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/backend/cuda/cuda_buffers.hpp"
+#include "pipeline/backend/cuda/cuda_readback.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 #include "pipeline/backend/pending_counts.hpp"
@@ -123,6 +124,7 @@ struct CudaBackend::Impl {
   // them on the refinement worker while they live.
   MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
   std::uint64_t next_scan_id = 1;
+  std::shared_ptr<PinnedStagingPool> readback_pool = std::make_shared<PinnedStagingPool>();
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
 
