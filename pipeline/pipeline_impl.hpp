@@ -72,7 +72,7 @@ struct Pipeline::Impl {
   BoundedQueue<StageItem> reconstruct_queue;
   BoundedQueue<PublishItem> publish_queue;
   EventReporter events;
-  DetectorRowSelection row_selection;     // reconstruct stage -> preprocess stage
+  DetectorRowSelection row_selection;      // reconstruct stage -> preprocess stage
   PublicationBacklog publication_backlog;  // reconstruct stage <-> publish stage
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;

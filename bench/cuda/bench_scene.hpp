@@ -37,7 +37,7 @@ struct Scene {
   BeamKind beam;
   ScanGeometry geometry;
   std::vector<ProjectionMap> maps;
-  cuda::DeviceBuffer<float> sources;                          // projections x rows x cols
+  cuda::DeviceBuffer<float> sources;  // projections x rows x cols
   // The window in every storage the backend can use: fp32 texels, fp16 texels, fp32 rows.
   std::vector<std::unique_ptr<cuda::ProjectionTextureStore>> stores;
   std::vector<GridSpec> slices;

@@ -251,8 +251,7 @@ struct BatchedUpdate {
   }
 };
 
-void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps,
-                         Report& report) {
+void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
   const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;

@@ -105,9 +105,8 @@ Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscrib
                 const Options& o, const client::Orientation& orientation, int side) {
   Move m;
   const Clock::time_point sent = Clock::now();
-  const client::Response reply = client.set_slice(o.slice_id, orientation,
-                                                  static_cast<std::uint32_t>(side),
-                                                  static_cast<std::uint32_t>(side));
+  const client::Response reply = client.set_slice(
+      o.slice_id, orientation, static_cast<std::uint32_t>(side), static_cast<std::uint32_t>(side));
   m.reply_ms = 1e3 * seconds_since(sent);
   if (!reply.ok()) throw std::runtime_error("SetSlice refused: " + reply.reply.message());
   while (true) {
@@ -130,8 +129,9 @@ Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscrib
 
 int run(const Options& o, Report& report) {
   const detector::DetectorPreset& preset = detector::find_preset(o.preset);
-  const int window = o.window > 0 ? o.window : preset.projections_per_180_deg *
-                                                   (preset.beam == BeamKind::kCone ? 2 : 1);
+  const int window =
+      o.window > 0 ? o.window
+                   : preset.projections_per_180_deg * (preset.beam == BeamKind::kCone ? 2 : 1);
   const int cols = o.cols > 0 ? o.cols : preset.detector.cols;
   const int side = o.slice_size > 0 ? o.slice_size : cols;
   StepConfig c;

@@ -73,8 +73,8 @@ template <BackprojectInterpolation kInterp>
 __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, float row, int rows,
                                         int cols) {
   if constexpr (kInterp == BackprojectInterpolation::kTexture) {
-    return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f,
-                               row + 0.5f, rec.layer);
+    return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f, row + 0.5f,
+                               rec.layer);
   } else {
     // Clamp first so that far-away (or non-finite) positions index safely; fmaxf maps NaN to -2.
     col = fminf(fmaxf(col, -2.0f), static_cast<float>(cols) + 1.0f);
@@ -87,8 +87,8 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
     const bool x1_in = static_cast<unsigned>(ix + 1) < static_cast<unsigned>(cols);
     const bool y0_in = static_cast<unsigned>(iy) < static_cast<unsigned>(rows);
     const bool y1_in = static_cast<unsigned>(iy + 1) < static_cast<unsigned>(rows);
-    const float* p = reinterpret_cast<const float*>(rec.source) +
-                     static_cast<std::ptrdiff_t>(iy) * cols + ix;
+    const float* p =
+        reinterpret_cast<const float*>(rec.source) + static_cast<std::ptrdiff_t>(iy) * cols + ix;
     const float v00 = (x0_in && y0_in) ? __ldg(p) : 0.0f;
     const float v10 = (x1_in && y0_in) ? __ldg(p + 1) : 0.0f;
     const float v01 = (x0_in && y1_in) ? __ldg(p + cols) : 0.0f;

@@ -95,8 +95,8 @@ __global__ void read_layer_kernel(SlotAccess layer, int half_texels, int rows, i
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
-  const std::size_t index =
-      static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(col);
+  const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+                            static_cast<std::size_t>(col);
   out[index] = load_texel(layer, half_texels, row, col, index);
 }
 

@@ -112,9 +112,9 @@ std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
   const std::size_t texel =
       options.storage == ProjectionStorage::kTextureHalf ? sizeof(std::uint16_t) : sizeof(float);
-  return shape.pixels() * (texel * static_cast<std::size_t>(std::max(slots, 0)) +
-                           sizeof(float) * static_cast<std::size_t>(
-                                               std::max(1, options.scratch_layers)));
+  return shape.pixels() *
+         (texel * static_cast<std::size_t>(std::max(slots, 0)) +
+          sizeof(float) * static_cast<std::size_t>(std::max(1, options.scratch_layers)));
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
@@ -151,8 +151,9 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
   for (std::size_t a = 0; a <= arrays_.size(); ++a) {
     const LayeredArray& array = a < arrays_.size() ? *arrays_[a] : *scratch_;
     const bool half = a < arrays_.size() && half_texels();
-    KernelLaunch(&clear_layers_kernel, pixel_grid(shape, static_cast<std::size_t>(array.layers), block),
-                 block, array.surface, half ? 1 : 0, shape.rows, shape.cols)
+    KernelLaunch(&clear_layers_kernel,
+                 pixel_grid(shape, static_cast<std::size_t>(array.layers), block), block,
+                 array.surface, half ? 1 : 0, shape.rows, shape.cols)
         .enqueue(nullptr);
   }
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -248,8 +249,8 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
       e.projection = r.projection;
       e.slot = {is_texture(storage_) ? array_of(r.slot).surface : 0,
                 const_cast<float*>(slot.linear), slot.layer};
-      e.scratch = {is_texture(storage_) ? scratch_->surface : 0,
-                   const_cast<float*>(scratch.linear), scratch_index};
+      e.scratch = {is_texture(storage_) ? scratch_->surface : 0, const_cast<float*>(scratch.linear),
+                   scratch_index};
       e.scratch_mode = scratch_mode_of(r.scratch);
     }
     sequence.add(

@@ -6,8 +6,8 @@
 // Threading contract: preprocess() is called from the preprocess stage thread, filter() from the
 // filter stage thread, everything else from the reconstruct stage thread; begin_scan/end_scan and
 // set_* only while the stages are idle between scans or from the reconstruct thread as noted.
-// read_rows() and take_preprocess_counts() run on the preprocess thread; slice refiners (create_refiner) live on the
-// pipeline's refinement worker thread.
+// read_rows() and take_preprocess_counts() run on the preprocess thread; slice refiners
+// (create_refiner) live on the pipeline's refinement worker thread.
 #pragma once
 
 #include <cstddef>

@@ -232,8 +232,8 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
 
   const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
-      d.x_out.data(), x_columns, lo, d.symmetric, pixels(), slices, d.layouts,
-      d.pixel_slots.data(), d.transform_mask.data(), image);
+      d.x_out.data(), x_columns, lo, d.symmetric, pixels(), slices, d.layouts, d.pixel_slots.data(),
+      d.transform_mask.data(), image);
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
@@ -303,8 +303,8 @@ void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* 
   a.source_stride = m->bsr.rows;
   a.target = pixel_of_col.data();
   a.target_stride = m->bsr.cols;
-  run_gathered(sinogram, m->geometry.rays(), image, m->grid.pixels(), slices, true, max_abs,
-               y_half, a, stream);
+  run_gathered(sinogram, m->geometry.rays(), image, m->grid.pixels(), slices, true, max_abs, y_half,
+               a, stream);
 }
 
 }  // namespace slicestream::tensorcore::cuda

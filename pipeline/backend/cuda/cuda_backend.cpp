@@ -83,8 +83,8 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
       std::ostringstream out;
       out << "cuda backend: the scan does not fit in the memory of " << m.summary.name
           << ": it needs " << mib(needed) << " (projection store " << slots << " x "
-          << detector.rows << " x " << detector.cols << " " << cuda::to_string(store_options.storage)
-          << " = " << mib(store_bytes) << ", "
+          << detector.rows << " x " << detector.cols << " "
+          << cuda::to_string(store_options.storage) << " = " << mib(store_bytes) << ", "
           << in_flight << " projections in flight = " << mib(pool_bytes) << ", preprocessing "
           << mib(preprocess_bytes) << ", filter " << mib(filter_bytes) << "), " << mib(free_bytes)
           << " of " << mib(total_bytes) << " are free and " << mib(m.options.reserve_bytes)
@@ -181,7 +181,8 @@ std::vector<PreprocessCounters> CudaBackend::take_preprocess_counts() {
   return guarded("take_preprocess_counts", [&] {
     m.use_device();
     std::lock_guard<std::mutex> lock(m.preprocess_mutex);
-    if (m.scan) m.ended_scan_counts.add(m.scan->preprocessor->take_counts(m.preprocess_stream->get()));
+    if (m.scan)
+      m.ended_scan_counts.add(m.scan->preprocessor->take_counts(m.preprocess_stream->get()));
     return m.ended_scan_counts.take();
   });
 }

@@ -131,7 +131,7 @@ struct CudaBackend::Impl {
   std::mutex preprocess_mutex;  // preprocess vs set_calibration
   // Counts of an ended scan's frames not yet taken (its preprocessor is gone).
   PendingCounts ended_scan_counts;
-  std::mutex filter_mutex;      // filter vs set_filter
+  std::mutex filter_mutex;  // filter vs set_filter
   FilterConfig filter_config;
   bool filter_config_pending = false;
 
@@ -165,7 +165,6 @@ struct CudaBackend::Impl {
   // replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
   void apply_run(ScanState& s, const UpdateRun& run, std::vector<ProjectionUpdate>& updates,
                  float scale);
-
 };
 
 }  // namespace slicestream

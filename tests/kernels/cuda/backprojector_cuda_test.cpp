@@ -126,9 +126,9 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
     expected.push_back(
         cpu_backproject(f, g, slots, scale, std::vector<float>(g.points(), 0.0f), 0, 1));
   }
-  const cuda::BackprojectTuning shapes[] = {{32, 4, 1},  {32, 8, 2},  {16, 16, 4},
-                                            {64, 2, 8},  {128, 1, 4}, {32, 2, 16},
-                                            {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTexture, true}};
+  const cuda::BackprojectTuning shapes[] = {
+      {32, 4, 1},  {32, 8, 2},  {16, 16, 4}, {64, 2, 8},
+      {128, 1, 4}, {32, 2, 16}, {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTexture, true}};
   double worst = 0;
   for (cuda::BackprojectTuning tuning : shapes) {
     tuning.interpolation = interpolation_of(storage);
@@ -141,8 +141,8 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
     std::vector<cuda::BackprojectJob> jobs;
     for (const GridSpec& g : grids) {
       // Poisoned: an overwriting job must write every point.
-      targets.push_back(test::to_device(
-          std::vector<float>(g.points(), std::numeric_limits<float>::quiet_NaN())));
+      targets.push_back(
+          test::to_device(std::vector<float>(g.points(), std::numeric_limits<float>::quiet_NaN())));
       cuda::BackprojectJob job;
       job.grid = g;
       job.data = targets.back().data();

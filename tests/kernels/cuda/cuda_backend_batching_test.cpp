@@ -19,8 +19,9 @@ namespace slicestream::test {
 namespace {
 
 // Batched updates (replace_projections) on the GPU against the same updates one by one on the
-// CPU backend: batches longer than max_projection_batch, repeated slots inside a batch, live, shadow
-// (accumulate, then live) and preview targets, maps that change; an odd detector and odd grids.
+// CPU backend: batches longer than max_projection_batch, repeated slots inside a batch, live,
+// shadow (accumulate, then live) and preview targets, maps that change; an odd detector and odd
+// grids.
 void run_batched(BeamKind beam, const CudaBackendOptions& options) {
   // An odd detector; 16 projections in flight: a whole batch is filtered before it is stored.
   const PhantomScan scan = phantom_scan(beam, {37, 53}, 15, {FilterWindow::kHamming, 0.85f}, 16);
@@ -61,8 +62,8 @@ void run_batched(BeamKind beam, const CudaBackendOptions& options) {
       const ProjectionMap& map = (frame % 3 == 2 ? moved : maps)[static_cast<std::size_t>(slot)];
       std::vector<bool>::reference seen = covered[static_cast<std::size_t>(slot)];
       for (int b = 0; b < 2; ++b) {
-        auto projection = backends[b]->preprocess(
-            view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
+        auto projection =
+            backends[b]->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
         backends[b]->filter(*projection);
         std::vector<ReconTarget*> live = live_of(targets[b]);
         std::vector<ReconTarget*> accumulate = {targets[b].accumulate.get()};
@@ -105,8 +106,7 @@ void run_batched(BeamKind beam, const CudaBackendOptions& options) {
   for (int b = 0; b < 2; ++b) {
     backends[b]->backproject_store(all_slots, *targets[b].recompute, scale, false, 0, 1);
   }
-  expect_same(cpu, gpu, *targets[0].recompute, *targets[1].recompute, "full recompute",
-              tolerance);
+  expect_same(cpu, gpu, *targets[0].recompute, *targets[1].recompute, "full recompute", tolerance);
   EXPECT_LE(test::relative_error(read(gpu, *targets[1].live[1]), read(gpu, *targets[1].recompute)),
             tolerance_incremental(options));
 }

@@ -93,10 +93,11 @@ void check_against_the_object(const ScanGeometry& geometry) {
       const double cpu_error = relative_error(expected[s], d.reference[s]);
       const double gpu_error = relative_error(actual[s], d.reference[s]);
       const double to_cpu = relative_error(actual[s], expected[s]);
-      std::printf("%s, %s, slice %s: error vs the object %.5f (CPU backend %.5f, ratio %.5f), "
-                  "vs the CPU backend %.2e\n",
-                  to_string(geometry.beam), v.name, names[s], gpu_error, cpu_error,
-                  gpu_error / cpu_error, to_cpu);
+      std::printf(
+          "%s, %s, slice %s: error vs the object %.5f (CPU backend %.5f, ratio %.5f), "
+          "vs the CPU backend %.2e\n",
+          to_string(geometry.beam), v.name, names[s], gpu_error, cpu_error, gpu_error / cpu_error,
+          to_cpu);
       ASSERT_GT(cpu_error, 0.0);
       EXPECT_LT(cpu_error, 0.3) << "the reconstruction resembles the object";
       EXPECT_LE(gpu_error, 1.02 * cpu_error);
