@@ -10,6 +10,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -113,6 +114,14 @@ std::string default_binary(const std::string& name, const char* built) {
     if (std::filesystem::exists(sibling)) return sibling.string();
   }
   return built;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;)
+    words.push_back(word);
+  return words;
 }
 
 }  // namespace slicestream::bench

@@ -70,14 +70,6 @@ struct SetUp {
   std::size_t frame_bytes() const { return static_cast<std::size_t>(rows) * cols * 2; }
 };
 
-std::vector<std::string> split_words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;)
-    words.push_back(word);
-  return words;
-}
-
 std::string host_description() {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);

@@ -30,7 +30,9 @@
 #include "clients/common/request_client.hpp"
 #include "clients/common/slice_subscriber.hpp"
 #include "clients/detector/detector_preset.hpp"
+#include "clients/detector/scan_streamer.hpp"
 #include "ingest_step.hpp"
+#include "server/server_config.hpp"
 
 namespace slicestream::bench {
 namespace {
@@ -49,7 +51,7 @@ struct Options {
   double fps = 50;     // frames streamed while the slice moves
   int slice_size = 0;  // 0: as wide as the detector
   std::uint32_t slice_id = 0;
-  std::vector<std::string> server_args;
+  std::string server_args;  // more flags for the server, one string
   std::string json;
   std::string work_dir;
 };
@@ -64,11 +66,9 @@ client::Orientation vertical_slice(double angle_rad, double side_mm) {
 }
 
 bool same_orientation(const v1::SliceOrientation& o, const client::Orientation& expected) {
-  const float values[9] = {o.x_axis().x(), o.x_axis().y(), o.x_axis().z(),
-                           o.y_axis().x(), o.y_axis().y(), o.y_axis().z(),
-                           o.base().x(),   o.base().y(),   o.base().z()};
+  if (o.values_size() != 9) return false;
   for (int k = 0; k < 9; ++k) {
-    if (std::abs(values[k] - expected[static_cast<std::size_t>(k)]) > 1e-3f) return false;
+    if (std::abs(o.values(k) - expected[static_cast<std::size_t>(k)]) > 1e-3f) return false;
   }
   return true;
 }
@@ -138,12 +138,17 @@ int run(const Options& o, Report& report) {
   c.server_path = o.server_path;
   c.detector_path = o.detector_path;
   c.backend = o.backend;
-  c.server_args = o.server_args;
+  c.server_args = split_words(o.server_args);
   c.preset = o.preset;
   c.rows = o.rows;
   c.cols = o.cols;
   c.window = window;
   c.offered_fps = o.fps;
+  // The server's and the detector's own defaults, as e2e_ingest_bench passes them.
+  c.data_hwm = ServerConfig{}.data_hwm;
+  c.send_hwm = detector::default_send_hwm(
+      static_cast<std::size_t>(c.rows > 0 ? c.rows : preset.detector.rows) *
+      static_cast<std::size_t>(cols) * sizeof(std::uint16_t));
   // Enough frames to stream through the filling of the window and every move.
   c.frames = static_cast<std::uint64_t>(window + o.fps * (30.0 + 0.5 * o.moves));
   c.work_dir = o.work_dir;
