@@ -260,20 +260,17 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
 
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
   const TextureRef ref = slot_ref(slot);
-  if (ref.linear != nullptr) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(out, ref.linear, shape_.pixels() * sizeof(float),
-                                           cudaMemcpyDeviceToDevice, stream));
-    return;
-  }
-  const dim3 block(32, 8);
-  KernelLaunch(&read_layer_kernel, pixel_grid(shape_, 1, block), block,
-               SlotAccess{array_of(slot).surface, nullptr, ref.layer}, half_texels() ? 1 : 0,
-               shape_.rows, shape_.cols, out)
-      .enqueue(stream);
+  const cudaSurfaceObject_t surface = is_texture(storage_) ? array_of(slot).surface : 0;
+  copy_out(ref, surface, half_texels(), out, stream);
 }
 
 void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int index) const {
   const TextureRef ref = scratch_ref(index);
+  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, false, out, stream);
+}
+
+void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half,
+                                      float* out, cudaStream_t stream) const {
   if (ref.linear != nullptr) {
     SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(out, ref.linear, shape_.pixels() * sizeof(float),
                                            cudaMemcpyDeviceToDevice, stream));
@@ -281,7 +278,7 @@ void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int i
   }
   const dim3 block(32, 8);
   KernelLaunch(&read_layer_kernel, pixel_grid(shape_, 1, block), block,
-               SlotAccess{scratch_->surface, nullptr, index}, 0, shape_.rows, shape_.cols, out)
+               SlotAccess{surface, nullptr, ref.layer}, half ? 1 : 0, shape_.rows, shape_.cols, out)
       .enqueue(stream);
 }
 

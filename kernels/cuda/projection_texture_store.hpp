@@ -109,6 +109,10 @@ class ProjectionTextureStore {
   const LayeredArray& array_of(int slot) const;
   void check_scratch(int index) const;
   bool half_texels() const { return storage_ == ProjectionStorage::kTextureHalf; }
+  // One stored projection as fp32 into `out`: a copy of linear storage, or its layer of the
+  // array behind `surface` (fp16 texels when `half`).
+  void copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half, float* out,
+                cudaStream_t stream) const;
 
   DetectorShape shape_;
   int slots_;
