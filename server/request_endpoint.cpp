@@ -5,11 +5,7 @@
 #include <chrono>
 #include <exception>
 
-#include "kernels/steady_clock.hpp"
-#include "server/codec/enum_codec.hpp"
 #include "server/codec/publish_codec.hpp"
-#include "server/codec/reply_codec.hpp"
-#include "server/codec/request_codec.hpp"
 #include "server/socket_binding.hpp"
 
 namespace slicestream {
@@ -19,20 +15,21 @@ namespace {
 constexpr std::chrono::milliseconds kPollInterval{100};
 // Identity, an optional delimiter, the request, and one more to say "too many parts".
 constexpr std::size_t kPartsKept = 4;
+// The endpoint's name in the request counters.
+const std::string kEndpointName = "requests";
 }  // namespace
 
 RequestEndpoint::RequestEndpoint(zmq::context_t& context, const std::string& address,
-                                 const WireLimits& limits, PipelinePort& pipeline,
-                                 ServerCounters& counters)
+                                 RequestDispatcher& dispatcher, ServerCounters& counters)
     : socket_(context, zmq::socket_type::router),
-      limits_(limits),
-      pipeline_(pipeline),
+      dispatcher_(dispatcher),
       counters_(counters),
       replies_(std::make_shared<ReplyQueue>()) {
   socket_.set(zmq::sockopt::linger, 0);
   // Fail loudly (EHOSTUNREACH) instead of silently when the requester has gone: counted.
   socket_.set(zmq::sockopt::router_mandatory, true);
-  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(2 * limits.max_request_bytes));
+  socket_.set(zmq::sockopt::maxmsgsize,
+              static_cast<std::int64_t>(2 * dispatcher.limits().max_request_bytes));
   address_ = bind_endpoint(socket_, address, "requests");
 }
 
@@ -100,98 +97,45 @@ void RequestEndpoint::receive_request() {
   }
   const std::size_t body_parts = part_count - envelope.size();
   if (body_parts != 1) {
-    reject(std::move(envelope), 0,
-           invalid(wire_reason::kBadParts,
-                   "a request is one message part holding a "
-                   "slicestream.v1.Request, got " +
-                       std::to_string(body_parts) + " parts"));
+    send_reply(envelope, dispatcher_.refuse(kEndpointName, 0, "unknown",
+                                            invalid(wire_reason::kBadParts,
+                                                    "a request is one message part holding a "
+                                                    "slicestream.v1.Request, got " +
+                                                        std::to_string(body_parts) + " parts")));
     return;
   }
-  const zmq::message_t& body = parts[envelope_size];
-  DecodedRequest decoded = decode_request(body.data(), body.size(), limits_);
-  if (!decoded.command.ok()) {
-    reject(std::move(envelope), decoded.request_id, decoded.command.error());
-    return;
-  }
-  Command& command = decoded.command.value();
-  Pending pending{std::move(envelope), decoded.request_id};
   const std::uint64_t token = next_token_++;
-  pending_.emplace(token, std::move(pending));
-  spdlog::debug("request {} (token {}) submitted", decoded.request_id, token);
-  try {
-    pipeline_.submit_command(std::move(command), [queue = replies_, token](CommandReply reply) {
-      queue->push({token, std::move(reply)});
-    });
-  } catch (const std::exception& error) {
-    auto it = pending_.find(token);
-    if (it == pending_.end()) return;  // the callback already ran
-    Pending failed = std::move(it->second);
-    pending_.erase(it);
-    complete(std::move(failed),
-             CommandReply{{StatusCode::kInternal, std::string("cannot submit: ") + error.what()},
-                          std::nullopt,
-                          std::nullopt,
-                          std::nullopt});
+  Pending& pending = pending_[token];
+  pending.envelope = std::move(envelope);
+  const zmq::message_t& body = parts[envelope_size];
+  RequestDispatcher::Submission submission = dispatcher_.submit(
+      kEndpointName, body.data(), body.size(), [queue = replies_, token](CommandReply reply) {
+        queue->push({token, std::move(reply)});
+      });
+  if (!submission.ticket) {
+    send_reply(pending.envelope, std::move(submission.refusal));
+    pending_.erase(token);
+    return;
   }
-}
-
-void RequestEndpoint::reject(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
-                             const WireError& error) {
-  ++counters_.requests_rejected;
-  std::uint64_t suppressed = 0;
-  if (log_throttle_.allow(&suppressed)) {
-    spdlog::warn("request {} refused ({}): {}{}", request_id, error.reason, error.message,
-                 suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
-  }
-  send_reply(envelope, encode_error_reply(request_id, error), nullptr);
+  pending.ticket = std::move(submission.ticket);
 }
 
 void RequestEndpoint::deliver_completed() {
   for (CompletedCommand& completed : replies_->take_all()) {
     auto it = pending_.find(completed.token);
-    if (it == pending_.end()) {
+    if (it == pending_.end() || !it->second.ticket) {
       spdlog::error("requests endpoint: a reply for unknown token {} (answered twice?)",
                     completed.token);
       continue;
     }
     Pending pending = std::move(it->second);
     pending_.erase(it);
-    complete(std::move(pending), std::move(completed.reply));
+    send_reply(pending.envelope, dispatcher_.finish(*pending.ticket, std::move(completed.reply)));
   }
 }
 
-void RequestEndpoint::complete(Pending pending, CommandReply reply) {
-  zmq::message_t payload;
-  bool has_payload = false;
-  if (reply.status.ok() && reply.slice) {
-    SliceImage& slice = *reply.slice;
-    const std::size_t expected =
-        static_cast<std::size_t>(slice.width) * static_cast<std::size_t>(slice.height);
-    if (slice.width <= 0 || slice.height <= 0 || slice.values.size() != expected) {
-      reply = CommandReply{
-          {StatusCode::kInternal, "the pipeline returned " + std::to_string(slice.values.size()) +
-                                      " values for a " + std::to_string(slice.width) + " x " +
-                                      std::to_string(slice.height) + " slice"},
-          std::nullopt,
-          std::nullopt,
-          std::nullopt};
-    } else {
-      payload = payload_message(std::move(slice.values));
-      has_payload = true;
-    }
-  }
-  if (!reply.status.ok()) {
-    spdlog::debug("request {}: {} {}", pending.request_id,
-                  v1::StatusCode_Name(to_wire(reply.status.code)), reply.status.message);
-  }
-  const v1::Reply wire =
-      encode_reply(pending.request_id, reply, steady_now_ns(), counters_.snapshot());
-  send_reply(pending.envelope, wire, has_payload ? &payload : nullptr);
-}
-
-void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
-                                 zmq::message_t* payload) {
-  const std::string bytes = reply.SerializeAsString();
+void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, WireReply reply) {
+  const std::string bytes = reply.reply.SerializeAsString();
   try {
     for (zmq::message_t& frame : envelope) {
       if (!socket_.send(frame, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
@@ -199,25 +143,21 @@ void RequestEndpoint::send_reply(std::vector<zmq::message_t>& envelope, const v1
         return;
       }
     }
-    const auto last = payload ? zmq::send_flags::sndmore : zmq::send_flags::none;
+    const auto last = reply.values ? zmq::send_flags::sndmore : zmq::send_flags::none;
     socket_.send(zmq::buffer(bytes), last | zmq::send_flags::dontwait);
-    if (payload) socket_.send(*payload, zmq::send_flags::dontwait);
+    if (reply.values)
+      socket_.send(payload_message(std::move(*reply.values)), zmq::send_flags::dontwait);
     ++counters_.replies;
   } catch (const zmq::error_t& error) {
     if (error.num() != EHOSTUNREACH) throw;
     ++counters_.replies_undeliverable;  // the requester disconnected before its reply
-    spdlog::debug("reply to request {} undeliverable: requester gone", reply.request_id());
+    spdlog::debug("reply to request {} undeliverable: requester gone", reply.reply.request_id());
   }
 }
 
 void RequestEndpoint::answer_pending_unavailable() {
   for (auto& [token, pending] : pending_) {
-    CommandReply reply{{StatusCode::kUnavailable, "the server is shutting down"},
-                       std::nullopt,
-                       std::nullopt,
-                       std::nullopt};
-    send_reply(pending.envelope, encode_reply(pending.request_id, reply, steady_now_ns(), {}),
-               nullptr);
+    if (pending.ticket) send_reply(pending.envelope, dispatcher_.abandon(*pending.ticket));
   }
   pending_.clear();
 }

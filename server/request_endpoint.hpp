@@ -1,8 +1,10 @@
 // The requests endpoint: a ROUTER socket (bound) owned by one thread. Every request gets exactly
 // one reply [Reply] or [Reply][float32 payload] (GetSlice): refused requests at once from this
 // thread (INVALID_ARGUMENT etc.; request_id 0 when undecodable), the others when the pipeline
-// answers. Pipeline replies arrive through a ReplyQueue whose eventfd sits in this thread's
-// zmq_poll, so they leave immediately. On stop, requests still pending are answered UNAVAILABLE.
+// answers. Decoding, submission and reply encoding are the RequestDispatcher's, shared with the
+// other endpoints that take requests. Pipeline replies arrive through a ReplyQueue whose eventfd
+// sits in this thread's zmq_poll, so they leave immediately. On stop, requests still pending are
+// answered UNAVAILABLE.
 //
 // Envelope: a DEALER sends [Request] (ROUTER sees [identity][Request]); a REQ socket or a
 // REQ-style DEALER sends ["", Request]. The reply carries the same envelope back.
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -19,10 +22,8 @@
 #include <zmq.hpp>
 
 #include "server/codec/wire_error.hpp"
-#include "server/codec/wire_limits.hpp"
-#include "server/log_throttle.hpp"
-#include "server/pipeline_port.hpp"
 #include "server/reply_queue.hpp"
+#include "server/request_dispatcher.hpp"
 #include "server/server_counters.hpp"
 #include "slicestream.pb.h"
 
@@ -31,8 +32,8 @@ namespace slicestream {
 class RequestEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the address on failure).
-  RequestEndpoint(zmq::context_t& context, const std::string& address, const WireLimits& limits,
-                  PipelinePort& pipeline, ServerCounters& counters);
+  RequestEndpoint(zmq::context_t& context, const std::string& address,
+                  RequestDispatcher& dispatcher, ServerCounters& counters);
   ~RequestEndpoint();
   RequestEndpoint(const RequestEndpoint&) = delete;
   RequestEndpoint& operator=(const RequestEndpoint&) = delete;
@@ -44,28 +45,22 @@ class RequestEndpoint {
  private:
   struct Pending {
     std::vector<zmq::message_t> envelope;
-    std::uint64_t request_id = 0;
+    std::optional<RequestTicket> ticket;  // set once submitted
   };
 
   void run();
   void receive_request();
-  void reject(std::vector<zmq::message_t> envelope, std::uint64_t request_id,
-              const WireError& error);
   void deliver_completed();
-  void complete(Pending pending, CommandReply reply);
-  void send_reply(std::vector<zmq::message_t>& envelope, const v1::Reply& reply,
-                  zmq::message_t* payload);
+  void send_reply(std::vector<zmq::message_t>& envelope, WireReply reply);
   void answer_pending_unavailable();
 
   zmq::socket_t socket_;
   std::string address_;
-  WireLimits limits_;
-  PipelinePort& pipeline_;
+  RequestDispatcher& dispatcher_;
   ServerCounters& counters_;
   std::shared_ptr<ReplyQueue> replies_;
   std::unordered_map<std::uint64_t, Pending> pending_;  // by token; endpoint thread only
   std::uint64_t next_token_ = 1;
-  LogThrottle log_throttle_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

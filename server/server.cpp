@@ -23,17 +23,66 @@ class PipelineAdapter final : public PipelinePort {
   Pipeline& pipeline_;
 };
 
+// The HTTP endpoint's view of the server: the request path every endpoint shares.
+class ServerAccess final : public ServerPort {
+ public:
+  ServerAccess(RequestDispatcher& dispatcher, PipelinePort& pipeline,
+               const ServerCounters& counters, const RequestCounters& requests)
+      : dispatcher_(dispatcher), pipeline_(pipeline), counters_(counters), requests_(requests) {}
+
+  void request(const std::string& endpoint, const v1::Request& request,
+               std::function<void(WireReply)> on_reply) override {
+    dispatcher_.call(endpoint, request, std::move(on_reply));
+  }
+  WireReply refuse(const std::string& endpoint, std::uint64_t request_id, const std::string& kind,
+                   const WireError& error) override {
+    return dispatcher_.refuse(endpoint, request_id, kind, error);
+  }
+  void status(std::function<void(CommandReply)> on_reply) override {
+    pipeline_.submit_command(GetStatusCommand{}, std::move(on_reply));
+  }
+  CounterMap server_counters() const override { return counters_.snapshot(); }
+  std::map<RequestCountKey, std::uint64_t> request_counts() const override {
+    return requests_.snapshot();
+  }
+
+ private:
+  RequestDispatcher& dispatcher_;
+  PipelinePort& pipeline_;
+  const ServerCounters& counters_;
+  const RequestCounters& requests_;
+};
+
 }  // namespace
 
 Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : context_(1) {
   publisher_ = std::make_unique<SlicePublisher>(context_, config.endpoints.slices,
                                                 config.slices_hwm, counters_);
-  pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), *publisher_);
+  publications_.add(*publisher_);
+  pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), publications_);
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
+  dispatcher_ =
+      std::make_unique<RequestDispatcher>(config.limits, *port_, counters_, request_counters_);
+  server_port_ = std::make_unique<ServerAccess>(*dispatcher_, *port_, counters_, request_counters_);
   data_ = std::make_unique<DataEndpoint>(context_, config.endpoints.data, config.data_hwm,
                                          config.limits, *port_, counters_);
-  requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, config.limits,
-                                                *port_, counters_);
+  requests_ = std::make_unique<RequestEndpoint>(context_, config.endpoints.requests, *dispatcher_,
+                                                counters_);
+  if (config.http.enabled()) {
+    http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_);
+    publications_.add(http_->publish_sink());  // before the pipeline starts
+  }
+  const tomop::TomopConfig& tomop = config.tomop;
+  if (!tomop.data.empty()) {
+    tomop_data_ = std::make_unique<tomop::TomopDataEndpoint>(
+        context_, tomop.data, tomop.data_socket, config.data_hwm, config.limits, *port_, counters_);
+  }
+  if (!tomop.recast3d.requests.empty()) {
+    recast3d_ = std::make_unique<tomop::Recast3dBridge>(
+        context_, tomop.recast3d, config.pipeline.default_slice_size, config.limits.max_slice_side,
+        *port_, counters_);
+    publications_.add(*recast3d_);
+  }
 }
 
 Server::~Server() {
@@ -46,8 +95,12 @@ void Server::start() {
   pipeline_->start();
   requests_->start();
   data_->start();
-  spdlog::info("slicestream-server ready: data {} | slices {} | requests {}", data_address(),
-               slices_address(), requests_address());
+  if (tomop_data_) tomop_data_->start();
+  if (recast3d_) recast3d_->start();
+  if (http_) http_->start();
+  spdlog::info("slicestream-server ready: data {} | slices {} | requests {} | http {}",
+               data_address(), slices_address(), requests_address(),
+               http_ ? http_address() : "off");
 }
 
 void Server::stop(bool drain) {
@@ -56,12 +109,15 @@ void Server::stop(bool drain) {
   // Without drain the pipeline stops first, so that a data thread blocked in submit() returns.
   if (!drain) pipeline_->stop(false);
   data_->stop();
+  if (tomop_data_) tomop_data_->stop();
   if (drain) {
     spdlog::info("draining: finishing every frame accepted so far");
     pipeline_->stop(true);
   }
   // The pipeline has answered every command it took; the rest are answered UNAVAILABLE.
   requests_->stop();
+  if (http_) http_->stop();
+  if (recast3d_) recast3d_->stop();
   publisher_->close();
   const MetricsSnapshot m = pipeline_->metrics();
   spdlog::info("server stopped: {} frames received, {} projections integrated, {} discards",

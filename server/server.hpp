@@ -1,7 +1,8 @@
-// The server: the three endpoints around one Pipeline (docs/architecture.md, docs/protocol.md).
+// The server: the three ZeroMQ endpoints and the HTTP endpoint around one Pipeline
+// (docs/architecture.md, docs/protocol.md, docs/viewer.md).
 //
-// Used by main() and, in-process, by the integration tests. Addresses may end in ":*" for an
-// ephemeral port; the *_address() accessors return what was actually bound.
+// Used by main() and, in-process, by the integration tests. Addresses may end in ":*" (":0" for
+// HTTP) for an ephemeral port; the *_address() accessors return what was actually bound.
 #pragma once
 
 #include <memory>
@@ -11,10 +12,18 @@
 
 #include "pipeline/pipeline.hpp"
 #include "server/data_endpoint.hpp"
+#include "server/http/http_endpoint.hpp"
+#include "server/http/server_port.hpp"
+#include "server/metrics/http_counters.hpp"
+#include "server/metrics/request_counters.hpp"
+#include "server/publish_fanout.hpp"
+#include "server/recast3d_bridge.hpp"
+#include "server/request_dispatcher.hpp"
 #include "server/request_endpoint.hpp"
 #include "server/server_config.hpp"
 #include "server/server_counters.hpp"
 #include "server/slice_publisher.hpp"
+#include "server/tomop_data_endpoint.hpp"
 
 namespace slicestream {
 
@@ -35,6 +44,10 @@ class Server {
   const std::string& data_address() const { return data_->address(); }
   const std::string& slices_address() const { return publisher_->address(); }
   const std::string& requests_address() const { return requests_->address(); }
+  // "http://host:port", empty with --http off.
+  std::string http_address() const { return http_ ? http_->address() : std::string(); }
+  // The tomop data port as bound; empty without --tomop-data.
+  std::string tomop_data_address() const { return tomop_data_ ? tomop_data_->address() : ""; }
 
   MetricsSnapshot metrics() const { return pipeline_->metrics(); }
   CounterMap counters() const { return counters_.snapshot(); }
@@ -44,12 +57,20 @@ class Server {
 
  private:
   ServerCounters counters_;
+  RequestCounters request_counters_;
+  HttpCounters http_counters_;
   zmq::context_t context_;
   std::unique_ptr<SlicePublisher> publisher_;
+  PublishFanout publications_;  // the publisher, the RECAST3D bridge, the WebSocket hub
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<PipelinePort> port_;
+  std::unique_ptr<RequestDispatcher> dispatcher_;
+  std::unique_ptr<ServerPort> server_port_;
   std::unique_ptr<DataEndpoint> data_;
   std::unique_ptr<RequestEndpoint> requests_;
+  std::unique_ptr<HttpEndpoint> http_;
+  std::unique_ptr<tomop::TomopDataEndpoint> tomop_data_;
+  std::unique_ptr<tomop::Recast3dBridge> recast3d_;
   bool started_ = false;
   bool stopped_ = false;
 };

@@ -7,6 +7,8 @@
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/codec/wire_limits.hpp"
+#include "server/http/http_config.hpp"
+#include "server/tomop_config.hpp"
 
 namespace slicestream {
 
@@ -20,14 +22,17 @@ struct ServerConfig {
   EndpointAddresses endpoints;
   // Messages the data socket buffers while the pipeline is full, before the detector's sends
   // block; small, because the pipeline's queues already hold queue_depth frames per stage.
-  int data_hwm = 16;
+  static constexpr int kDefaultDataHwm = 16;
+  int data_hwm = kDefaultDataHwm;
   int slices_hwm = 32;  // publications queued per subscriber before a slow one misses some
+  HttpConfig http;      // the viewer, /metrics, /api/status, /healthz, /ws
   WireLimits limits;
   PipelineConfig pipeline;
   BackendKind backend = BackendKind::kAuto;
   BackendOptions backend_options;
   double stats_interval_s = 10;  // 0: no periodic stats log
   std::string log_level = "info";
+  tomop::TomopConfig tomop;  // RECAST3D's protocol: the adapters' data port, the viewer bridge
 };
 
 }  // namespace slicestream

@@ -19,6 +19,13 @@ struct ServerCounters {
   std::atomic<std::uint64_t> replies_undeliverable{0};  // the requester had gone
   std::atomic<std::uint64_t> publications{0};           // slices, previews and events sent
   std::atomic<std::uint64_t> publications_invalid{0};   // refused: values do not match the size
+  std::atomic<std::uint64_t> tomop_packets{0};          // tomop data packets read
+  std::atomic<std::uint64_t> tomop_rejected{0};         // refused (reported as discards)
+  std::atomic<std::uint64_t> recast3d_scenes{0};        // scenes made in a RECAST3D viewer
+  std::atomic<std::uint64_t> recast3d_unreachable{0};   // MakeScene without an answer
+  std::atomic<std::uint64_t> recast3d_slices_sent{0};   // SliceData taken by the viewer
+  std::atomic<std::uint64_t> recast3d_volumes_sent{0};  // VolumeData (previews) taken
+  std::atomic<std::uint64_t> recast3d_refused{0};       // viewer updates not applied
 
   CounterMap snapshot() const {
     return {{"data_messages", data_messages.load()},
@@ -29,7 +36,14 @@ struct ServerCounters {
             {"replies", replies.load()},
             {"replies_undeliverable", replies_undeliverable.load()},
             {"publications", publications.load()},
-            {"publications_invalid", publications_invalid.load()}};
+            {"publications_invalid", publications_invalid.load()},
+            {"tomop_packets", tomop_packets.load()},
+            {"tomop_rejected", tomop_rejected.load()},
+            {"recast3d_scenes", recast3d_scenes.load()},
+            {"recast3d_unreachable", recast3d_unreachable.load()},
+            {"recast3d_slices_sent", recast3d_slices_sent.load()},
+            {"recast3d_volumes_sent", recast3d_volumes_sent.load()},
+            {"recast3d_refused", recast3d_refused.load()}};
   }
 };
 

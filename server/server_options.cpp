@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/tomop_options.hpp"
+
 namespace slicestream {
 
 namespace {
@@ -84,6 +86,31 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--slices-hwm", config.slices_hwm,
                  "publications queued per subscriber before a slow one misses some")
       ->check(kPositive)
+      ->group(group);
+}
+
+void add_http_options(CLI::App& app, ServerConfig& config) {
+  const char* group = "HTTP endpoint (viewer, /metrics, /api/status, /healthz, /ws)";
+  HttpConfig& h = config.http;
+  app.add_option("--http", h.listen,
+                 "host:port to serve the viewer, metrics and WebSocket on (port 0: any free "
+                 "one), or off")
+      ->group(group);
+  app.add_option("--http-root", h.root,
+                 "folder of the viewer's files (default: found next to the program)")
+      ->group(group);
+  app.add_option("--http-max-connections", h.max_connections,
+                 "HTTP and WebSocket connections open at once")
+      ->check(kPositive)
+      ->group(group);
+  app.add_option("--ws-update-rate", h.max_update_rate_hz,
+                 "most images per second per slice sent to one WebSocket client (0: no limit; "
+                 "a slow client always gets the latest)")
+      ->check(kNonNegative)
+      ->group(group);
+  app.add_option("--ws-request-rate", h.max_requests_per_s,
+                 "most requests per second from one WebSocket client (0: no limit)")
+      ->check(kNonNegative)
       ->group(group);
 }
 
@@ -215,9 +242,11 @@ void add_server_options(CLI::App& app, ServerConfig& config) {
   app.option_defaults()->always_capture_default();
   app.set_config("--config", "", "read options from a TOML or INI file (same names as the flags)");
   add_endpoint_options(app, config);
+  add_http_options(app, config);
   add_backend_options(app, config);
   add_reconstruction_options(app, config);
   add_limit_options(app, config);
+  tomop::add_tomop_options(app, config.tomop);
   app.add_option("--stats-interval", config.stats_interval_s,
                  "seconds between stats log lines (0: none)")
       ->check(kNonNegative)
@@ -235,6 +264,12 @@ std::string finalize_server_config(ServerConfig& config) {
   }
   // One flag bounds slice sizes at the codec and in the pipeline.
   config.pipeline.max_slice_side = config.limits.max_slice_side;
+  if (config.tomop.recast3d.slice_size > config.limits.max_slice_side) {
+    return "--recast3d-slice-size must not exceed --max-slice-side";
+  }
+  if (std::string problem = tomop::finalize_tomop_config(config.tomop); !problem.empty()) {
+    return problem;
+  }
   return pipeline_config_problem(config.pipeline);
 }
 

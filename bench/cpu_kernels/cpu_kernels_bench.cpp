@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "kernels/cpu/backproject_cpu.hpp"
 #include "kernels/cpu/preprocess_cpu.hpp"
 #include "kernels/cpu/ramp_filter_cpu.hpp"
@@ -66,12 +66,12 @@ double median(std::vector<double> samples) {
 CallTime time_per_call(double min_seconds, const std::function<void()>& call) {
   call();  // warm-up: caches, page faults, FFTW wisdom
   std::vector<double> wall, cpu;
-  const auto start = bench::Clock::now();
-  while (wall.size() < 5 || bench::seconds_since(start) < min_seconds) {
+  const auto start = SteadyClock::now();
+  while (wall.size() < 5 || seconds_since(start) < min_seconds) {
     const std::clock_t c0 = std::clock();
-    const auto t0 = bench::Clock::now();
+    const auto t0 = SteadyClock::now();
     call();
-    wall.push_back(bench::seconds_since(t0));
+    wall.push_back(seconds_since(t0));
     cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
   }
   return {median(wall), median(cpu)};

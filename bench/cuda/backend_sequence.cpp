@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 
 namespace slicestream::bench {
 namespace {
 
-double us_between(Clock::time_point a, Clock::time_point b) {
+double us_between(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
@@ -81,13 +81,13 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
       const int slot = f % window;
       const FrameView view{raw[static_cast<std::size_t>(f) % raw.size()].data(), PixelType::kUint16,
                            detector};
-      const Clock::time_point t0 = Clock::now();
+      const SteadyClock::time_point t0 = SteadyClock::now();
       std::unique_ptr<ProjectionBuffer> projection =
           backend.preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
       if (f % kCountsBatch == kCountsBatch - 1) (void)backend.take_preprocess_counts();
-      const Clock::time_point t1 = Clock::now();
+      const SteadyClock::time_point t1 = SteadyClock::now();
       backend.filter(*projection);
-      const Clock::time_point t2 = Clock::now();
+      const SteadyClock::time_point t2 = SteadyClock::now();
       ProjectionUpdate update;
       update.slot = slot;
       update.map = maps[static_cast<std::size_t>(slot)];
@@ -98,7 +98,7 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
         backend.replace_projections(pending, scale);
         pending.clear();
       }
-      const Clock::time_point t3 = Clock::now();
+      const SteadyClock::time_point t3 = SteadyClock::now();
       if (times != nullptr) {
         times->preprocess_us += us_between(t0, t1);
         times->filter_us += us_between(t1, t2);
@@ -120,12 +120,12 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
 
     // Throughput: frames back to back, one synchronisation at the end.
     StageTimes times;
-    const Clock::time_point begin = Clock::now();
+    const SteadyClock::time_point begin = SteadyClock::now();
     for (int k = 0; k < frames; ++k, ++f)
       frame(f, &times);
     flush();
     backend.synchronize();
-    const double wall_us = us_between(begin, Clock::now()) / frames;
+    const double wall_us = us_between(begin, SteadyClock::now()) / frames;
     const CudaBackend::GraphCounts after = backend.graph_captures();
     const auto recaptures =
         static_cast<double>((after.preprocess - warm.preprocess) + (after.filter - warm.filter) +
@@ -136,10 +136,10 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     if (v.batch == 1) {
       std::vector<double> samples;
       for (int k = 0; k < 40; ++k, ++f) {
-        const Clock::time_point t0 = Clock::now();
+        const SteadyClock::time_point t0 = SteadyClock::now();
         frame(f, nullptr);
         backend.synchronize();
-        samples.push_back(us_between(t0, Clock::now()));
+        samples.push_back(us_between(t0, SteadyClock::now()));
       }
       std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2),
                        samples.end());

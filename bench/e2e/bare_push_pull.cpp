@@ -7,7 +7,7 @@
 
 #include <zmq.hpp>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "clients/common/data_sender.hpp"
 
 namespace slicestream::bench {
@@ -23,7 +23,7 @@ v1::Frame frame_header(const BareOptions& options, std::uint32_t index) {
   frame.set_rows(static_cast<std::uint32_t>(options.rows));
   frame.set_cols(static_cast<std::uint32_t>(options.cols));
   frame.set_pixel_type(v1::PIXEL_TYPE_UINT16);
-  frame.set_timestamp_ns(static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()));
+  frame.set_timestamp_ns(static_cast<std::uint64_t>(SteadyClock::now().time_since_epoch().count()));
   return frame;
 }
 
@@ -61,16 +61,16 @@ BareResult measure_bare_push_pull(const BareOptions& options) {
   // may be blocked in a send at the high-water mark).
   BareResult result;
   std::uint64_t received = 0;
-  Clock::time_point measure_start;
-  Clock::time_point last;
+  SteadyClock::time_point measure_start;
+  SteadyClock::time_point last;
   const auto measured = clock_duration(options.seconds);
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30) + measured;
+  const SteadyClock::time_point give_up = SteadyClock::now() + std::chrono::seconds(30) + measured;
   zmq::message_t part;
   while (!sender_done.load()) {
     zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(20));
     if ((item.revents & ZMQ_POLLIN) == 0) {
-      if (Clock::now() > give_up) stop = true;
+      if (SteadyClock::now() > give_up) stop = true;
       continue;
     }
     bool more = true;
@@ -79,7 +79,7 @@ BareResult measure_bare_push_pull(const BareOptions& options) {
       more = part.more();
     }
     if (stop.load()) continue;
-    const Clock::time_point now = Clock::now();
+    const SteadyClock::time_point now = SteadyClock::now();
     ++received;
     if (received == options.warmup_frames + 1) measure_start = now;
     if (received > options.warmup_frames + 1) {

@@ -50,7 +50,7 @@ struct Options {
   int rows = 0;
   int cols = 0;
   int window = 0;
-  int data_hwm = ServerConfig{}.data_hwm;
+  int data_hwm = ServerConfig::kDefaultDataHwm;
   int send_hwm = 0;
   std::string server_args;
   std::string detector_args;

@@ -10,7 +10,7 @@
 
 #include <zmq.hpp>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 
@@ -50,19 +50,11 @@ double crossing_time(const std::vector<Sample>& samples, double count) {
 }
 
 std::vector<std::string> server_command(const StepConfig& c, const Endpoints& endpoints) {
-  std::vector<std::string> argv = {c.server_path,
-                                   "--backend",
-                                   c.backend,
-                                   "--data",
-                                   endpoints.data,
-                                   "--slices",
-                                   endpoints.slices,
-                                   "--requests",
-                                   endpoints.requests,
-                                   "--data-hwm",
-                                   std::to_string(c.data_hwm),
-                                   "--stats-interval",
-                                   "1"};
+  std::vector<std::string> argv = {
+      c.server_path, "--backend",      c.backend,    "--data",           endpoints.data,
+      "--slices",    endpoints.slices, "--requests", endpoints.requests, "--stats-interval",
+      "1",           "--http",         c.http_listen};
+  if (c.data_hwm > 0) argv.insert(argv.end(), {"--data-hwm", std::to_string(c.data_hwm)});
   argv.insert(argv.end(), c.server_args.begin(), c.server_args.end());
   return argv;
 }
@@ -84,8 +76,8 @@ std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& 
                                    "--darks",       "1",
                                    "--flats",       "1",
                                    "--scan-id",     std::to_string(c.scan_id),
-                                   "--send-hwm",    std::to_string(c.send_hwm),
                                    "--quiet"};
+  if (c.send_hwm > 0) argv.insert(argv.end(), {"--send-hwm", std::to_string(c.send_hwm)});
   if (c.rows > 0) argv.insert(argv.end(), {"--rows", std::to_string(c.rows)});
   if (c.cols > 0) argv.insert(argv.end(), {"--cols", std::to_string(c.cols)});
   if (c.window > 0) {
@@ -105,7 +97,7 @@ std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpo
     auto server = std::make_unique<ChildProcess>(server_command(c, endpoints),
                                                  c.work_dir + "/" + c.tag + "-server.log");
     client = std::make_unique<client::RequestClient>(endpoints.requests, 250);
-    const Clock::time_point deadline = Clock::now() + kServerStartTimeout;
+    const SteadyClock::time_point deadline = SteadyClock::now() + kServerStartTimeout;
     while (true) {
       try {
         client::Response response = client->get_status();
@@ -122,7 +114,7 @@ std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpo
         throw std::runtime_error("the server exited with status " + std::to_string(*exited) +
                                  " at start-up:\n" + log);
       }
-      if (Clock::now() > deadline) {
+      if (SteadyClock::now() > deadline) {
         throw std::runtime_error("the server did not answer GetStatus within 60 s:\n" +
                                  server->log_tail(12));
       }
@@ -151,8 +143,8 @@ std::string bare_endpoint(Transport transport, const std::string& dir, const std
 
 StepResult run_ingest_step(const StepConfig& c) {
   StepResult r;
-  const Clock::time_point begin = Clock::now();
-  const Clock::time_point deadline = begin + clock_duration(c.timeout_s);
+  const SteadyClock::time_point begin = SteadyClock::now();
+  const SteadyClock::time_point deadline = begin + clock_duration(c.timeout_s);
   Endpoints endpoints;
   std::unique_ptr<client::RequestClient> client;
   v1::StatusReport status;
@@ -167,16 +159,17 @@ StepResult run_ingest_step(const StepConfig& c) {
   r.backend = status.backend() + " (" + status.backend_device() + ")";
   r.server_start_s = seconds_since(begin);
 
+  if (c.on_server_ready) c.on_server_ready(endpoints);
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
   std::optional<v1::StatusReport> mid_scan;
   std::optional<int> detector_status;
-  Clock::time_point detector_exit;
+  SteadyClock::time_point detector_exit;
   std::uint64_t last_count = 0;
-  Clock::time_point last_change = Clock::now();
+  SteadyClock::time_point last_change = SteadyClock::now();
   const auto stall = clock_duration(c.stall_s);
   const auto interval = clock_duration(c.poll_interval_s);
-  Clock::time_point next_poll = Clock::now();
+  SteadyClock::time_point next_poll = SteadyClock::now();
   while (true) {
     std::this_thread::sleep_until(next_poll);
     next_poll += interval;
@@ -188,7 +181,7 @@ StepResult run_ingest_step(const StepConfig& c) {
         samples.push_back({seconds_since(begin), integrated});
         if (integrated != last_count) {
           last_count = integrated;
-          last_change = Clock::now();
+          last_change = SteadyClock::now();
         }
         if (!mid_scan && 2 * integrated >= c.frames) mid_scan = status;
       }
@@ -201,7 +194,7 @@ StepResult run_ingest_step(const StepConfig& c) {
     }
     if (!detector_status) {
       detector_status = detector.poll();
-      if (detector_status) detector_exit = Clock::now();
+      if (detector_status) detector_exit = SteadyClock::now();
     }
     if (detector_status && *detector_status != 0) {
       r.failure = "the detector exited with status " + std::to_string(*detector_status) + ":\n" +
@@ -212,8 +205,8 @@ StepResult run_ingest_step(const StepConfig& c) {
     if (r.scan_ended && detector_status) break;
     // Everything was sent, but the server stopped integrating without seeing the scan's end: the
     // rest never reached it (counted as lost).
-    if (detector_status && Clock::now() - std::max(last_change, detector_exit) > stall) break;
-    if (Clock::now() > deadline) {
+    if (detector_status && SteadyClock::now() - std::max(last_change, detector_exit) > stall) break;
+    if (SteadyClock::now() > deadline) {
       r.failure = "the step did not finish within " + std::to_string(c.timeout_s) +
                   " s (scan state '" + status.scan_state() + "', " +
                   std::to_string(counter(status, "projections_integrated")) + " of " +

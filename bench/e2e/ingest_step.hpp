@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,8 +46,8 @@ struct StepConfig {
   std::uint64_t frames = 0;
   double offered_fps = 0;  // 0: as fast as back-pressure allows
   std::uint64_t scan_id = 1;
-  int data_hwm = 0;  // the server's --data-hwm
-  int send_hwm = 0;  // the detector's --send-hwm
+  int data_hwm = 0;  // the server's --data-hwm (0: its default)
+  int send_hwm = 0;  // the detector's --send-hwm (0: its default for the frame size)
   // Where and how.
   Transport transport = Transport::kTcp;
   std::string work_dir;  // logs and ipc sockets
@@ -56,6 +57,10 @@ struct StepConfig {
   // After the detector has exited: how long the integrated count may stand still before the
   // rest of the scan counts as lost (its ScanEnd never arrived).
   double stall_s = 10;
+  // The server's HTTP endpoint (--http), and what runs once the server answers, before the
+  // detector starts (e.g. WebSocket clients, bench/web).
+  std::string http_listen = "127.0.0.1:0";
+  std::function<void(const Endpoints&)> on_server_ready;
 };
 
 struct StepResult {

@@ -25,13 +25,13 @@
 #include <vector>
 
 #include "bench/common/bench_report.hpp"
-#include "bench/common/stopwatch.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 #include "clients/common/slice_subscriber.hpp"
 #include "clients/detector/detector_preset.hpp"
 #include "clients/detector/scan_streamer.hpp"
 #include "ingest_step.hpp"
+#include "kernels/steady_clock.hpp"
 #include "server/server_config.hpp"
 
 namespace slicestream::bench {
@@ -82,8 +82,8 @@ double percentile(std::vector<double> values, double fraction) {
 
 // Waits until the server has integrated at least `count` projections.
 void wait_for_window(client::RequestClient& client, std::uint64_t count, ChildProcess& server) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(120);
-  while (Clock::now() < deadline) {
+  const SteadyClock::time_point deadline = SteadyClock::now() + std::chrono::seconds(120);
+  while (SteadyClock::now() < deadline) {
     client::Response response = client.get_status();
     if (response.ok() && counter(response.reply.status(), "projections_integrated") >= count) {
       return;
@@ -104,7 +104,7 @@ struct Move {
 Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscriber,
                 const Options& o, const client::Orientation& orientation, int side) {
   Move m;
-  const Clock::time_point sent = Clock::now();
+  const SteadyClock::time_point sent = SteadyClock::now();
   const client::Response reply = client.set_slice(
       o.slice_id, orientation, static_cast<std::uint32_t>(side), static_cast<std::uint32_t>(side));
   m.reply_ms = 1e3 * seconds_since(sent);
@@ -145,7 +145,7 @@ int run(const Options& o, Report& report) {
   c.window = window;
   c.offered_fps = o.fps;
   // The server's and the detector's own defaults, as e2e_ingest_bench passes them.
-  c.data_hwm = ServerConfig{}.data_hwm;
+  c.data_hwm = ServerConfig::kDefaultDataHwm;
   c.send_hwm = detector::default_send_hwm(
       static_cast<std::size_t>(c.rows > 0 ? c.rows : preset.detector.rows) *
       static_cast<std::size_t>(cols) * sizeof(std::uint16_t));

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "kernels/phantom/ellipsoid_phantom.hpp"
 #include "pipeline/backend/cpu/cpu_backend.hpp"
 #include "pipeline/metrics/latency_histogram.hpp"
@@ -34,8 +34,7 @@
 namespace slicestream {
 namespace {
 
-using bench::Clock;
-using bench::seconds_since;
+using Clock = SteadyClock;
 
 constexpr int kRows = 400;
 constexpr int kCols = 600;

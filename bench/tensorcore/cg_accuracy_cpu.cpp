@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "kernels/solvers/cgls.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
@@ -27,8 +27,8 @@
 namespace {
 
 using namespace slicestream::tensorcore;
-using slicestream::bench::Clock;
-using slicestream::bench::seconds_since;
+using slicestream::SteadyClock;
+using slicestream::seconds_since;
 
 // One CGLS solve from zero; returns the error to `truth`.
 double solve_error(slicestream::solvers::ProjectionOperator& op, const std::vector<float>& data,
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       ordering_name == "pseudo-morton" ? BlockOrdering::kPseudoMorton : BlockOrdering::kRaySheared;
 
   slicestream::WorkerPool pool(0);
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   const PhantomProblem2d problem = make_phantom_problem(pool, size, angles, bins);
   const ImageGrid2d& grid = problem.grid;
   const Geometry2d& geometry = problem.geometry;
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
               bins, a->nnz() / 1e6, to_string(ordering), to_string(shape), seconds_since(t0));
   std::fflush(stdout);
 
-  t0 = Clock::now();
+  t0 = SteadyClock::now();
   CsrProjector single(a, pool);
   const double error32 = solve_error(single, data, truth, iterations);
   std::printf("fp32 CSR: error %.6f (%.1f s)\n", error32, seconds_since(t0));
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
 
   for (int comp : compensated) {
     for (const std::string& name : split(models)) {
-      t0 = Clock::now();
+      t0 = SteadyClock::now();
       BsrProjectorCpuOptions po;
       po.compensated = comp != 0;
       po.accumulation = model_named(name, step_products, extra_bits);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/solvers/cuda/cgls_gpu.hpp"
@@ -80,9 +80,9 @@ double cg_iteration_ms(solvers::cuda::DeviceProjectionOperator& op, const float*
   auto run = [&](int k) {
     x.zero(stream);
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const auto t0 = ::slicestream::bench::Clock::now();
+    const auto t0 = ::slicestream::SteadyClock::now();
     solve(op, b, x.data(), slices, k, stream);
-    return ::slicestream::bench::seconds_since(t0) * 1e3;
+    return ::slicestream::seconds_since(t0) * 1e3;
   };
   run(2);  // warm-up (allocations, cuSPARSE plans)
   const double t_short = run(2);

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "bench/tensorcore/projector_timing.hpp"
 #include "bench/tensorcore/tensorcore_bench_run.hpp"
 
@@ -19,10 +19,10 @@ Json plain_projector_tables(SizeRun& run, const CusparseBaseline& baseline, Best
     Json oj;
     for (WmmaShape shape : selected_shapes(o)) {
       const TensorCoreMatrixOptions options{shape, ordering, false};
-      const auto tb = ::slicestream::bench::Clock::now();
+      const auto tb = ::slicestream::SteadyClock::now();
       auto m = std::make_shared<const TensorCoreMatrix>(
           build_tensorcore_matrix(run.pool, run.a, run.geometry(), run.grid(), options, nullptr));
-      const double build_s = ::slicestream::bench::seconds_since(tb);
+      const double build_s = ::slicestream::seconds_since(tb);
       cuda::TensorCoreProjector tc(m);
       const ProjectorTimes t = measure_projector(tc, run, o.cg);
       const double fpbp = t.fp_bp_per_image(o.slices);

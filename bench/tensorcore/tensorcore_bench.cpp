@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/common/gpu_timer.hpp"
-#include "bench/common/stopwatch.hpp"
+#include "kernels/steady_clock.hpp"
 #include "bench/tensorcore/cg_measurements.hpp"
 #include "bench/tensorcore/tensorcore_bench_run.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -26,8 +26,8 @@
 
 namespace slicestream::tensorcore::bench {
 
-using ::slicestream::bench::Clock;
-using ::slicestream::bench::seconds_since;
+using ::slicestream::SteadyClock;
+using ::slicestream::seconds_since;
 
 bool selected(const std::vector<std::string>& wanted, const std::string& name) {
   if (wanted.empty()) return true;
@@ -54,7 +54,7 @@ SizeRun::SizeRun(const Options& options, int size, Executor& executor, cudaStrea
       pool(executor),
       stream(stream_),
       problem(make_phantom_problem(executor, size, options.angles, options.bins)) {
-  const auto t_csr = Clock::now();
+  const auto t_csr = SteadyClock::now();
   a = build_dd_matrix(pool, problem.geometry, problem.grid);
   csr_build_s = seconds_since(t_csr);
 }
@@ -102,7 +102,7 @@ Json run_size(const Options& o, int n, Executor& pool, cudaStream_t stream, bool
               int multiprocessors) {
   const bool tables = o.table_sizes.empty() || std::find(o.table_sizes.begin(), o.table_sizes.end(),
                                                          n) != o.table_sizes.end();
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   SizeRun run(o, n, pool, stream);
   Json rec = size_record(run);
   if (tables) rec.obj("blocks", block_count_table(run));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/filter_config.hpp"
+#include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "pipeline/messages/metrics_snapshot.hpp"
 #include "pipeline/messages/parameters.hpp"
@@ -128,9 +129,28 @@ struct SliceResidual {
   double age_s = 0;  // since it was measured
 };
 
+// The newest scan as GetStatus describes it (viewers draw its box).
+struct ScanSummary {
+  VolumeBox volume;
+  BeamKind beam = BeamKind::kParallel;
+  int detector_rows = 0;
+  int detector_cols = 0;
+  int projections_per_rotation = 0;
+  std::string description;
+};
+
+// What the backend holds of the memory it manages: host memory (cpu) or device memory (cuda).
+struct BackendMemory {
+  std::size_t total_bytes = 0;
+  std::size_t used_by_scan_bytes = 0;      // store, buffers and targets
+  std::size_t used_by_refiners_bytes = 0;  // slice refiners' matrices and workspaces
+};
+
 struct StatusReport {
   std::string backend;
   std::string backend_device;
+  BackendMemory memory;
+  std::optional<ScanSummary> scan;  // absent before the first scan
   bool scan_active = false;
   std::uint64_t scan_id = 0;
   ScanState scan_state = ScanState::kIdle;

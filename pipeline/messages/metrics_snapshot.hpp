@@ -1,6 +1,7 @@
 // A point-in-time copy of the pipeline's counters, rates and latencies (GetStatus, stats log).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -8,11 +9,18 @@
 
 namespace slicestream {
 
+// Histogram bounds for exposition (Prometheus): 2^k microseconds, k = 0 .. kLatencyBounds - 1
+// (1 us .. 134 s). They are bucket edges of LatencyHistogram, so the counts below them are exact.
+inline constexpr int kLatencyBounds = 28;
+
 struct LatencySummary {
   std::uint64_t count = 0;
   double p50_us = 0;
   double p99_us = 0;
   double max_us = 0;
+  double sum_us = 0;
+  // count_below_us[k]: values below 2^k us (cumulative, as Prometheus buckets are).
+  std::array<std::uint64_t, kLatencyBounds> count_below_us{};
 };
 
 struct StageMetrics {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/geometry.hpp"
@@ -36,11 +38,28 @@ struct RefinedSliceImage {
 enum class EventKind { kScanStarted, kScanEnded, kError, kWarning };
 const char* to_string(EventKind kind);
 
+// Where a started scan lives, for sinks that place slices themselves (the RECAST3D bridge maps
+// its viewer's normalised slices to the box).
+struct StartedScan {
+  VolumeBox volume;
+  DetectorShape detector;
+};
+
 struct ServerEvent {
+  ServerEvent() = default;
+  ServerEvent(EventKind kind_, std::uint64_t scan_id_, std::string reason_, std::string message_,
+              std::optional<StartedScan> started_ = std::nullopt)
+      : kind(kind_),
+        scan_id(scan_id_),
+        reason(std::move(reason_)),
+        message(std::move(message_)),
+        started(std::move(started_)) {}
+
   EventKind kind = EventKind::kError;
   std::uint64_t scan_id = 0;
   std::string reason;   // machine-readable discard/error reason ("bad_shape", ...) or empty
   std::string message;  // human-readable
+  std::optional<StartedScan> started;  // kScanStarted only
 };
 
 class PublishSink {

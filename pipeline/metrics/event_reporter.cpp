@@ -32,9 +32,10 @@ void EventReporter::warning(const std::string& reason, const std::string& messag
   report(EventKind::kWarning, reason, message, scan_id);
 }
 
-void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message) {
+void EventReporter::scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message,
+                               std::optional<StartedScan> started) {
   spdlog::info("scan {}: {}", scan_id, message);
-  emit(ServerEvent{kind, scan_id, std::string(), message});
+  emit(ServerEvent{kind, scan_id, std::string(), message, std::move(started)});
 }
 
 void EventReporter::report(EventKind kind, const std::string& reason, const std::string& message,

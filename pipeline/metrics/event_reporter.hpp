@@ -40,7 +40,8 @@ class EventReporter {
   // Something the operator should know that loses nothing (incomplete calibration, ...).
   void warning(const std::string& reason, const std::string& message, std::uint64_t scan_id);
   // Scan started/ended: never rate-limited.
-  void scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message);
+  void scan_event(EventKind kind, std::uint64_t scan_id, const std::string& message,
+                  std::optional<StartedScan> started = std::nullopt);
 
   // Summaries of suppressed events whose window has passed (logged here). The publish stage
   // hands them to the sink itself: it must never push into its own queue.

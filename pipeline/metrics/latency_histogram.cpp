@@ -16,6 +16,7 @@ void LatencyHistogram::add(double value_us) {
   ++counts_[static_cast<std::size_t>(bucket_of(value_us))];
   ++count_;
   max_us_ = std::max(max_us_, value_us);
+  sum_us_ += value_us;
 }
 
 double LatencyHistogram::percentile(double fraction) const {
@@ -40,6 +41,15 @@ LatencySummary LatencyHistogram::summary() const {
   s.p50_us = percentile(0.50);
   s.p99_us = percentile(0.99);
   s.max_us = max_us_;
+  s.sum_us = sum_us_;
+  // Values below 2^k us fill buckets 0 .. k * kBucketsPerOctave.
+  std::uint64_t below = 0;
+  int next_bucket = 0;
+  for (int k = 0; k < kLatencyBounds; ++k) {
+    for (; next_bucket <= k * kBucketsPerOctave; ++next_bucket)
+      below += counts_[static_cast<std::size_t>(next_bucket)];
+    s.count_below_us[static_cast<std::size_t>(k)] = below;
+  }
   return s;
 }
 

@@ -27,6 +27,7 @@ class LatencyHistogram {
   std::array<std::uint64_t, kBuckets> counts_{};
   std::uint64_t count_ = 0;
   double max_us_ = 0;
+  double sum_us_ = 0;
 };
 
 }  // namespace slicestream

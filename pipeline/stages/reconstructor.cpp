@@ -131,7 +131,8 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
           << scan.dark_count << " darks, " << scan.flat_count << " flats, "
           << slices_.slices().size() << " slices, mode " << to_string(params_.window_mode);
   if (!scan.description.empty()) message << " (" << scan.description << ")";
-  events_.scan_event(EventKind::kScanStarted, scan.scan_id, message.str());
+  events_.scan_event(EventKind::kScanStarted, scan.scan_id, message.str(),
+                     StartedScan{scan.volume, scan.geometry.detector});
   item.started.set_value(Status{});
 }
 

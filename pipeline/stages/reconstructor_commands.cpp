@@ -142,6 +142,13 @@ CommandReply Reconstructor::get_status() {
   const BackendInfo info = backend_.info();
   report.backend = info.name;
   report.backend_device = info.device;
+  report.memory = {info.memory_total_bytes, info.memory_used_by_scan_bytes,
+                   info.memory_used_by_refiners_bytes};
+  if (store_ready_) {
+    const DetectorShape& detector = scan_.geometry.detector;
+    report.scan = ScanSummary{scan_.volume,  scan_.geometry.beam, detector.rows,
+                              detector.cols, slices_.window(),    scan_.description};
+  }
   report.scan_active = scan_running_;
   report.scan_id = scan_.scan_id;
   report.scan_state = scan_state_;

@@ -57,6 +57,15 @@ void encode_refinement(const RefinementStatus& r, v1::RefinementStatus* wire) {
   wire->set_solver(r.solver);
 }
 
+void encode_scan_summary(const ScanSummary& scan, v1::ScanSummary* wire) {
+  encode_volume_box(scan.volume, wire->mutable_volume());
+  wire->set_beam(to_string(scan.beam));
+  wire->set_detector_rows(static_cast<std::uint32_t>(scan.detector_rows));
+  wire->set_detector_cols(static_cast<std::uint32_t>(scan.detector_cols));
+  wire->set_projections_per_rotation(static_cast<std::uint32_t>(scan.projections_per_rotation));
+  wire->set_description(scan.description);
+}
+
 void encode_residual(const SliceResidual& r, v1::SliceResidual* wire) {
   wire->set_slice_id(r.slice_id);
   wire->set_source(r.source);
@@ -123,6 +132,11 @@ void encode_status_report(const StatusReport& report, const CounterMap& server_c
   encode_latency(m.residual_check_us, wire->mutable_residual_check());
   for (const auto& [reason, count] : m.requests_refused)
     (*wire->mutable_requests_refused())[reason] = count;
+  if (report.scan) encode_scan_summary(*report.scan, wire->mutable_scan());
+  v1::BackendMemory* memory = wire->mutable_memory();
+  memory->set_total_bytes(report.memory.total_bytes);
+  memory->set_used_by_scan_bytes(report.memory.used_by_scan_bytes);
+  memory->set_used_by_refiners_bytes(report.memory.used_by_refiners_bytes);
 }
 
 v1::Reply encode_reply(std::uint64_t request_id, const CommandReply& reply,

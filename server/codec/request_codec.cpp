@@ -103,22 +103,33 @@ Decoded<Command> decode_request_body(const v1::Request& request, const WireLimit
                  "SetParameters, SetRefinement (unset or from a newer protocol)");
 }
 
-DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits) {
+Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits) {
   if (size > limits.max_request_bytes) {
     WireError error =
         invalid(wire_reason::kOversized,
                 "request of " + std::to_string(size) + " bytes exceeds the limit of " +
                     std::to_string(limits.max_request_bytes) + " bytes (--max-request-bytes)");
     error.code = StatusCode::kResourceExhausted;
-    return {0, std::move(error)};
+    return error;
   }
   v1::Request request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) {
-    return {0, invalid(wire_reason::kUndecodableRequest,
-                       "the request (" + std::to_string(size) +
-                           " bytes) is not a slicestream.v1.Request protobuf")};
+    return invalid(wire_reason::kUndecodableRequest,
+                   "the request (" + std::to_string(size) +
+                       " bytes) is not a slicestream.v1.Request protobuf");
   }
-  return {request.request_id(), decode_request_body(request, limits)};
+  return request;
+}
+
+std::string request_kind(const v1::Request& request) {
+  const auto* field = v1::Request::descriptor()->FindFieldByNumber(request.body_case());
+  return field ? field->name() : "none";
+}
+
+DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits) {
+  Decoded<v1::Request> request = parse_request(data, size, limits);
+  if (!request.ok()) return {0, std::move(request.error())};
+  return {request.value().request_id(), decode_request_body(request.value(), limits)};
 }
 
 }  // namespace slicestream

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "pipeline/messages/command.hpp"
 #include "server/codec/wire_error.hpp"
@@ -17,6 +18,12 @@ struct DecodedRequest {
   std::uint64_t request_id = 0;  // 0 when the request could not be parsed
   Decoded<Command> command;
 };
+
+// The size limit and the protobuf parse of a Request, before its body is validated.
+Decoded<v1::Request> parse_request(const void* data, std::size_t size, const WireLimits& limits);
+
+// "set_slice", "get_status", ... (the body's field name), "none" when the body is unset.
+std::string request_kind(const v1::Request& request);
 
 DecodedRequest decode_request(const void* data, std::size_t size, const WireLimits& limits);
 Decoded<Command> decode_request_body(const v1::Request& request, const WireLimits& limits);

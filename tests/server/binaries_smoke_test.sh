@@ -50,7 +50,7 @@ expect_status() {
 "$server_bin" --version | grep -q "slicestream-server" || fail "--version"
 
 "$server_bin" --backend cpu --threads 2 --data "$data" --slices "$slices" --requests "$requests" \
-  --slice-size 64 --preview-size 16 --stats-interval 1 --log-level info >"$work/server.log" 2>&1 &
+  --http 127.0.0.1:0 --slice-size 64 --preview-size 16 --stats-interval 1 --log-level info >"$work/server.log" 2>&1 &
 server_pid=$!
 
 for _ in $(seq 50); do

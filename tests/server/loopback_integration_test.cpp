@@ -135,18 +135,7 @@ TEST(LoopbackIntegration, PhantomScansOverTheWireWithBadInputInBetween) {
   // ---- scan 1: cone beam, more than one rotation (the window slides).
   const test::PhantomScan cone = test::make_cone_scan(1, {48, 64}, 120, 150, 100);
   const std::uint32_t cone_projections = 160;
-  {
-    client::DataSender sender(server.data_address());
-    sender.send_scan_begin(cone.begin);
-    test::send_calibration(sender, cone);
-    test::send_projections(sender, cone, 0, cone_projections);
-    v1::ScanEnd end;
-    end.set_scan_id(1);
-    end.set_frames_sent(cone_projections);
-    sender.send_scan_end(end);
-    sender.close();
-  }
-  expected_read += 1 + 4 + cone_projections + 1;
+  expected_read += test::send_scan(server.data_address(), cone, cone_projections);
   wait_read(server, expected_read);
   server.wait_idle();
   expect_live_slices(live, cone, cone_projections);

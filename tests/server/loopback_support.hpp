@@ -17,6 +17,7 @@ namespace slicestream::test {
 inline ServerConfig loopback_config(int slice_size) {
   ServerConfig config;
   config.endpoints = {"tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "tcp://127.0.0.1:*"};
+  config.http.listen = "127.0.0.1:0";
   config.limits.max_detector_side = 1024;
   config.pipeline.queue_depth = 16;
   config.pipeline.preview_size = 24;

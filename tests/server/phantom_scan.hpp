@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "clients/common/data_sender.hpp"
@@ -154,6 +155,22 @@ inline void send_projections(client::DataSender& sender, const PhantomScan& scan
     sender.send_frame(frame_of(scan, v1::FRAME_KIND_PROJECTION, index), counts.data(),
                       counts.size() * 2);
   }
+}
+
+// A whole scan from one connection: ScanBegin, darks and flats, projections [0, count), ScanEnd.
+// Returns the messages sent.
+inline std::uint64_t send_scan(const std::string& data_endpoint, const PhantomScan& scan,
+                               std::uint32_t count) {
+  client::DataSender sender(data_endpoint);
+  sender.send_scan_begin(scan.begin);
+  send_calibration(sender, scan);
+  send_projections(sender, scan, 0, count);
+  v1::ScanEnd end;
+  end.set_scan_id(scan.begin.scan_id());
+  end.set_frames_sent(count);
+  sender.send_scan_end(end);
+  sender.close();
+  return 1 + scan.begin.dark_count() + scan.begin.flat_count() + count + 1;
 }
 
 inline double relative_error(const std::vector<float>& values,

@@ -63,6 +63,8 @@ TEST(ReplyCodec, StatusReport) {
   report.scan_active = true;
   report.scan_id = 12;
   report.scan_state = ScanState::kReconstructing;
+  report.scan = ScanSummary{{{-2, -3, -4}, {2, 3, 5}}, BeamKind::kCone, 40, 60, 150, "phantom"};
+  report.memory = {1u << 30, 5u << 20, 3u << 20};
   SetSliceCommand slice;
   slice.slice_id = 4;
   slice.orientation.values = {1, 0, 0, 0, 1, 0, -0.5f, -0.5f, 0};
@@ -197,6 +199,23 @@ TEST(ReplyCodec, StatusReport) {
   EXPECT_EQ(status.residuals(1).age_s(), 1.25);
   EXPECT_EQ(status.counters().at("residual_checks_run"), 11u);
   EXPECT_EQ(status.residual_check().p99_us(), 9000);
+  ASSERT_TRUE(status.has_scan());
+  EXPECT_EQ(status.scan().volume().min_mm().y(), -3);
+  EXPECT_EQ(status.scan().volume().max_mm().z(), 5);
+  EXPECT_EQ(status.scan().beam(), "cone");
+  EXPECT_EQ(status.scan().detector_rows(), 40u);
+  EXPECT_EQ(status.scan().detector_cols(), 60u);
+  EXPECT_EQ(status.scan().projections_per_rotation(), 150u);
+  EXPECT_EQ(status.scan().description(), "phantom");
+  EXPECT_EQ(status.memory().total_bytes(), 1u << 30);
+  EXPECT_EQ(status.memory().used_by_scan_bytes(), 5u << 20);
+  EXPECT_EQ(status.memory().used_by_refiners_bytes(), 3u << 20);
+}
+
+TEST(ReplyCodec, StatusReportBeforeAnyScanHasNoScan) {
+  v1::StatusReport wire;
+  encode_status_report(StatusReport{}, {}, &wire);
+  EXPECT_FALSE(wire.has_scan());
 }
 
 TEST(ReplyCodec, SliceParametersAndErrors) {

@@ -49,8 +49,8 @@ class RequestEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.set_responder(answer);
-    endpoint_ = std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", WireLimits{},
-                                                  fake_, counters_);
+    endpoint_ =
+        std::make_unique<RequestEndpoint>(context_, "tcp://127.0.0.1:*", dispatcher_, counters_);
     endpoint_->start();
   }
   void TearDown() override { endpoint_->stop(); }
@@ -81,6 +81,8 @@ class RequestEndpointTest : public ::testing::Test {
   zmq::context_t context_{1};
   test::FakePipeline fake_;
   ServerCounters counters_;
+  RequestCounters request_counters_;
+  RequestDispatcher dispatcher_{WireLimits{}, fake_, counters_, request_counters_};
   std::unique_ptr<RequestEndpoint> endpoint_;
 };
 
@@ -204,7 +206,9 @@ TEST(RequestEndpointStop, PendingRequestsAreAnsweredUnavailable) {
   test::FakePipeline fake;
   fake.hold_replies();
   ServerCounters counters;
-  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", {}, fake, counters);
+  RequestCounters request_counters;
+  RequestDispatcher dispatcher({}, fake, counters, request_counters);
+  RequestEndpoint endpoint(context, "tcp://127.0.0.1:*", dispatcher, counters);
   endpoint.start();
   RequestClient client(endpoint.address(), 10000);
   auto response = std::async(std::launch::async, [&] { return client.get_status(); });
@@ -244,15 +248,17 @@ TEST(Binding, ErrorsNameTheEndpointAndAddress) {
   zmq::context_t context(1);
   test::FakePipeline fake;
   ServerCounters counters;
-  RequestEndpoint first(context, "tcp://127.0.0.1:*", {}, fake, counters);
+  RequestCounters request_counters;
+  RequestDispatcher dispatcher({}, fake, counters, request_counters);
+  RequestEndpoint first(context, "tcp://127.0.0.1:*", dispatcher, counters);
   try {
-    RequestEndpoint second(context, first.address(), {}, fake, counters);
+    RequestEndpoint second(context, first.address(), dispatcher, counters);
     FAIL() << "binding an address in use must fail";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("requests"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find(first.address()), std::string::npos) << error.what();
   }
-  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", {}, fake, counters),
+  EXPECT_THROW(RequestEndpoint(context, "http://127.0.0.1:80", dispatcher, counters),
                std::runtime_error);
 }
 

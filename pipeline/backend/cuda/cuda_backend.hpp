@@ -74,7 +74,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<TargetReadback> read_target_async(const ReconTarget& target) override;
 
   // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
-  // (pipeline/cuda_backend/cuda_slice_refiner.hpp).
+  // (pipeline/backend/cuda/cuda_slice_refiner.hpp).
   std::unique_ptr<SliceRefiner> create_refiner(const RefinementSetup& setup) override;
   // The refiner's estimate (estimated_cuda_refiner_bytes) against the device's free memory less
   // reserve_bytes (device_memory_budget.hpp).

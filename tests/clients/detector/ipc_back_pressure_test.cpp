@@ -33,6 +33,7 @@ ServerConfig server_config(const TempDir& dir) {
   config.pipeline.default_slice_size = 32;
   config.pipeline.preview_size = 0;
   config.stats_interval_s = 0;
+  config.http.listen = "off";
   config.log_level = "warn";
   return config;
 }

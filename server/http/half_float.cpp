@@ -1,0 +1,80 @@
+#include "server/http/half_float.hpp"
+
+#include <cstring>
+
+namespace slicestream {
+
+namespace {
+
+constexpr std::uint32_t kFloatInfinity = 0x7f800000u;
+constexpr std::uint32_t kHalfInfinity = 0x7c00u;
+constexpr std::uint32_t kHalfQuietNan = 0x0200u;
+// 65520 = 65504 + half a unit in the last place: it and everything above round to infinity.
+constexpr std::uint32_t kFloatRoundsToHalfInfinity = 0x477ff000u;
+constexpr std::uint32_t kFloatSmallestHalfNormal = 0x38800000u;           // 2^-14
+constexpr std::uint32_t kFloatHalfOfSmallestHalfSubnormal = 0x33000000u;  // 2^-25
+constexpr std::uint32_t kExponentRebias = (127u - 15u) << 23;
+
+std::uint32_t bits_of(float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// Drops the `shift` low bits of `value`, rounding to nearest with ties to even.
+std::uint32_t round_shift(std::uint32_t value, int shift) {
+  const std::uint32_t kept = value >> shift;
+  const std::uint32_t rest = value & ((1u << shift) - 1u);
+  const std::uint32_t half = 1u << (shift - 1);
+  return kept + ((rest > half || (rest == half && (kept & 1u))) ? 1u : 0u);
+}
+
+}  // namespace
+
+std::uint16_t float_to_half(float value) {
+  const std::uint32_t bits = bits_of(value);
+  const std::uint32_t sign = (bits >> 16) & 0x8000u;
+  const std::uint32_t magnitude = bits & 0x7fffffffu;
+  std::uint32_t half = 0;
+  if (magnitude >= kFloatInfinity) {
+    half = kHalfInfinity | (magnitude > kFloatInfinity ? kHalfQuietNan : 0u);
+  } else if (magnitude >= kFloatRoundsToHalfInfinity) {
+    half = kHalfInfinity;
+  } else if (magnitude >= kFloatSmallestHalfNormal) {
+    // A carry out of the mantissa correctly moves to the next exponent.
+    half = round_shift(magnitude - kExponentRebias, 13);
+  } else if (magnitude > kFloatHalfOfSmallestHalfSubnormal) {
+    // Subnormal: the value in units of 2^-24, rounded (1024 becomes the smallest normal).
+    const std::uint32_t exponent = magnitude >> 23;
+    const std::uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    half = round_shift(mantissa, static_cast<int>(126u - exponent));
+  }
+  return static_cast<std::uint16_t>(sign | half);
+}
+
+float half_to_float(std::uint16_t half) {
+  const std::uint32_t sign = (static_cast<std::uint32_t>(half) & 0x8000u) << 16;
+  const std::uint32_t exponent = (half >> 10) & 0x1fu;
+  std::uint32_t mantissa = half & 0x3ffu;
+  std::uint32_t bits = 0;
+  if (exponent == 0x1fu) {
+    bits = sign | kFloatInfinity | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  } else if (mantissa != 0) {
+    // Subnormal half: normalise.
+    std::uint32_t e = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --e;
+    }
+    bits = sign | (e << 23) | ((mantissa & 0x3ffu) << 13);
+  } else {
+    bits = sign;
+  }
+  float value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+}  // namespace slicestream

@@ -1,0 +1,93 @@
+#include "server/http/websocket_frames.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "server/http/half_float.hpp"
+#include "server/http/proto_json.hpp"
+
+namespace slicestream {
+
+namespace {
+
+// The largest finite magnitude: half values h = value / scale then lie in [-1, 1], where
+// binary16 keeps 11 significant bits down to 6e-5 of the largest value.
+float half_scale(const std::vector<float>& values) {
+  float largest = 0;
+  for (float v : values) {
+    if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
+  }
+  return largest > 0 ? largest : 1.0f;
+}
+
+void append_le32(std::string& out, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i)
+    out += static_cast<char>((value >> (8 * i)) & 0xffu);
+}
+
+}  // namespace
+
+const char* to_string(ImageEncoding encoding) {
+  return encoding == ImageEncoding::kHalf ? "f16" : "f32";
+}
+
+std::string encode_image_message(const std::string& type, const std::string& fields,
+                                 const std::vector<float>& values, ImageEncoding encoding) {
+  const float scale = encoding == ImageEncoding::kHalf ? half_scale(values) : 1.0f;
+  std::string header =
+      fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})", json_string(type),
+                  to_string(encoding), scale, values.size(), fields);
+  header.append((4 - header.size() % 4) % 4, ' ');
+  const std::size_t value_bytes = values.size() * (encoding == ImageEncoding::kHalf ? 2 : 4);
+  std::string out;
+  out.reserve(4 + header.size() + value_bytes);
+  append_le32(out, static_cast<std::uint32_t>(header.size()));
+  out += header;
+  const std::size_t offset = out.size();
+  out.resize(offset + value_bytes);
+  char* data = out.data() + offset;
+  if (encoding == ImageEncoding::kHalf) {
+    const float inverse = 1.0f / scale;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::uint16_t half = float_to_half(values[i] * inverse);
+      std::memcpy(data + 2 * i, &half, 2);  // little-endian host (x86-64, aarch64)
+    }
+  } else {
+    std::memcpy(data, values.data(), value_bytes);
+  }
+  return out;
+}
+
+ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
+                         std::vector<float> values, std::array<float, 9> place)
+    : type_(std::move(type)),
+      slice_id_(slice_id),
+      place_(place),
+      header_(std::move(header)),
+      values_(std::move(values)) {}
+
+std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) {
+  auto& cached = encoded_[encoding == ImageEncoding::kHalf ? 1 : 0];
+  if (!cached) {
+    cached = std::make_shared<const std::string>(
+        encode_image_message(type_, "\"header\":" + to_json(header_), values_, encoding));
+  }
+  return cached;
+}
+
+std::string event_message(const v1::Event& event) {
+  return R"({"type":"event","event":)" + to_json(event) + "}";
+}
+
+std::string reply_message(const v1::Reply& reply) {
+  return R"({"type":"reply","reply":)" + to_json(reply) + "}";
+}
+
+std::string notice_message(const std::string& text) {
+  return R"({"type":"notice","message":)" + json_string(text) + "}";
+}
+
+}  // namespace slicestream

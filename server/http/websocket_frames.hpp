@@ -1,0 +1,57 @@
+// The WebSocket messages the server sends (docs/viewer.md, "WebSocket protocol").
+//
+// Text messages are JSON objects with a "type": "hello", "reply" (a Reply without values),
+// "event", "notice". Images travel as binary messages:
+//
+//   [uint32 little-endian n][n bytes: JSON header, padded with spaces][values]
+//
+// so that the values start at a multiple of 4 bytes. The header's "type" is "slice", "refined",
+// "preview" or "reply" (an OK GetSlice), "encoding" is "f32" (float32 values) or "f16"
+// (binary16 values h, the value being h * "scale"), "count" the number of values; "header"
+// holds the PublishHeader of the publication or "reply" the Reply.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slicestream.pb.h"
+
+namespace slicestream {
+
+enum class ImageEncoding { kFloat32, kHalf };
+const char* to_string(ImageEncoding encoding);  // "f32", "f16"
+
+// `fields`: the header's JSON members after type, encoding, scale and count, e.g.
+// "\"header\":{...}" (no leading comma).
+std::string encode_image_message(const std::string& type, const std::string& fields,
+                                 const std::vector<float>& values, ImageEncoding encoding);
+
+// A publication waiting to be sent: encoded at most once per encoding, when first sent (on the
+// HTTP thread), and shared by every connection that sends it.
+class ImageUpdate {
+ public:
+  // `place`: the slice's orientation (none for the preview).
+  ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
+              std::vector<float> values, std::array<float, 9> place = {});
+  const std::string& type() const { return type_; }
+  std::uint32_t slice_id() const { return slice_id_; }
+  const std::array<float, 9>& place() const { return place_; }
+  std::shared_ptr<const std::string> encoded(ImageEncoding encoding);
+
+ private:
+  std::string type_;  // "slice", "refined", "preview"
+  std::uint32_t slice_id_ = 0;
+  std::array<float, 9> place_{};
+  v1::PublishHeader header_;
+  std::vector<float> values_;
+  std::shared_ptr<const std::string> encoded_[2];
+};
+
+std::string event_message(const v1::Event& event);
+std::string reply_message(const v1::Reply& reply);  // a reply without values (text)
+std::string notice_message(const std::string& text);
+
+}  // namespace slicestream

@@ -1,0 +1,109 @@
+#include "server/http/websocket_hub.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/steady_clock.hpp"
+#include "server/codec/publish_codec.hpp"
+#include "server/http/websocket_session.hpp"
+
+namespace slicestream {
+
+WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& counters,
+                           std::size_t max_events_queued)
+    : mailbox_(std::move(mailbox)), counters_(counters), max_events_queued_(max_events_queued) {}
+
+void WebSocketHub::publish_slice(const SliceImage& slice) {
+  if (session_count_.load() == 0) return;
+  offer(std::make_shared<ImageUpdate>(kSliceTopic, slice.slice_id,
+                                      encode_slice(slice, steady_now_ns()), slice.values,
+                                      slice.orientation.values));
+}
+
+void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
+  if (session_count_.load() == 0) return;
+  offer(std::make_shared<ImageUpdate>(kRefinedTopic, refined.slice.slice_id,
+                                      encode_refined(refined, steady_now_ns()),
+                                      refined.slice.values, refined.slice.orientation.values));
+}
+
+void WebSocketHub::publish_preview(const PreviewVolume& preview) {
+  if (session_count_.load() == 0) return;
+  offer(std::make_shared<ImageUpdate>(kPreviewTopic, 0, encode_preview(preview, steady_now_ns()),
+                                      preview.values));
+}
+
+void WebSocketHub::publish_event(const ServerEvent& event) {
+  if (session_count_.load() == 0) return;
+  auto message = std::make_shared<const std::string>(
+      event_message(encode_event(event, steady_now_ns()).event()));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (incoming_events_.size() >= max_events_queued_) {
+    incoming_events_.pop_front();
+    ++events_dropped_;
+    ++counters_.websocket_events_dropped;
+  }
+  incoming_events_.push_back(std::move(message));
+  schedule_delivery();
+}
+
+void WebSocketHub::offer(std::shared_ptr<ImageUpdate> update) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = incoming_[{update->type(), update->slice_id()}];
+  if (slot) ++counters_.websocket_updates_superseded;
+  slot = std::move(update);
+  schedule_delivery();
+}
+
+void WebSocketHub::schedule_delivery() {
+  if (delivery_scheduled_) return;
+  delivery_scheduled_ = mailbox_->post([this] { deliver(); });
+}
+
+void WebSocketHub::deliver() {
+  std::map<StreamKey, std::shared_ptr<ImageUpdate>> updates;
+  std::deque<std::shared_ptr<const std::string>> events;
+  std::uint64_t dropped = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    updates.swap(incoming_);
+    events.swap(incoming_events_);
+    std::swap(dropped, events_dropped_);
+    delivery_scheduled_ = false;
+  }
+  if (dropped > 0) {
+    events.push_back(std::make_shared<const std::string>(notice_message(
+        fmt::format("{} events were dropped before the server could send them", dropped))));
+  }
+  for (auto& [key, update] : updates)
+    latest_[key] = update;
+  for (const auto& weak : sessions_) {
+    const auto session = weak.lock();
+    if (!session) continue;
+    for (const auto& [key, update] : updates)
+      session->offer(update);
+    for (const auto& event : events)
+      session->offer_event(event);
+  }
+}
+
+void WebSocketHub::add(const std::shared_ptr<WebSocketSession>& session) {
+  sessions_.push_back(session);
+  ++session_count_;
+  for (const auto& [key, update] : latest_)
+    session->offer(update);
+}
+
+void WebSocketHub::remove(const WebSocketSession* session) {
+  const auto before = sessions_.size();
+  sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
+                                 [&](const std::weak_ptr<WebSocketSession>& weak) {
+                                   const auto locked = weak.lock();
+                                   return !locked || locked.get() == session;
+                                 }),
+                  sessions_.end());
+  session_count_ -= static_cast<int>(before - sessions_.size());
+}
+
+}  // namespace slicestream

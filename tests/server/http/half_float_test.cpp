@@ -1,0 +1,74 @@
+// binary16 conversion: every half value survives a round trip, floats round to the nearest half
+// (ties to even), and the edges (subnormals, overflow, infinities, NaN) behave as IEEE 754 says.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "server/http/half_float.hpp"
+
+namespace slicestream {
+namespace {
+
+TEST(HalfFloat, EveryHalfRoundTrips) {
+  for (std::uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+    const auto half = static_cast<std::uint16_t>(bits);
+    const float value = half_to_float(half);
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(half_to_float(float_to_half(value)))) << std::hex << bits;
+    } else {
+      EXPECT_EQ(float_to_half(value), half) << std::hex << bits << " " << value;
+    }
+  }
+}
+
+TEST(HalfFloat, DecodesKnownValues) {
+  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(half_to_float(0xc000), -2.0f);
+  EXPECT_EQ(half_to_float(0x7bff), 65504.0f);
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(half_to_float(0x0400), std::ldexp(1.0f, -14));  // smallest normal
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+}
+
+// The nearest half by brute force among the neighbours of the converted value.
+TEST(HalfFloat, RandomFloatsRoundToTheNearestHalf) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> exponent(-27, 15);  // below 2^15: no overflow
+  std::uniform_real_distribution<float> mantissa(1, 2);
+  for (int i = 0; i < 200000; ++i) {
+    const float value =
+        (i % 2 ? -1.0f : 1.0f) * std::ldexp(mantissa(random), static_cast<int>(exponent(random)));
+    const std::uint16_t half = float_to_half(value);
+    const double error = std::abs(static_cast<double>(half_to_float(half)) - value);
+    for (int step : {-1, 1}) {
+      const auto neighbour = static_cast<std::uint16_t>(half + step);
+      const float other = half_to_float(neighbour);
+      if (std::isnan(other) || (neighbour & 0x7fffu) == 0x7c00u) continue;
+      const double other_error = std::abs(static_cast<double>(other) - value);
+      ASSERT_LE(error, other_error) << value;
+      if (error == other_error) {
+        EXPECT_EQ(half & 1, 0) << "a tie must go to the even half: " << value;
+      }
+    }
+  }
+}
+
+TEST(HalfFloat, Edges) {
+  EXPECT_EQ(float_to_half(65519.0f), 0x7bff);  // below the midpoint to 65536: the largest half
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // the midpoint rounds to even: infinity
+  EXPECT_EQ(float_to_half(1e10f), 0x7c00);
+  EXPECT_EQ(float_to_half(-std::numeric_limits<float>::infinity()), 0xfc00);
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);  // a tie between 0 and 2^-24: even
+  EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 units: tie to even 2
+  EXPECT_EQ(float_to_half(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_half(1e-30f), 0x0000);
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14) * (1 - 1.0f / 4096)), 0x0400);  // rounds up
+}
+
+}  // namespace
+}  // namespace slicestream
