@@ -260,7 +260,8 @@ void Pipeline::Impl::publish(PublishItem& item) {
   std::visit(
       Overloaded{
           [&](SlicePublication& p) {
-            publication_backlog.taken(p.image.slice_id);
+            // The reconstruct stage may hold the slice's latest update back until now.
+            if (publication_backlog.taken(p.image.slice_id)) reconstruct_queue.wake();
             if (p.readback) {
               p.readback->wait();
               p.image.values.assign(p.readback->values(),

@@ -42,6 +42,9 @@ struct MetricsSnapshot {
   std::uint64_t flats_received = 0;
   std::uint64_t projections_integrated = 0;
   std::uint64_t slices_published = 0;
+  // Slice updates never published because a newer one of the same slice replaced them while the
+  // publish stage was behind (latest wins); the final state of every slice is always published.
+  std::uint64_t publications_coalesced = 0;
   std::uint64_t previews_published = 0;
   std::uint64_t pixels_clamped = 0;  // preprocessing guards
   std::uint64_t pixels_non_finite = 0;

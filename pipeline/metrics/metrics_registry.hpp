@@ -28,6 +28,7 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> flats_received{0};
   std::atomic<std::uint64_t> projections_integrated{0};
   std::atomic<std::uint64_t> slices_published{0};
+  std::atomic<std::uint64_t> publications_coalesced{0};
   std::atomic<std::uint64_t> previews_published{0};
   std::atomic<std::uint64_t> pixels_clamped{0};
   std::atomic<std::uint64_t> pixels_non_finite{0};

@@ -311,7 +311,7 @@ void Reconstructor::integrate(const PendingFrame& frame) {
     for (auto& [id, slice] : slices_.slices()) {
       if (!slice.live) continue;
       slice.shows = content_;
-      schedule_.mark_dirty(id);
+      image_changed(id);
     }
   }
   if (!slices_.slices().empty()) arrivals_.integrated(frame.meta.arrival_ns, sliding());
@@ -351,7 +351,7 @@ void Reconstructor::complete_shadow(std::uint32_t id, Slice& slice) {
   }
   if (sliding()) return;
   slice.shows = content_;
-  schedule_.mark_dirty(id);
+  image_changed(id);
   arrivals_.rotation_shown();
 }
 

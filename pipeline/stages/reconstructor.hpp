@@ -111,6 +111,11 @@ class Reconstructor {
   void publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now);
   // SliceRefinements::ReadFbp: the live image when it shows the current window.
   bool read_current_fbp(std::uint32_t id, SliceImage& image);
+  // The live image of `id` changed: due for publication (an update of it held back for the
+  // publish stage is coalesced into this one, and counted).
+  void image_changed(std::uint32_t id);
+  // Publishes the due slices; one whose publications the publish stage has not taken yet
+  // (PublicationBacklog) stays due unless `force`.
   void publish_due(Clock::time_point now, bool force);
   void run_preview(Clock::time_point now, bool input_waiting);
   void release_markers_if_clean();
@@ -134,8 +139,6 @@ class Reconstructor {
   EventReporter& events_;
   Publish publish_;
   PublicationBacklog& backlog_;
-  // A due slice waited for the publish stage to take its previous publication (publish_due).
-  bool held_back_ = false;
   MetricsSource metrics_source_;
   Parameters params_;
 

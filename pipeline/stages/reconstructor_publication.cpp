@@ -11,8 +11,6 @@ namespace {
 
 // The loop wakes at least this often even when nothing is due.
 constexpr auto kMaxIdleWait = std::chrono::milliseconds(250);
-// How soon the loop looks again at a due slice whose previous publication still waits.
-constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -61,13 +59,18 @@ void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_po
   }
 }
 
+void Reconstructor::image_changed(std::uint32_t id) {
+  if (schedule_.mark_dirty(id)) ++metrics_.counters().publications_coalesced;
+}
+
 void Reconstructor::publish_due(Clock::time_point now, bool force) {
-  held_back_ = false;
   for (std::uint32_t id : schedule_.due(now, params_.publish_rate_hz, force)) {
     Slice* slice = slices_.find(id);
     if (slice == nullptr || !slice->live) continue;
-    if (!force && backlog_.waiting(id)) {
-      held_back_ = true;  // stays due: the latest values go out once the publish stage is ready
+    if (!force && backlog_.hold_back(id)) {
+      // Stays due: the publish stage wakes this stage when it takes one of the slice's
+      // publications, and the latest values go out then.
+      schedule_.held_back(id);
       continue;
     }
     publish_slice(id, *slice, now);
@@ -128,8 +131,8 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
   if (preview_.enabled() && store_ready_ && content_.projections_integrated > 0) {
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
   }
+  // A slice held back by the backlog is due already; the publish stage wakes the loop for it.
   deadline = std::min(deadline, schedule_.next_due(params_.publish_rate_hz));
-  if (held_back_) deadline = std::min(deadline, now + kBacklogPoll);
   return std::max(deadline, now);
 }
 

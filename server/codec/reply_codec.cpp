@@ -25,6 +25,7 @@ void encode_counters(const MetricsSnapshot& m,
   out["flats_received"] = m.flats_received;
   out["projections_integrated"] = m.projections_integrated;
   out["slices_published"] = m.slices_published;
+  out["publications_coalesced"] = m.publications_coalesced;
   out["previews_published"] = m.previews_published;
   out["pixels_clamped"] = m.pixels_clamped;
   out["pixels_non_finite"] = m.pixels_non_finite;

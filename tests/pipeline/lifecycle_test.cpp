@@ -89,9 +89,9 @@ TEST(Lifecycle, ASlowSinkThinsPublicationsButLosesNothing) {
   pipeline.start();
   const test::TestScan scan = test::make_parallel_scan(7, {12, 32}, 24);
   test::begin_scan(pipeline, scan);
-  // 60 frames x 3 slices x 2 ms would keep the sink busy for ~360 ms: a slice whose previous
-  // publication still waits is published again only once the publish stage has taken it, with its
-  // latest values (latest wins), so reconstruction never waits for the sink.
+  // 60 frames x 3 slices x 2 ms would keep the sink busy for ~360 ms: a slice whose earlier
+  // publications still wait is published again only once the publish stage has taken one, with
+  // its latest values (latest wins), so reconstruction never waits for the sink.
   test::feed_phantom(pipeline, scan, 0, 60);
   pipeline.wait_idle();
   const MetricsSnapshot m = pipeline.metrics();

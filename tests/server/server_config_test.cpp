@@ -221,6 +221,8 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   stage.queue_capacity = 64;
   now.stages = {stage};
   now.residual_checks_run = 7;
+  now.slices_published = 40;
+  now.publications_coalesced = 9;
   now.slice_residuals = {{0, 0.0213}, {4, 0.5}};
   const std::vector<std::string> lines = format_stats(now, &before, {{"requests", 4}});
   std::string all;
@@ -235,6 +237,7 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   EXPECT_NE(all.find("shape_mismatch=1 (+1)"), std::string::npos) << all;
   EXPECT_NE(all.find("requests=4"), std::string::npos) << all;
   EXPECT_NE(all.find("(7 checks"), std::string::npos) << all;
+  EXPECT_NE(all.find("slices published 40 (+40, 9 coalesced)"), std::string::npos) << all;
   EXPECT_NE(all.find("slice 0 0.0213 slice 4 0.5"), std::string::npos) << all;
 
   const std::vector<std::string> idle = format_stats(now, &now, {});
