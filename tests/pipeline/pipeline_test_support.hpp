@@ -158,6 +158,10 @@ void end_scan(Pipeline& pipeline, const TestScan& scan, std::uint64_t frames_sen
 
 // Sends a command and waits for its reply.
 CommandReply call(Pipeline& pipeline, Command command);
+// The last publication of `slice` shows its current state: within `tolerance` (relative) of a
+// full recompute from the store (GetSlice, not zero), from as many projections.
+void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink& sink,
+                                        const SetSliceCommand& slice, double tolerance);
 
 PipelineConfig small_config();
 std::unique_ptr<Backend> cpu_backend(int threads = 2);

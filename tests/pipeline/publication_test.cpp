@@ -47,12 +47,7 @@ class PublicationTest : public ::testing::Test {
       for (std::size_t k = 0; k < published.size(); ++k)
         EXPECT_EQ(published[k].sequence, k + 1) << "slice " << slice.slice_id;
       EXPECT_EQ(published.back().projections_integrated, integrated);
-      const CommandReply full =
-          call(*pipeline_, GetSliceCommand{slice.orientation, slice.width, slice.height});
-      ASSERT_TRUE(full.slice.has_value()) << full.status.message;
-      ASSERT_GT(test::max_abs(full.slice->values), 0.01);
-      EXPECT_LT(test::relative_error(published.back().values, full.slice->values), 1e-6)
-          << "slice " << slice.slice_id << ": a stale final image";
+      test::expect_last_publication_is_current(*pipeline_, sink_, slice, 1e-6);
     }
   }
 

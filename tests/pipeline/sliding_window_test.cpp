@@ -41,18 +41,8 @@ class WindowTest : public ::testing::Test {
 
   // The last publication of every slice equals a full recompute from the store.
   void expect_slices_equal_full_recompute(double tolerance) {
-    for (const SetSliceCommand& slice : slices_) {
-      const std::optional<SliceImage> published = sink_.last_slice(slice.slice_id);
-      ASSERT_TRUE(published.has_value());
-      const CommandReply full =
-          call(*pipeline_, GetSliceCommand{slice.orientation, slice.width, slice.height});
-      ASSERT_TRUE(full.status.ok()) << full.status.message;
-      ASSERT_TRUE(full.slice.has_value());
-      ASSERT_GT(test::max_abs(full.slice->values), 0.01);
-      EXPECT_LT(relative_error(published->values, full.slice->values), tolerance)
-          << "slice " << slice.slice_id;
-      EXPECT_EQ(published->projections_integrated, full.slice->projections_integrated);
-    }
+    for (const SetSliceCommand& slice : slices_)
+      test::expect_last_publication_is_current(*pipeline_, sink_, slice, tolerance);
   }
 
   test::RecordingSink sink_;
