@@ -50,16 +50,29 @@ class BoundedQueue {
   // Blocks until an item is available (priority lane first). Empty once closed and drained.
   std::optional<T> pop() { return pop_until(Clock::time_point::max()); }
 
-  // Like pop(), but gives up at `deadline` (returns empty; check exhausted() to tell apart).
+  // Like pop(), but gives up at `deadline` or when woken (returns empty; check exhausted() to
+  // tell apart).
   std::optional<T> pop_until(Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
-    const auto ready = [&] { return closed_ || !priority_.empty() || !items_.empty(); };
+    const auto ready = [&] { return woken_ || closed_ || !priority_.empty() || !items_.empty(); };
     if (deadline == Clock::time_point::max()) {
       not_empty_.wait(lock, ready);
     } else if (!not_empty_.wait_until(lock, deadline, ready)) {
       return std::nullopt;
     }
+    woken_ = false;  // the consumer is running now: it sees whatever the waker had for it
     return take_front(lock);
+  }
+
+  // Another thread has news for the consumer that is not an item: its current or next
+  // pop_until returns at once (with an item when there is one). Not for consumers of pop(), to
+  // which an empty return means closed and drained.
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      woken_ = true;
+    }
+    not_empty_.notify_all();
   }
 
   std::optional<T> try_pop() { return pop_until(Clock::time_point::min()); }
@@ -134,6 +147,7 @@ class BoundedQueue {
   std::deque<T> items_;
   std::deque<T> priority_;
   bool closed_ = false;
+  bool woken_ = false;
 };
 
 }  // namespace slicestream

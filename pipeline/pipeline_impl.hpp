@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -58,7 +59,7 @@ struct Pipeline::Impl {
                   .exclude_wait(std::chrono::steady_clock::now() - begin);
               return pushed;
             },
-            [this] { return snapshot(); })) {}
+            publication_backlog, [this] { return snapshot(); })) {}
 
   // Declaration order is destruction order in reverse: queues (holding backend buffers) and the
   // reconstructor (holding targets) go before the backend.
@@ -72,7 +73,8 @@ struct Pipeline::Impl {
   BoundedQueue<StageItem> reconstruct_queue;
   BoundedQueue<PublishItem> publish_queue;
   EventReporter events;
-  DetectorRowSelection row_selection;  // reconstruct stage -> preprocess stage
+  DetectorRowSelection row_selection;      // reconstruct stage -> preprocess stage
+  PublicationBacklog publication_backlog;  // reconstruct stage <-> publish stage
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;
 
@@ -86,6 +88,8 @@ struct Pipeline::Impl {
   MetricsSnapshot snapshot() const;
   void ingest_loop();
   void preprocess_loop();
+  // Reads the backend's guard counts of the `uncounted` projections into the metrics and events.
+  void report_preprocess_counts(std::deque<FrameMeta>& uncounted);
   void filter_loop();
   void reconstruct_loop();
   void publish_loop();

@@ -2,6 +2,8 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <deque>
+#include <string>
 #include <vector>
 
 #include "pipeline/messages/overloaded.hpp"
@@ -11,6 +13,10 @@ namespace slicestream {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Projections whose guard counts the preprocess stage reads back at once (one wait on the
+// backend per batch instead of per frame).
+constexpr std::size_t kPreprocessCountsBatch = 8;
 
 // How often the publish stage looks for suppressed-event summaries when idle.
 constexpr auto kPublishIdleWait = std::chrono::milliseconds(200);
@@ -78,9 +84,43 @@ void Pipeline::Impl::ingest_loop() {
   preprocess_queue.close();
 }
 
+void Pipeline::Impl::report_preprocess_counts(std::deque<FrameMeta>& uncounted) {
+  if (uncounted.empty()) return;
+  std::vector<PreprocessCounters> counts;
+  try {
+    counts = backend->take_preprocess_counts();
+  } catch (const std::exception& e) {
+    events.error("backend_error",
+                 std::to_string(uncounted.size()) +
+                     " projections: guarded-pixel counts not read: " + e.what(),
+                 uncounted.front().scan_id);
+  }
+  // One entry per projection in order; an entry without its projection (never expected) is
+  // still counted.
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const PreprocessCounters& c = counts[k];
+    metrics.counters().pixels_clamped += c.clamped_low;
+    metrics.counters().pixels_non_finite += c.non_finite;
+    if (c.non_finite == 0) continue;
+    const FrameMeta* meta = k < uncounted.size() ? &uncounted[k] : nullptr;
+    const std::string which = meta != nullptr ? "projection " + std::to_string(meta->index) +
+                                                    " of scan " + std::to_string(meta->scan_id)
+                                              : std::string("a projection");
+    events.warning(kNonFinitePixelsWarning,
+                   which + ": " + std::to_string(c.non_finite) +
+                       " non-finite pixels zeroed, the rest integrated",
+                   meta != nullptr ? meta->scan_id : 0);
+  }
+  uncounted.clear();
+}
+
 void Pipeline::Impl::preprocess_loop() {
   name_thread("ss-preprocess");
   StageStats& stats = metrics.stage(Stage::kPreprocess);
+  // Projections preprocessed whose guard counts are not read yet, oldest first. They are read
+  // once per kPreprocessCountsBatch projections, when the queue runs dry, and before any other
+  // item goes on (a flush then finds every count in the metrics).
+  std::deque<FrameMeta> uncounted;
   while (std::optional<StageItem> item = preprocess_queue.pop()) {
     if (aborting) {
       count_left(*item);
@@ -88,10 +128,9 @@ void Pipeline::Impl::preprocess_loop() {
     }
     if (auto* projection = std::get_if<ProjectionItem>(&*item)) {
       stats.begin_item(Clock::now());
-      PreprocessCounters counters;
       try {
         projection->buffer =
-            backend->preprocess(projection->raw.view(), projection->placement.vector, &counters);
+            backend->preprocess(projection->raw.view(), projection->placement.vector);
       } catch (const std::exception& e) {
         metrics.add_discard(DiscardReason::kBackendError);
         events.error("backend_error",
@@ -101,6 +140,7 @@ void Pipeline::Impl::preprocess_loop() {
         stats.end_item(Clock::now());
         continue;
       }
+      uncounted.push_back(projection->meta);
       const std::vector<int> rows = row_selection.rows();
       if (!rows.empty()) {
         try {
@@ -116,20 +156,16 @@ void Pipeline::Impl::preprocess_loop() {
         }
       }
       projection->raw = RawFrame{};  // the transport buffer can go
-      metrics.counters().pixels_clamped += counters.clamped_low;
-      metrics.counters().pixels_non_finite += counters.non_finite;
-      if (counters.non_finite > 0) {
-        events.warning(kNonFinitePixelsWarning,
-                       "projection " + std::to_string(projection->meta.index) + " of scan " +
-                           std::to_string(projection->meta.scan_id) + ": " +
-                           std::to_string(counters.non_finite) +
-                           " non-finite pixels zeroed, the rest integrated",
-                       projection->meta.scan_id);
-      }
       stats.end_item(Clock::now());
+    } else {
+      report_preprocess_counts(uncounted);
     }
     if (!filter_queue.push(std::move(*item))) count_left(*item);
+    if (uncounted.size() >= kPreprocessCountsBatch || preprocess_queue.empty()) {
+      report_preprocess_counts(uncounted);
+    }
   }
+  report_preprocess_counts(uncounted);
   filter_queue.close();
 }
 
@@ -236,6 +272,14 @@ void Pipeline::Impl::publish(PublishItem& item) {
   std::visit(
       Overloaded{
           [&](SlicePublication& p) {
+            // The reconstruct stage may hold the slice's latest update back until now.
+            if (publication_backlog.taken(p.image.slice_id)) reconstruct_queue.wake();
+            if (p.readback) {
+              p.readback->wait();
+              p.image.values.assign(p.readback->values(),
+                                    p.readback->values() + p.readback->size());
+              p.readback.reset();
+            }
             sink.publish_slice(p.image);
             ++metrics.counters().slices_published;
             const std::uint64_t now_ns = steady_now_ns();

@@ -180,10 +180,14 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
       ->transform(CLI::AsSizeValue(false))
       ->group(group);
   add_choice<CudaInterpolation>(
-      app, "--cuda-interpolation", cuda.interpolation, choices_of(kCudaInterpolationNames),
-      "how backprojection samples the projections: linear-memory, linear-quads, texture-gather "
-      "and texture-point4 agree with the CPU backend to rounding; texture-linear uses the texture "
-      "unit's 8-bit weights (faster on small set-ups, about 1e-3 off)")
+      app, "--interpolation", cuda.interpolation, choices_of(kCudaInterpolationNames),
+      "how the CUDA backend samples the projections: texture (hardware filtering of the store's "
+      "one texture copy; a few 1e-4 from the CPU backend) or exact (fp32 weights, the CPU "
+      "backend to rounding, slower)")
+      ->group(group);
+  add_choice<CudaTexels>(app, "--texels", cuda.texels, choices_of(kCudaTexelsNames),
+                         "precision of the CUDA backend's stored projections with texture "
+                         "interpolation: fp32 or fp16 (half the memory and bytes read)")
       ->group(group);
   app.add_option("--cuda-graphs", cuda.use_graphs,
                  "replay each stage's per-frame work as one CUDA graph (false: kernel by kernel)")

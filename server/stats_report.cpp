@@ -35,14 +35,15 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
     return lines;
   }
   lines.push_back(fmt::format(
-      "frames {} (+{}) | projections integrated {} (+{}) | slices published {} (+{}) | "
-      "previews {} | scans {} started {} ended | errors {}",
+      "frames {} (+{}) | projections integrated {} (+{}) | slices published {} (+{}, "
+      "{} coalesced) | previews {} | scans {} started {} ended | errors {}",
       now.frames_received, delta(now.frames_received, previous, &MetricsSnapshot::frames_received),
       now.projections_integrated,
       delta(now.projections_integrated, previous, &MetricsSnapshot::projections_integrated),
       now.slices_published,
       delta(now.slices_published, previous, &MetricsSnapshot::slices_published),
-      now.previews_published, now.scans_started, now.scans_ended, now.errors));
+      now.publications_coalesced, now.previews_published, now.scans_started, now.scans_ended,
+      now.errors));
   lines.push_back(fmt::format("frame -> slice latency: {} (n={})",
                               latency_ms(now.frame_to_slice_us), now.frame_to_slice_us.count));
   for (const StageMetrics& stage : now.stages) {

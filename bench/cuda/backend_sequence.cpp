@@ -20,9 +20,12 @@ double us_between(SteadyClock::time_point a, SteadyClock::time_point b) {
 
 struct Variant {
   bool graphs;
-  bool skip_layers;
+  cuda::BackprojectInterpolation interpolation;
   int batch;
 };
+
+// The preprocess stage reads the guard counts of this many frames back at once.
+constexpr int kCountsBatch = 8;
 
 struct StageTimes {
   double preprocess_us = 0;
@@ -54,12 +57,14 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
   const std::vector<float> dark(detector.pixels(), 100.0f);
   const std::vector<float> flat(detector.pixels(), 20000.0f);
 
-  const Variant variants[] = {{false, false, 1}, {true, false, 1}, {false, true, 1},
-                              {true, true, 1},   {false, true, 4}, {true, true, 4}};
+  const auto texture = cuda::BackprojectInterpolation::kTexture;
+  const auto exact = cuda::BackprojectInterpolation::kExact;
+  const Variant variants[] = {{false, texture, 1}, {true, texture, 1}, {true, exact, 1},
+                              {false, texture, 8}, {true, texture, 8}, {true, exact, 8}};
   for (const Variant& v : variants) {
     CudaBackendOptions options;
     options.use_graphs = v.graphs;
-    options.skip_unused_texture_writes = v.skip_layers;
+    options.tuning.interpolation = v.interpolation;
     CudaBackend backend(0, options);
     backend.begin_scan(setup);
     backend.set_calibration(dark, flat);
@@ -71,15 +76,15 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     }
     std::vector<ProjectionUpdate> pending;
     // One frame as the pipeline's stages handle it, on this one thread; store updates are
-    // handed over in batches of v.batch.
+    // handed over in batches of v.batch, guard counts read back every kCountsBatch frames.
     auto frame = [&](int f, StageTimes* times) {
       const int slot = f % window;
       const FrameView view{raw[static_cast<std::size_t>(f) % raw.size()].data(), PixelType::kUint16,
                            detector};
-      PreprocessCounters counters;
       const SteadyClock::time_point t0 = SteadyClock::now();
-      std::unique_ptr<ProjectionBuffer> projection = backend.preprocess(
-          view, setup.geometry.vectors[static_cast<std::size_t>(slot)], &counters);
+      std::unique_ptr<ProjectionBuffer> projection =
+          backend.preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
+      if (f % kCountsBatch == kCountsBatch - 1) (void)backend.take_preprocess_counts();
       const SteadyClock::time_point t1 = SteadyClock::now();
       backend.filter(*projection);
       const SteadyClock::time_point t2 = SteadyClock::now();
@@ -145,7 +150,7 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
     report.add("backend per-frame sequence")
         .set("setup", spec.name)
         .set("graphs", v.graphs ? "on" : "off")
-        .set("texture layers", v.skip_layers ? "skipped" : "written")
+        .set("interpolation", cuda::to_string(v.interpolation))
         .set("batch", static_cast<double>(v.batch))
         .set("frames", static_cast<double>(frames))
         .set("wall us per frame", wall_us)

@@ -1,5 +1,7 @@
 #include "bench_scene.hpp"
 
+#include <string>
+
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace slicestream::bench {
@@ -98,23 +100,35 @@ std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
 
   scene->sources =
       cuda::DeviceBuffer<float>(d.pixels() * static_cast<std::size_t>(spec.projections));
-  // Both exact L1 paths are measured: one store keeps the quad copy, one the plain copy. Scratch
-  // layers for batches of up to kMaxBenchBatch projections.
-  cuda::ProjectionStoreOptions options;
-  options.scratch_layers = kMaxBenchBatch;
-  options.linear_copy = cuda::LinearCopy::kQuads;
-  scene->store = std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options);
-  options.linear_copy = cuda::LinearCopy::kPlain;
-  scene->plain_store =
-      std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options);
+  // Scratch layers for batches of up to kMaxBenchBatch projections.
+  for (cuda::ProjectionStorage storage : kBenchStorages) {
+    cuda::ProjectionStoreOptions options;
+    options.scratch_layers = kMaxBenchBatch;
+    options.storage = storage;
+    scene->stores.push_back(
+        std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options));
+  }
   for (int p = 0; p < spec.projections; ++p) {
     fill_smooth_random(const_cast<float*>(scene->projection(p)), d, static_cast<unsigned>(p + 1),
                        nullptr);
-    scene->store->write_slot(p, scene->projection(p), nullptr);
-    scene->plain_store->write_slot(p, scene->projection(p), nullptr);
+    for (auto& store : scene->stores)
+      store->write_slot(p, scene->projection(p), nullptr);
   }
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
   return scene;
+}
+
+cuda::ProjectionTextureStore& Scene::store(cuda::ProjectionStorage storage) const {
+  for (const auto& s : stores) {
+    if (s->storage() == storage) return *s;
+  }
+  throw cuda::CudaError(std::string("benchmark scene without a store of ") +
+                        cuda::to_string(storage));
+}
+
+cuda::BackprojectInterpolation interpolation_of(cuda::ProjectionStorage storage) {
+  return cuda::is_texture(storage) ? cuda::BackprojectInterpolation::kTexture
+                                   : cuda::BackprojectInterpolation::kExact;
 }
 
 std::vector<cuda::BackprojectJob> Scene::full_recompute_jobs(

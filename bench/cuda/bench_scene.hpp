@@ -37,12 +37,13 @@ struct Scene {
   BeamKind beam;
   ScanGeometry geometry;
   std::vector<ProjectionMap> maps;
-  cuda::DeviceBuffer<float> sources;                          // projections x rows x cols
-  std::unique_ptr<cuda::ProjectionTextureStore> store;        // layers + quad copy
-  std::unique_ptr<cuda::ProjectionTextureStore> plain_store;  // layers + plain copy
+  cuda::DeviceBuffer<float> sources;  // projections x rows x cols
+  // The window in every storage the backend can use: fp32 texels, fp16 texels, fp32 rows.
+  std::vector<std::unique_ptr<cuda::ProjectionTextureStore>> stores;
   std::vector<GridSpec> slices;
   std::vector<cuda::DeviceBuffer<float>> targets;
 
+  cuda::ProjectionTextureStore& store(cuda::ProjectionStorage storage) const;
   const float* projection(int p) const {
     return sources.data() + spec.detector.pixels() * static_cast<std::size_t>(p);
   }
@@ -57,6 +58,12 @@ ScanGeometry setup_geometry(const SetupSpec& spec, BeamKind beam);
 std::vector<GridSpec> setup_slices(const SetupSpec& spec);
 
 std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam);
+
+inline constexpr cuda::ProjectionStorage kBenchStorages[] = {cuda::ProjectionStorage::kTexture,
+                                                             cuda::ProjectionStorage::kTextureHalf,
+                                                             cuda::ProjectionStorage::kLinear};
+// The interpolation a storage is read with.
+cuda::BackprojectInterpolation interpolation_of(cuda::ProjectionStorage storage);
 
 // Fills `out` (rows x cols) with a smooth random image on the GPU (seeded by `seed`).
 void fill_smooth_random(float* out, DetectorShape shape, unsigned seed, cudaStream_t stream);

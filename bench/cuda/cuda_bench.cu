@@ -1,8 +1,8 @@
 // CUDA backend benchmark: texture-fetch ceilings, quasi-3D full recompute for the three
-// KernelKit set-ups (cone and parallel; kernel only and with the texture re-filled from device
-// memory; a block-shape / points-per-thread search per interpolation path), and the incremental
-// per-projection refresh (one by one and in batches of 1, 2, 4, 8, texture layers written and
-// skipped), and the CUDA backend's whole per-frame sequence for a stream of FleX-ray frames with
+// KernelKit set-ups (cone and parallel; kernel only and with the store re-filled from device
+// memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16 texels,
+// exact fp32 rows), and the incremental per-projection refresh (one by one and in batches of 1,
+// 2, 4, 8), and the CUDA backend's whole per-frame sequence for a stream of FleX-ray frames with
 // and without CUDA graphs. Prints tables; --json FILE writes every number.
 //
 //   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--frames N]
@@ -53,14 +53,11 @@ struct Best {
 };
 
 // Full recompute of the scene's three slices: sweep the tuning space, keep the fastest.
-const cuda::ProjectionTextureStore& store_for(const Scene& scene, BackprojectInterpolation interp) {
-  return interp == BackprojectInterpolation::kLinearMemory ? *scene.plain_store : *scene.store;
-}
-
-Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& report) {
+Best sweep(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   const float scale = angular_weight(scene.spec.projections);
+  const BackprojectInterpolation interp = interpolation_of(storage);
   const std::vector<cuda::BackprojectJob> jobs =
-      scene.full_recompute_jobs(scale, store_for(scene, interp));
+      scene.full_recompute_jobs(scale, scene.store(storage));
   Best best;
   best.kernel_ms = 1e30;
   for (BackprojectTuning tuning : tuning_space()) {
@@ -71,7 +68,7 @@ Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& repo
     report.add("tuning search")
         .set("setup", scene.spec.name)
         .set("beam", to_string(scene.beam))
-        .set("interpolation", to_string(interp))
+        .set("storage", cuda::to_string(storage))
         .set("block_x*block_y*points", tuning_name(tuning))
         .set("ms", ms)
         .set("GUPS", scene.samples_per_recompute() / (ms * 1e-3) / 1e9);
@@ -81,23 +78,13 @@ Best sweep(Scene& scene, BackprojectInterpolation interp, int reps, Report& repo
 }
 
 void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
-  std::vector<BackprojectInterpolation> modes = {BackprojectInterpolation::kTextureLinear,
-                                                 BackprojectInterpolation::kLinearMemory,
-                                                 BackprojectInterpolation::kLinearQuads};
-  // Four point fetches per sample (the exact texture path without gather) ran at under half
-  // the hardware-filtered rate in the first measurements; gather replaces it where the driver
-  // allows gathers on layered arrays.
-  if (scene.store->gather_supported()) {
-    modes.insert(modes.begin() + 1, BackprojectInterpolation::kTextureGather);
-  }
   const float scale = angular_weight(scene.spec.projections);
   const int n = scene.spec.projections;
-  for (BackprojectInterpolation interp : modes) {
-    cuda::ProjectionTextureStore& store =
-        const_cast<cuda::ProjectionTextureStore&>(store_for(scene, interp));
+  for (cuda::ProjectionStorage storage : kBenchStorages) {
+    const BackprojectInterpolation interp = interpolation_of(storage);
+    cuda::ProjectionTextureStore& store = scene.store(storage);
     const std::vector<cuda::BackprojectJob> jobs = scene.full_recompute_jobs(scale, store);
-    // Re-filling every slot from device memory in place (texture layers with cudaMemcpy3DAsync,
-    // and the store's linear copy): what the "with update" time adds.
+    // Re-filling every slot from device memory in place: what the "with update" time adds.
     const double refill_ms = median_ms(
         [&](cudaStream_t s) {
           for (int p = 0; p < n; ++p)
@@ -106,7 +93,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         reps, timing_stream());
     // --quick: no search, the backend's automatic tuning stands in for the best one.
     const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp, false}, 0.0}
-                            : sweep(scene, interp, std::max(3, reps / 4), report);
+                            : sweep(scene, storage, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
     const double kernel_ms =
         median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
@@ -137,7 +124,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("setup", scene.spec.name)
         .set("beam", to_string(scene.beam))
         .set("interpolation", to_string(interp))
-        .set("linear copy", cuda::to_string(store.linear_copy()))
+        .set("storage", cuda::to_string(storage))
         .set("best tuning", tuning_name(best.tuning))
         .set("kernel ms", kernel_ms)
         .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
@@ -179,11 +166,12 @@ std::vector<cuda::BackprojectJob> slice_update_jobs(Scene& scene) {
   return jobs;
 }
 
-// One arriving projection: one pass writes it into its slot in place (texture layer and linear
-// copy) and leaves new - old in the scratch; one launch adds BP(new - old) to the three live
-// slices. Breakdown per step, next to a plain copy of the projection.
-void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const BackprojectTuning& tuning,
-                 int reps, Report& report) {
+// One arriving projection: one pass writes it into its slot in place and leaves new - old in the
+// scratch; one launch adds BP(new - old) to the three live slices. Breakdown per step, next to a
+// plain copy of the projection.
+void incremental(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
+  cuda::ProjectionTextureStore& store = scene.store(storage);
+  const BackprojectTuning tuning{32, 4, 0, interpolation_of(storage), false};
   const int n = scene.spec.projections;
   const int frames = std::min(n, 64);
   const float scale = angular_weight(n);
@@ -210,8 +198,6 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   const double replace_us = per_frame_us([&](int k, cudaStream_t s) {
     store.replace_slots({{k, fresh(k), cuda::ScratchContent::kUnchanged}}, s);
   });
-  const double memcpy3d_us =
-      per_frame_us([&](int k, cudaStream_t s) { store.write_slot(k, fresh(k), s); });
   const double bp_us =
       per_frame_us([&](int k, cudaStream_t s) { backprojector.run(jobs_for(k), s); });
   cuda::DeviceBuffer<float> copy(scene.spec.detector.pixels());
@@ -224,13 +210,11 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
   report.add("incremental refresh per projection")
       .set("setup", scene.spec.name)
       .set("beam", to_string(scene.beam))
-      .set("interpolation", to_string(tuning.interpolation))
-      .set("linear copy", cuda::to_string(store.linear_copy()))
+      .set("storage", cuda::to_string(storage))
       .set("tuning", tuning_name(backprojector.resolved_tuning(jobs)))
       .set("total us", total_us)
       .set("replace+diff us", replace_diff_us)
       .set("replace us", replace_us)
-      .set("refill memcpy3D us", memcpy3d_us)
       .set("plain copy us", copy_us)
       .set("BP 3 slices us", bp_us)
       .set("slice R/W MB", target_bytes / 1e6);
@@ -238,9 +222,7 @@ void incremental(Scene& scene, cuda::ProjectionTextureStore& store, const Backpr
 
 // Batched incremental refresh: k arriving projections (distinct slots) in one replacement pass
 // and one backprojection launch with k sources per slice, so that the three slices are read and
-// written once per k projections; with the texture layers written (a hardware-filtering path
-// needs them) and skipped (the exact L1 path reads only the plain copy). GPU microseconds per
-// projection.
+// written once per k projections; per storage. GPU microseconds per projection.
 // k fresh projections for slots first .. first + k - 1 of a scene, and the jobs that add their
 // differences (left in scratch layers 0 .. k - 1 by the replacement) to the three slices.
 struct BatchedUpdate {
@@ -269,60 +251,55 @@ struct BatchedUpdate {
   }
 };
 
-const BackprojectTuning kExactTuning{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
-
-void incremental_batches(Scene& scene, cuda::ProjectionTextureStore& store, int reps,
-                         Report& report) {
+void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
+  cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
   const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
   const BatchedUpdate update{scene, store, angular_weight(n)};
-  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, kExactTuning);
+  const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
+                                          {32, 4, 0, interpolation_of(storage), false});
   auto batch_of = [&](int first, int count) { return update.replacements(first, count); };
   auto jobs_of = [&](int first, int count) { return update.jobs(first, count); };
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
     return us_per_frame(reps, frames, batch, enqueue_batch);
   };
-  for (bool layers : {true, false}) {
-    store.set_texture_layer_writes(layers, nullptr);
-    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
-    for (int batch : {1, 2, 4, 8}) {
-      if (batch > store.scratch_layers()) continue;
-      const double total_us = per_projection_us(batch, [&](int k, cudaStream_t s) {
-        store.replace_slots(batch_of(k, batch), s);
-        backprojector.run(jobs_of(k, batch), s);
-      });
-      const double replace_us = per_projection_us(
-          batch, [&](int k, cudaStream_t s) { store.replace_slots(batch_of(k, batch), s); });
-      const double bp_us = per_projection_us(
-          batch, [&](int k, cudaStream_t s) { backprojector.run(jobs_of(k, batch), s); });
-      report.add("batched incremental refresh")
-          .set("setup", scene.spec.name)
-          .set("beam", to_string(scene.beam))
-          .set("texture layers", layers ? "written" : "skipped")
-          .set("batch", static_cast<double>(batch))
-          .set("tuning", tuning_name(backprojector.resolved_tuning(jobs_of(0, batch))))
-          .set("us per projection", total_us)
-          .set("replace us per projection", replace_us)
-          .set("BP us per projection", bp_us)
-          .set("slice R/W MB per projection",
-               2.0 * 3.0 * scene.spec.slice_side * scene.spec.slice_side * 4.0 / batch / 1e6);
-    }
+  for (int batch : {1, 2, 4, 8}) {
+    if (batch > store.scratch_layers()) continue;
+    const double total_us = per_projection_us(batch, [&](int k, cudaStream_t s) {
+      store.replace_slots(batch_of(k, batch), s);
+      backprojector.run(jobs_of(k, batch), s);
+    });
+    const double replace_us = per_projection_us(
+        batch, [&](int k, cudaStream_t s) { store.replace_slots(batch_of(k, batch), s); });
+    const double bp_us = per_projection_us(
+        batch, [&](int k, cudaStream_t s) { backprojector.run(jobs_of(k, batch), s); });
+    report.add("batched incremental refresh")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("storage", cuda::to_string(storage))
+        .set("batch", static_cast<double>(batch))
+        .set("tuning", tuning_name(backprojector.resolved_tuning(jobs_of(0, batch))))
+        .set("us per projection", total_us)
+        .set("replace us per projection", replace_us)
+        .set("BP us per projection", bp_us)
+        .set("slice R/W MB per projection",
+             2.0 * 3.0 * scene.spec.slice_side * scene.spec.slice_side * 4.0 / batch / 1e6);
   }
-  store.set_texture_layer_writes(true, nullptr);  // layers back from the plain copy
-  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// For a profiler (ncu): one batched incremental update of `batch` projections (layers skipped,
-// exact path) run twice, the first as a warm-up, the second between cudaProfilerStart/Stop.
-void profile_batched(Scene& scene, cuda::ProjectionTextureStore& store, int batch) {
-  const BatchedUpdate update{scene, store, angular_weight(scene.spec.projections)};
-  cuda::Backprojector backprojector(scene.beam, scene.spec.detector, kExactTuning);
-  store.set_texture_layer_writes(false, nullptr);
+// For a profiler (ncu): one batched incremental update of `batch` projections (the backend's
+// default storage) run twice, the first as a warm-up, the second between
+// cudaProfilerStart/Stop.
+void profile_batched(Scene& scene, int batch) {
+  const cuda::ProjectionStorage storage = cuda::ProjectionStorage::kTexture;
+  const BatchedUpdate update{scene, scene.store(storage), angular_weight(scene.spec.projections)};
+  const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
+                                          {32, 4, 0, interpolation_of(storage), false});
   cuda::Stream stream;
   for (int run = 0; run < 2; ++run) {
     // ncu --profile-from-start off captures the second (warm) update only.
     if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
-    store.replace_slots(update.replacements(0, batch), stream.get());
+    scene.store(storage).replace_slots(update.replacements(0, batch), stream.get());
     backprojector.run(update.jobs(0, batch), stream.get());
     stream.synchronize();
   }
@@ -362,7 +339,7 @@ int run(int argc, char** argv) {
     for (const SetupSpec& spec : kernelkit_setups()) {
       if (setups_arg.find(spec.name) == std::string::npos) continue;
       std::unique_ptr<Scene> scene = make_scene(spec, BeamKind::kCone);
-      profile_batched(*scene, *scene->plain_store, profile_batch);
+      profile_batched(*scene, profile_batch);
     }
     return 0;
   }
@@ -378,11 +355,10 @@ int run(int argc, char** argv) {
     for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
       std::unique_ptr<Scene> scene = make_scene(spec, beam);
       full_recompute(*scene, quick, reps, report);
-      BackprojectTuning plain{32, 4, 0, BackprojectInterpolation::kLinearMemory, false};
-      incremental(*scene, *scene->plain_store, plain, std::max(3, reps / 4), report);
-      BackprojectTuning hardware{32, 4, 0, BackprojectInterpolation::kTextureLinear, false};
-      incremental(*scene, *scene->plain_store, hardware, std::max(3, reps / 4), report);
-      incremental_batches(*scene, *scene->plain_store, std::max(3, reps / 4), report);
+      for (cuda::ProjectionStorage storage : kBenchStorages) {
+        incremental(*scene, storage, std::max(3, reps / 4), report);
+        incremental_batches(*scene, storage, std::max(3, reps / 4), report);
+      }
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
       std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));

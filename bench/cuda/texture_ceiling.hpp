@@ -1,5 +1,5 @@
 // Micro-benchmarks of what one sample can cost at most: bilinear texture fetches (hardware
-// filtering), texture gathers, point fetches and four L1 loads per sample, with the access
+// filtering of fp32 and fp16 texels) and four L1 loads per sample, with the access
 // locality of a slice backprojection (neighbouring threads, neighbouring texels; a new layer per
 // step), and a device-to-device copy for the memory bandwidth.
 #pragma once

@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -102,6 +104,24 @@ std::string join_command(const std::vector<std::string>& argv) {
   for (const std::string& arg : argv)
     text += (text.empty() ? "" : " ") + arg;
   return text;
+}
+
+std::string default_binary(const std::string& name, const char* built) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path sibling = self.parent_path() / name;
+    if (std::filesystem::exists(sibling)) return sibling.string();
+  }
+  return built;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;)
+    words.push_back(word);
+  return words;
 }
 
 }  // namespace slicestream::bench

@@ -36,6 +36,12 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
+// The program `name` next to the running binary (a device bundle), else `built` (this build tree).
+std::string default_binary(const std::string& name, const char* built);
+
+// The words of "a b  c" (flags passed through to a program as one option value).
+std::vector<std::string> split_words(const std::string& text);
+
 // "a b c" for messages and logs.
 std::string join_command(const std::vector<std::string>& argv);
 

@@ -70,25 +70,6 @@ struct SetUp {
   std::size_t frame_bytes() const { return static_cast<std::size_t>(rows) * cols * 2; }
 };
 
-std::vector<std::string> split_words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;)
-    words.push_back(word);
-  return words;
-}
-
-// The binary next to this one (the device bundle), else the one built in this build tree.
-std::string default_binary(const std::string& name, const char* built) {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path sibling = self.parent_path() / name;
-    if (std::filesystem::exists(sibling)) return sibling.string();
-  }
-  return built;
-}
-
 std::string host_description() {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);

@@ -35,11 +35,6 @@ std::string port_endpoint(zmq::context_t& context) {
   return probe.get(zmq::sockopt::last_endpoint);
 }
 
-std::uint64_t counter(const v1::StatusReport& status, const std::string& name) {
-  const auto it = status.counters().find(name);
-  return it == status.counters().end() ? 0 : it->second;
-}
-
 // When the integrated count reached `count`, interpolated linearly between polls.
 double crossing_time(const std::vector<Sample>& samples, double count) {
   for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -62,6 +57,13 @@ std::vector<std::string> server_command(const StepConfig& c, const Endpoints& en
   if (c.data_hwm > 0) argv.insert(argv.end(), {"--data-hwm", std::to_string(c.data_hwm)});
   argv.insert(argv.end(), c.server_args.begin(), c.server_args.end());
   return argv;
+}
+
+}  // namespace
+
+std::uint64_t counter(const v1::StatusReport& status, const std::string& name) {
+  const auto it = status.counters().find(name);
+  return it == status.counters().end() ? 0 : it->second;
 }
 
 std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& endpoints) {
@@ -119,8 +121,6 @@ std::unique_ptr<ChildProcess> start_server(const StepConfig& c, Endpoints& endpo
     }
   }
 }
-
-}  // namespace
 
 const char* to_string(Transport transport) {
   return transport == Transport::kTcp ? "tcp" : "ipc";

@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+#include "clients/common/request_client.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream::bench {
@@ -81,5 +84,15 @@ struct StepResult {
 };
 
 StepResult run_ingest_step(const StepConfig& config);
+
+// The parts of a step other benchmarks reuse (slice_move_bench): a counter of the server's status
+// (0 when absent), the detector's command line, and the server started on fresh endpoints of
+// `config`'s transport, answering GetStatus (retried with other endpoints when a probed tcp port
+// was taken in between; throws std::runtime_error with the log's tail when it cannot start).
+std::uint64_t counter(const v1::StatusReport& status, const std::string& name);
+std::vector<std::string> detector_command(const StepConfig& config, const Endpoints& endpoints);
+std::unique_ptr<ChildProcess> start_server(const StepConfig& config, Endpoints& endpoints,
+                                           std::unique_ptr<client::RequestClient>& client,
+                                           v1::StatusReport& status);
 
 }  // namespace slicestream::bench

@@ -288,7 +288,7 @@ KernelCost measure_kernel_cost(const Scan& scan, int threads, int frames) {
       const RawFrame raw = frame(scan, FrameKind::kProjection, static_cast<std::uint32_t>(i));
       const ProjectionVector& vector = setup.geometry.vectors[static_cast<std::size_t>(i)];
       double t0 = process_cpu_ms();
-      std::unique_ptr<ProjectionBuffer> buffer = backend.preprocess(raw.view(), vector, nullptr);
+      std::unique_ptr<ProjectionBuffer> buffer = backend.preprocess(raw.view(), vector);
       double t1 = process_cpu_ms();
       backend.filter(*buffer);
       double t2 = process_cpu_ms();

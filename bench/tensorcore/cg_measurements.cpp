@@ -58,16 +58,17 @@ double cg_error_slices(solvers::cuda::DeviceProjectionOperator& op, const std::v
   return worst;
 }
 
-std::array<double, 2> cg_errors_by_operands(const std::shared_ptr<const TensorCoreMatrix>& matrix,
+std::array<double, 3> cg_errors_by_operands(const std::shared_ptr<const TensorCoreMatrix>& matrix,
                                             cuda::TensorCoreProjectorOptions options,
                                             const std::vector<float>& data, int slices,
                                             const std::vector<float>& truth, int iterations,
                                             cudaStream_t stream) {
-  std::array<double, 2> errors{};
-  for (int compensated = 0; compensated < 2; ++compensated) {
-    options.compensated_operands = compensated != 0;
+  std::array<double, 3> errors{};
+  for (int variant = 0; variant < 3; ++variant) {
+    options.compensated_operands = variant > 0;
+    options.compensate_backward = variant == 1;
     cuda::TensorCoreProjector tc(matrix, options);
-    errors[static_cast<std::size_t>(compensated)] =
+    errors[static_cast<std::size_t>(variant)] =
         cg_error_slices(tc, data, slices, truth, iterations, stream);
   }
   return errors;

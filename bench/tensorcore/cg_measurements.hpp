@@ -25,9 +25,9 @@ double cg_error_slices(solvers::cuda::DeviceProjectionOperator& op, const std::v
                        int slices, const std::vector<float>& truth, int iterations,
                        cudaStream_t stream);
 
-// cg_error_slices through a Tensor Core projector of `matrix` with `options`, with fp16 ([0]) and
-// compensated ([1]) operands.
-std::array<double, 2> cg_errors_by_operands(const std::shared_ptr<const TensorCoreMatrix>& matrix,
+// cg_error_slices through a Tensor Core projector of `matrix` with `options`, with fp16 ([0]),
+// compensated ([1]) and forward-only compensated ([2]) operands.
+std::array<double, 3> cg_errors_by_operands(const std::shared_ptr<const TensorCoreMatrix>& matrix,
                                             cuda::TensorCoreProjectorOptions options,
                                             const std::vector<float>& data, int slices,
                                             const std::vector<float>& truth, int iterations,

@@ -34,34 +34,46 @@ void sweep_gathered_ctas(SizeRun& run, const std::shared_ptr<const TensorCoreMat
   }
 }
 
-// CG accuracy through the gathered products: all slices at once, fp16 and compensated operands,
-// against the fp32 (cuSPARSE) error of the accuracy table; the compensated solver's time.
+// CG accuracy through the gathered products: all slices at once, fp16, compensated and
+// forward-only compensated operands, against the fp32 (cuSPARSE) error of the accuracy table;
+// the compensated solvers' times.
 void gathered_cg_accuracy(SizeRun& run, const std::shared_ptr<const TensorCoreMatrix>& m,
                           const CusparseBaseline& baseline, Json* gj) {
   const Options& o = run.o;
   const double error32 = baseline.error32;
-  const std::array<double, 2> errors = cg_errors_by_operands(
+  const std::array<double, 3> errors = cg_errors_by_operands(
       m, {}, run.problem.data, o.slices, run.problem.truth, o.accuracy_iterations, run.stream);
-  double cg_c = 0;  // the compensated solver (the one within 1 %) runs 64 product columns
+  // The compensated solvers: both directions run 64 product columns, forward-only compensation
+  // 64 forward and 32 backward.
+  double cg_c = 0;
+  double cg_f = 0;
   if (o.cg) {
     cuda::TensorCoreProjectorOptions compensated;
     compensated.compensated_operands = true;
     cuda::TensorCoreProjector tc(m, compensated);
     cg_c = cg_iteration_ms(tc, run.cg_b.data(), o.slices, o.cg_iterations, run.stream);
+    compensated.compensate_backward = false;
+    cuda::TensorCoreProjector forward_only(m, compensated);
+    cg_f = cg_iteration_ms(forward_only, run.cg_b.data(), o.slices, o.cg_iterations, run.stream);
   }
   gj->num("cg20_worst_slice_relative_error", errors[0])
       .num("cg20_compensated_worst_slice_relative_error", errors[1])
+      .num("cg20_forward_compensated_worst_slice_relative_error", errors[2])
       .num("fp32_relative_error", error32);
   if (o.cg) {
     gj->num("compensated_cg_ms_per_image", cg_c)
-        .num("compensated_speedup_vs_cusparse_cg", baseline.cg_ms / cg_c);
+        .num("compensated_speedup_vs_cusparse_cg", baseline.cg_ms / cg_c)
+        .num("forward_compensated_cg_ms_per_image", cg_f)
+        .num("forward_compensated_speedup_vs_cusparse_cg", baseline.cg_ms / cg_f);
   }
+  auto percent = [&](double e) { return 100 * (e - error32) / error32; };
   std::printf(
       "    gathered CG %d iterations, %d slices at once, worst slice: fp16 operands %.5f "
-      "(%+.2f%% vs fp32 %.5f), compensated %.5f (%+.3f%%); compensated CG %.4f "
-      "ms/image/iter (%.2fx cuSPARSE)\n",
-      o.accuracy_iterations, o.slices, errors[0], 100 * (errors[0] - error32) / error32, error32,
-      errors[1], 100 * (errors[1] - error32) / error32, cg_c, o.cg ? baseline.cg_ms / cg_c : 0.0);
+      "(%+.2f%% vs fp32 %.5f), compensated %.5f (%+.3f%%), forward only %.5f (%+.3f%%); "
+      "compensated CG %.4f ms/image/iter (%.2fx cuSPARSE), forward only %.4f (%.2fx)\n",
+      o.accuracy_iterations, o.slices, errors[0], percent(errors[0]), error32, errors[1],
+      percent(errors[1]), errors[2], percent(errors[2]), cg_c, o.cg ? baseline.cg_ms / cg_c : 0.0,
+      cg_f, o.cg ? baseline.cg_ms / cg_f : 0.0);
 }
 
 // The gathered products (symmetric_gather.hpp) of one shape: times, CTA sweep, CG accuracy;

@@ -12,22 +12,23 @@ namespace slicestream::cuda::detail {
 
 constexpr int kMaxTargetsPerLaunch = 8;
 constexpr int kSmallLaunchRecords = 8;    // per-frame updates: small parameter block
-constexpr int kBatchLaunchRecords = 64;   // batched per-frame updates: ~5.5 KB of parameters
-constexpr int kLargeLaunchRecords = 384;  // full recomputes: up to ~31 KB of parameters
+constexpr int kBatchLaunchRecords = 64;   // batched per-frame updates: ~4.5 KB of parameters
+constexpr int kLargeLaunchRecords = 480;  // full recomputes: up to ~31 KB of parameters
 
 // One source as seen from one target: each of col, row and den numerators is affine in the grid
 // indices, v(i, j, k) = v[0] + i v[1] + j v[2] + k v[3] (k relative to the first plane of the
 // launch), evaluated in double on the host so that the kernel adds only small float terms.
-struct DeviceRecord {
+// 64 bytes: blocks copy records into shared memory as four 16-byte words each.
+struct alignas(16) DeviceRecord {
   float col[4];
   float row[4];
   float den[4];
   float weight;  // map.weight * source scale
   int layer;
-  cudaTextureObject_t texture;  // filtered or point-sampled object, per interpolation
-  const float* linear;          // the plain linear copy (kLinearMemory)
-  const float4* quads;          // the quad copy (kLinearQuads)
+  // The filtered texture object (kTexture) or the projection's first float (kExact).
+  unsigned long long source;
 };
+static_assert(sizeof(DeviceRecord) == 64, "records are copied as four 16-byte words");
 
 struct DeviceTarget {
   float* data;  // the first plane of the launch
@@ -54,16 +55,10 @@ struct LaunchParams {
 static_assert(sizeof(LaunchParams<kLargeLaunchRecords>) <= 32764,
               "kernel parameters are limited to 32764 bytes");
 
-// 2x2 texels around (x0 + 1, y0 + 1) from a layered texture in one instruction. Components as
-// in Direct3D's Gather4: x = (x0, y0+1), y = (x0+1, y0+1), z = (x0+1, y0), w = (x0, y0).
-__device__ __forceinline__ float4 gather_layered(cudaTextureObject_t texture, int layer, float x,
-                                                 float y) {
-  float4 r;
-  asm("tld4.r.a2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
-      : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
-      : "l"(texture), "r"(layer), "f"(x), "f"(y));
-  return r;
-}
+// Records a block stages in shared memory at a time. Every warp reads the same record at the same
+// time (a broadcast); read from the parameter bank with a run-time index instead, they miss the
+// constant cache once a launch holds more records than it keeps.
+constexpr int kStagedRecords = 32;
 
 __device__ __forceinline__ float lerp2(float v00, float v10, float v01, float v11, float fx,
                                        float fy) {
@@ -77,32 +72,9 @@ __device__ __forceinline__ float lerp2(float v00, float v10, float v01, float v1
 template <BackprojectInterpolation kInterp>
 __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, float row, int rows,
                                         int cols) {
-  if constexpr (kInterp == BackprojectInterpolation::kTextureLinear) {
-    return tex2DLayered<float>(rec.texture, col + 0.5f, row + 0.5f, rec.layer);
-  } else if constexpr (kInterp == BackprojectInterpolation::kTextureGather) {
-    const float x0 = floorf(col);
-    const float y0 = floorf(row);
-    const float4 g = gather_layered(rec.texture, rec.layer, x0 + 1.0f, y0 + 1.0f);
-    return lerp2(g.w, g.z, g.x, g.y, col - x0, row - y0);
-  } else if constexpr (kInterp == BackprojectInterpolation::kTexturePoint4) {
-    const float x0 = floorf(col);
-    const float y0 = floorf(row);
-    const float v00 = tex2DLayered<float>(rec.texture, x0 + 0.5f, y0 + 0.5f, rec.layer);
-    const float v10 = tex2DLayered<float>(rec.texture, x0 + 1.5f, y0 + 0.5f, rec.layer);
-    const float v01 = tex2DLayered<float>(rec.texture, x0 + 0.5f, y0 + 1.5f, rec.layer);
-    const float v11 = tex2DLayered<float>(rec.texture, x0 + 1.5f, y0 + 1.5f, rec.layer);
-    return lerp2(v00, v10, v01, v11, col - x0, row - y0);
-  } else if constexpr (kInterp == BackprojectInterpolation::kLinearQuads) {
-    // Quads cover x0, y0 in [-1, cols - 1] x [-1, rows - 1] with zeros outside the detector, so
-    // clamping the position there reads exact zeros far away: col in [-1, cols] gives x0 in
-    // [-1, cols - 1] and fx in [0, 1] (fmaxf also maps NaN to -1).
-    col = fminf(fmaxf(col, -1.0f), static_cast<float>(cols));
-    row = fminf(fmaxf(row, -1.0f), static_cast<float>(rows));
-    const float x0 = fminf(floorf(col), static_cast<float>(cols - 1));
-    const float y0 = fminf(floorf(row), static_cast<float>(rows - 1));
-    const int index = (static_cast<int>(y0) + 1) * (cols + 1) + static_cast<int>(x0) + 1;
-    const float4 q = __ldg(rec.quads + index);
-    return lerp2(q.x, q.y, q.z, q.w, col - x0, row - y0);
+  if constexpr (kInterp == BackprojectInterpolation::kTexture) {
+    return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f, row + 0.5f,
+                               rec.layer);
   } else {
     // Clamp first so that far-away (or non-finite) positions index safely; fmaxf maps NaN to -2.
     col = fminf(fmaxf(col, -2.0f), static_cast<float>(cols) + 1.0f);
@@ -115,7 +87,8 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
     const bool x1_in = static_cast<unsigned>(ix + 1) < static_cast<unsigned>(cols);
     const bool y0_in = static_cast<unsigned>(iy) < static_cast<unsigned>(rows);
     const bool y1_in = static_cast<unsigned>(iy + 1) < static_cast<unsigned>(rows);
-    const float* p = rec.linear + static_cast<std::ptrdiff_t>(iy) * cols + ix;
+    const float* p =
+        reinterpret_cast<const float*>(rec.source) + static_cast<std::ptrdiff_t>(iy) * cols + ix;
     const float v00 = (x0_in && y0_in) ? __ldg(p) : 0.0f;
     const float v10 = (x1_in && y0_in) ? __ldg(p + 1) : 0.0f;
     const float v01 = (x0_in && y1_in) ? __ldg(p + cols) : 0.0f;
@@ -128,12 +101,44 @@ __device__ __forceinline__ float at_point(const float* v, float i, float j, floa
   return fmaf(k, v[3], fmaf(j, v[2], fmaf(i, v[1], v[0])));
 }
 
+// Adds source `rec`'s contribution to a thread's kPoints points, spaced `stride` rows apart.
+template <bool kCone, BackprojectInterpolation kInterp, int kPoints>
+__device__ __forceinline__ void add_source(const DeviceRecord& rec, float fi, float fj, float fk,
+                                           float stride, int rows, int cols, float* acc) {
+  const float c0 = at_point(rec.col, fi, fj, fk);
+  const float r0 = at_point(rec.row, fi, fj, fk);
+  const float dc = rec.col[2] * stride;
+  const float dr = rec.row[2] * stride;
+  if constexpr (kCone) {
+    const float d0 = at_point(rec.den, fi, fj, fk);
+    const float dd = rec.den[2] * stride;
+#pragma unroll
+    for (int q = 0; q < kPoints; ++q) {
+      const float fq = static_cast<float>(q);
+      const float den = fmaf(fq, dd, d0);
+      const float inv = den > 0.0f ? __fdividef(1.0f, den) : 0.0f;  // behind the source: 0
+      const float col = fmaf(fq, dc, c0) * inv;
+      const float row = fmaf(fq, dr, r0) * inv;
+      acc[q] = fmaf(rec.weight * inv * inv, sample<kInterp>(rec, col, row, rows, cols), acc[q]);
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kPoints; ++q) {
+      const float fq = static_cast<float>(q);
+      acc[q] = fmaf(rec.weight,
+                    sample<kInterp>(rec, fmaf(fq, dc, c0), fmaf(fq, dr, r0), rows, cols), acc[q]);
+    }
+  }
+}
+
 // Each block covers blockDim.x x (blockDim.y * kPoints) points of one plane of one target; each
 // thread takes kPoints points spaced blockDim.y rows apart (coalesced writes per row). The
 // detector coordinates are affine in the grid indices, so each thread evaluates them once per
-// source and steps with one FMA per point.
+// source and steps with one FMA per point. The block stages its target's records in shared memory
+// kStagedRecords at a time; threads past the target's edge help with the staging.
 template <bool kCone, BackprojectInterpolation kInterp, int kPoints, int kMaxRecords>
 __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
+  __shared__ DeviceRecord staged[kStagedRecords];
   const int block = static_cast<int>(blockIdx.x);
   // The last target starting at or before this block; members of an interleaved group share
   // block_begin, so that is the group's last member.
@@ -155,48 +160,35 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   const int tile_x = in_plane - tile_y * target.tiles_x;
   const int i = tile_x * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
   const int j0 = tile_y * static_cast<int>(blockDim.y) * kPoints + static_cast<int>(threadIdx.y);
-  if (i >= target.width || j0 >= target.height) return;
+  const bool inside = i < target.width && j0 < target.height;
 
   const float fi = static_cast<float>(i);
   const float fj = static_cast<float>(j0);
   const float fk = static_cast<float>(plane);
   const float stride = static_cast<float>(blockDim.y);
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
 
   float acc[kPoints];
 #pragma unroll
   for (int q = 0; q < kPoints; ++q)
     acc[q] = 0.0f;
 
-  for (int r = target.record_begin; r < target.record_end; ++r) {
-    const DeviceRecord& rec = params.records[r];
-    const float c0 = at_point(rec.col, fi, fj, fk);
-    const float r0 = at_point(rec.row, fi, fj, fk);
-    const float dc = rec.col[2] * stride;
-    const float dr = rec.row[2] * stride;
-    if constexpr (kCone) {
-      const float d0 = at_point(rec.den, fi, fj, fk);
-      const float dd = rec.den[2] * stride;
-#pragma unroll
-      for (int q = 0; q < kPoints; ++q) {
-        const float fq = static_cast<float>(q);
-        const float den = fmaf(fq, dd, d0);
-        const float inv = den > 0.0f ? __fdividef(1.0f, den) : 0.0f;  // behind the source: 0
-        const float col = fmaf(fq, dc, c0) * inv;
-        const float row = fmaf(fq, dr, r0) * inv;
-        acc[q] = fmaf(rec.weight * inv * inv,
-                      sample<kInterp>(rec, col, row, params.rows, params.cols), acc[q]);
-      }
-    } else {
-#pragma unroll
-      for (int q = 0; q < kPoints; ++q) {
-        const float fq = static_cast<float>(q);
-        acc[q] =
-            fmaf(rec.weight,
-                 sample<kInterp>(rec, fmaf(fq, dc, c0), fmaf(fq, dr, r0), params.rows, params.cols),
-                 acc[q]);
-      }
+  for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
+    const int count = min(kStagedRecords, target.record_end - first);
+    __syncthreads();  // the previous records are no longer read
+    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
+    int4* to = reinterpret_cast<int4*>(staged);
+    for (int w = thread; w < count * 4; w += threads)
+      to[w] = from[w];
+    __syncthreads();
+    if (!inside) continue;
+    for (int r = 0; r < count; ++r) {
+      add_source<kCone, kInterp, kPoints>(staged[r], fi, fj, fk, stride, params.rows, params.cols,
+                                          acc);
     }
   }
+  if (!inside) return;
 
   const std::size_t plane_offset = static_cast<std::size_t>(plane) *
                                    static_cast<std::size_t>(target.height) *

@@ -38,18 +38,10 @@ KernelFn<kMaxRecords> pick_points(int points) {
 
 template <bool kCone, int kMaxRecords>
 KernelFn<kMaxRecords> pick_interpolation(BackprojectInterpolation interp, int points) {
-  switch (interp) {
-    case BackprojectInterpolation::kTextureLinear:
-      return pick_points<kCone, BackprojectInterpolation::kTextureLinear, kMaxRecords>(points);
-    case BackprojectInterpolation::kTextureGather:
-      return pick_points<kCone, BackprojectInterpolation::kTextureGather, kMaxRecords>(points);
-    case BackprojectInterpolation::kTexturePoint4:
-      return pick_points<kCone, BackprojectInterpolation::kTexturePoint4, kMaxRecords>(points);
-    case BackprojectInterpolation::kLinearQuads:
-      return pick_points<kCone, BackprojectInterpolation::kLinearQuads, kMaxRecords>(points);
-    default:
-      return pick_points<kCone, BackprojectInterpolation::kLinearMemory, kMaxRecords>(points);
+  if (interp == BackprojectInterpolation::kTexture) {
+    return pick_points<kCone, BackprojectInterpolation::kTexture, kMaxRecords>(points);
   }
+  return pick_points<kCone, BackprojectInterpolation::kExact, kMaxRecords>(points);
 }
 
 template <int kMaxRecords>
@@ -112,15 +104,16 @@ DeviceRecord make_record(const BackprojectSource& source, const GridFrame& frame
   relative_to_grid(source.map.den_coef, frame, rec.den);
   rec.weight = source.map.weight * source.scale;
   rec.layer = source.texture.layer;
-  rec.texture = interp == BackprojectInterpolation::kTextureLinear ? source.texture.filtered
-                                                                   : source.texture.point;
-  rec.linear = source.texture.linear;
-  rec.quads = source.texture.quads;
-  if (interp == BackprojectInterpolation::kLinearMemory && rec.linear == nullptr) {
-    throw CudaError("linear-memory interpolation needs a store with a plain linear copy");
-  }
-  if (interp == BackprojectInterpolation::kLinearQuads && rec.quads == nullptr) {
-    throw CudaError("linear-quads interpolation needs a store with a quad copy");
+  if (interp == BackprojectInterpolation::kTexture) {
+    if (source.texture.texture == 0) {
+      throw CudaError("texture interpolation needs a store with texture storage");
+    }
+    rec.source = static_cast<unsigned long long>(source.texture.texture);
+  } else {
+    if (source.texture.linear == nullptr) {
+      throw CudaError("exact interpolation needs a store with linear storage");
+    }
+    rec.source = reinterpret_cast<unsigned long long>(source.texture.linear);
   }
   return rec;
 }
@@ -203,16 +196,10 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
 
 const char* to_string(BackprojectInterpolation interpolation) {
   switch (interpolation) {
-    case BackprojectInterpolation::kTextureLinear:
-      return "texture-linear";
-    case BackprojectInterpolation::kTextureGather:
-      return "texture-gather";
-    case BackprojectInterpolation::kTexturePoint4:
-      return "texture-point4";
-    case BackprojectInterpolation::kLinearMemory:
-      return "linear-memory";
-    case BackprojectInterpolation::kLinearQuads:
-      return "linear-quads";
+    case BackprojectInterpolation::kTexture:
+      return "texture";
+    case BackprojectInterpolation::kExact:
+      return "exact";
   }
   return "unknown";
 }
@@ -275,7 +262,7 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
     total_sources += job.sources.size();
   }
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
-  // it copies ~1 KB of parameters instead of ~29 KB; batched updates the medium one.
+  // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
   const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
   std::size_t max_records = detail::kLargeLaunchRecords;
   if (one_launch && total_sources <= static_cast<std::size_t>(detail::kSmallLaunchRecords)) {

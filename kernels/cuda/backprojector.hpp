@@ -19,15 +19,15 @@
 
 namespace slicestream::cuda {
 
-// How a bilinear sample is taken. All but kTextureLinear compute the interpolation weights in
-// fp32 and match the CPU twin to rounding; kTextureLinear uses the texture unit's filtering,
-// whose weights have 8 fractional bits (about 1e-3 relative error per sample).
+// How a bilinear sample is taken, and so which store the sources come from.
 enum class BackprojectInterpolation {
-  kTextureLinear,  // one filtered fetch (hardware bilinear)
-  kTextureGather,  // one gather of the 2x2 texels (tld4 on the layered array) + fp32 lerp
-  kTexturePoint4,  // four point-sampled fetches + fp32 lerp
-  kLinearMemory,   // four loads from the store's plain linear copy through L1 + fp32 lerp
-  kLinearQuads,    // one 16-byte load of the 2x2 texels from the store's quad copy + fp32 lerp
+  // One hardware-filtered fetch from the store's layered texture (fp32 or fp16 texels). The
+  // filter's weights have 8 fractional bits: a few 1e-4 of the slice from the fp32 CPU twin, far
+  // below the reconstruction's own error against the object (docs/performance.md).
+  kTexture,
+  // Four loads from the store's linear fp32 rows through L1 and fp32 weights: the CPU twin to
+  // rounding.
+  kExact,
 };
 const char* to_string(BackprojectInterpolation interpolation);
 
@@ -38,10 +38,10 @@ struct BackprojectTuning {
   // 1..8 that still gives every multiprocessor six blocks (the best choice in bench/cuda's
   // tuning search, docs/performance.md).
   int points_per_thread = 0;
-  BackprojectInterpolation interpolation = BackprojectInterpolation::kTextureGather;
+  BackprojectInterpolation interpolation = BackprojectInterpolation::kTexture;
   // Targets of equal shape in one launch take turns block by block, so that blocks running at
   // the same time cover the same rows of every slice (hoping for L2 reuse of detector rows).
-  // Off by default: it did not pay in bench/cuda (docs/performance.md).
+  // Off by default: it won only some comparisons in bench/cuda (docs/performance.md).
   bool interleave_targets = false;
 };
 // Empty when valid, else why not.

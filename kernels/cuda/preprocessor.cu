@@ -51,7 +51,7 @@ KernelLaunch preprocess_pixels(const void* raw, const float* dark, const float* 
 
 std::size_t Preprocessor::device_bytes(DetectorShape shape) {
   return shape.pixels() * (sizeof(std::uint32_t) + 2 * sizeof(float)) +
-         2 * sizeof(unsigned long long);
+         2 * kCountRing * sizeof(unsigned long long);
 }
 
 Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream, bool use_graph)
@@ -59,12 +59,13 @@ Preprocessor::Preprocessor(DetectorShape shape, cudaStream_t stream, bool use_gr
       raw_(shape.pixels() * sizeof(std::uint32_t)),
       dark_(shape.pixels()),
       inv_gain_(shape.pixels()),
-      counts_(2),
-      counts_host_(2),
+      counts_(2 * kCountRing),
+      counts_host_(2 * kCountRing),
       ring_(
           use_graph ? std::max<std::size_t>(raw_.bytes(), 1) : PinnedUploadRing::kDefaultChunkBytes,
           use_graph ? 2 : PinnedUploadRing::kDefaultChunks) {
   if (use_graph) graph_ = std::make_unique<GraphReplayer>();
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, counts_.bytes(), stream));
   set_calibration({}, {}, stream);
 }
 
@@ -82,8 +83,7 @@ void Preprocessor::set_calibration(const std::vector<float>& dark, const std::ve
 }
 
 void Preprocessor::run(const FrameView& raw, const PreprocessParams& params,
-                       const CosineWeight& cosine, float* out, cudaStream_t stream,
-                       PreprocessCounters* counters) {
+                       const CosineWeight& cosine, float* out, cudaStream_t stream) {
   if (raw.shape != shape_) {
     throw CudaError("frame shape " + std::to_string(raw.shape.rows) + " x " +
                     std::to_string(raw.shape.cols) + " differs from the scan's detector " +
@@ -96,33 +96,52 @@ void Preprocessor::run(const FrameView& raw, const PreprocessParams& params,
       !(params.min_transmission > 0.0f && std::isfinite(params.min_transmission))) {
     throw CudaError("min_transmission must be a positive finite number");
   }
+  if (pending_ == kCountRing) {
+    std::vector<PreprocessCounters> ring = take_counts(stream);
+    taken_.insert(taken_.end(), ring.begin(), ring.end());
+  }
+  unsigned long long* counts = counts_.data() + 2 * static_cast<std::size_t>(next_);
   LaunchSequence sequence;
   if (graph_) {
     // One copy from a frame-sized pinned chunk, so that the upload is one graph node.
     const void* staged = ring_.stage(raw.data, raw.bytes());
     sequence.add_copy(raw_.data(), staged, raw.bytes(), cudaMemcpyHostToDevice);
-    append_device_work(raw, params, cosine, out, counters != nullptr, sequence);
+    append_device_work(raw, params, cosine, out, counts, sequence);
     graph_->launch(sequence, stream);
     ring_.staged_read_enqueued(stream);
   } else {
     ring_.upload(raw.data, raw_.data(), raw.bytes(), stream);
-    append_device_work(raw, params, cosine, out, counters != nullptr, sequence);
+    append_device_work(raw, params, cosine, out, counts, sequence);
     sequence.enqueue(stream);
   }
-  if (counters != nullptr) {
-    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    counters->non_finite += counts_host_[0];
-    counters->clamped_low += counts_host_[1];
+  next_ = (next_ + 1) % kCountRing;
+  ++pending_;
+}
+
+std::vector<PreprocessCounters> Preprocessor::take_counts(cudaStream_t stream) {
+  std::vector<PreprocessCounters> result = std::move(taken_);
+  taken_.clear();
+  if (pending_ == 0) return result;
+  // The whole ring (1 KiB) in one copy, then zeroed for the frames to come.
+  SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(counts_host_.data(), counts_.data(), counts_.bytes(),
+                                         cudaMemcpyDeviceToHost, stream));
+  SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, counts_.bytes(), stream));
+  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const int first = (next_ - pending_ + kCountRing) % kCountRing;
+  for (int k = 0; k < pending_; ++k) {
+    const std::size_t entry = 2 * static_cast<std::size_t>((first + k) % kCountRing);
+    PreprocessCounters c;
+    c.non_finite = counts_host_[entry];
+    c.clamped_low = counts_host_[entry + 1];
+    result.push_back(c);
   }
+  pending_ = 0;
+  return result;
 }
 
 void Preprocessor::append_device_work(const FrameView& raw, const PreprocessParams& params,
-                                      const CosineWeight& cosine, float* out, bool read_counts,
-                                      LaunchSequence& sequence) {
-  unsigned long long* counts = counts_.data();
-  sequence.add_fixed(&counts_, [counts](cudaStream_t s) {
-    SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), s));
-  });
+                                      const CosineWeight& cosine, float* out,
+                                      unsigned long long* counts, LaunchSequence& sequence) {
   switch (raw.type) {
     case PixelType::kUint16:
       sequence.add(preprocess_pixels<std::uint16_t>(raw_.data(), dark_.data(), inv_gain_.data(),
@@ -138,13 +157,6 @@ void Preprocessor::append_device_work(const FrameView& raw, const PreprocessPara
       break;
     default:
       throw CudaError("unknown pixel type");
-  }
-  if (read_counts) {
-    unsigned long long* host = counts_host_.data();
-    sequence.add_fixed(&counts_host_, [counts, host](cudaStream_t s) {
-      SLICESTREAM_CUDA_CHECK(
-          cudaMemcpyAsync(host, counts, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    });
   }
 }
 

@@ -1,9 +1,10 @@
 // The kernels of the projection store's updates (projection_texture_store.cu, their only
-// includer, hence the unnamed namespace): the per-projection replacement of a batch of slots in
-// the texture layers and the plain copy, the same for the quad copy, and the texture layers
-// brought up to date from the linear copy.
+// includer, hence the unnamed namespace): the per-projection replacement of a batch of slots, in
+// texture layers (fp32 or fp16 texels) or linear memory, zeroing layers and reading one back as
+// fp32.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -20,124 +21,92 @@ constexpr int kScratchOld = 2;
 // Projections per replacement launch (the batch travels in the kernel's parameters).
 constexpr int kMaxReplaceBatch = 16;
 
-struct ReplacePixelsEntry {
-  const float* projection;
-  float* slot_plain;     // null without a plain copy
-  float* scratch_plain;  // this entry's scratch in the plain copy (null without one)
-  cudaSurfaceObject_t slot_surface;
+// One slot as the store keeps it: a layer of a layered array (through its surface) or rows x cols
+// floats in linear memory.
+struct SlotAccess {
+  cudaSurfaceObject_t surface;
+  float* linear;  // null: the layer of `surface`
   int layer;
-  int scratch_layer;
+};
+
+struct ReplaceEntry {
+  const float* projection;
+  SlotAccess slot;
+  SlotAccess scratch;
   int scratch_mode;
 };
 
-struct ReplacePixelsBatch {
-  ReplacePixelsEntry entries[kMaxReplaceBatch];
-  cudaSurfaceObject_t scratch_surface;
+struct ReplaceBatch {
+  ReplaceEntry entries[kMaxReplaceBatch];
   int rows;
   int cols;
-  int write_layers;  // 0: the texture layers are skipped (a linear copy exists)
+  int half_texels;  // the slots' layers hold fp16 (scratch layers are always fp32)
 };
 
-// The per-projection update of the texture layer and the plain copy, one thread per pixel, entry
-// blockIdx.z of the batch: the old value (from the plain copy when there is one, else through the
-// surface) goes into the entry's scratch as new - old or old, then the new value overwrites the
-// slot in place.
-__global__ void replace_pixels_kernel(const __grid_constant__ ReplacePixelsBatch batch) {
+__device__ __forceinline__ float load_texel(const SlotAccess& a, int half_texels, int row, int col,
+                                            std::size_t index) {
+  if (a.linear != nullptr) return a.linear[index];
+  if (half_texels != 0) {
+    unsigned short bits = 0;
+    surf2DLayeredread(&bits, a.surface, col * static_cast<int>(sizeof(bits)), row, a.layer);
+    return __half2float(__ushort_as_half(bits));
+  }
+  float value = 0.0f;
+  surf2DLayeredread(&value, a.surface, col * static_cast<int>(sizeof(value)), row, a.layer);
+  return value;
+}
+
+__device__ __forceinline__ void store_texel(const SlotAccess& a, int half_texels, int row, int col,
+                                            std::size_t index, float value) {
+  if (a.linear != nullptr) {
+    a.linear[index] = value;
+  } else if (half_texels != 0) {
+    const unsigned short bits = __half_as_ushort(__float2half_rn(value));
+    surf2DLayeredwrite(bits, a.surface, col * static_cast<int>(sizeof(bits)), row, a.layer);
+  } else {
+    surf2DLayeredwrite(value, a.surface, col * static_cast<int>(sizeof(value)), row, a.layer);
+  }
+}
+
+// The per-projection update, one thread per pixel, entry blockIdx.z of the batch: the old value
+// goes into the entry's scratch as new - old or old, then the new value overwrites the slot in
+// place. With fp16 texels the difference is taken from the values as stored (the new one rounded
+// first), so that the live slices and a recompute from the store agree.
+__global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= batch.cols || row >= batch.rows) return;
-  const ReplacePixelsEntry& e = batch.entries[blockIdx.z];
+  const ReplaceEntry& e = batch.entries[blockIdx.z];
   const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(batch.cols) +
                             static_cast<std::size_t>(col);
-  const int x_bytes = col * static_cast<int>(sizeof(float));
-  const float fresh = e.projection[index];
+  float fresh = e.projection[index];
+  if (batch.half_texels != 0) fresh = __half2float(__float2half_rn(fresh));
   if (e.scratch_mode != kScratchUnchanged) {
-    float old_value = 0.0f;
-    if (e.slot_plain != nullptr) {
-      old_value = e.slot_plain[index];
-    } else {
-      surf2DLayeredread(&old_value, e.slot_surface, x_bytes, row, e.layer);
-    }
+    const float old_value = load_texel(e.slot, batch.half_texels, row, col, index);
     const float value = e.scratch_mode == kScratchDifference ? fresh - old_value : old_value;
-    if (batch.write_layers != 0) {
-      surf2DLayeredwrite(value, batch.scratch_surface, x_bytes, row, e.scratch_layer);
-    }
-    if (e.scratch_plain != nullptr) e.scratch_plain[index] = value;
+    store_texel(e.scratch, 0, row, col, index, value);
   }
-  if (batch.write_layers != 0) surf2DLayeredwrite(fresh, e.slot_surface, x_bytes, row, e.layer);
-  if (e.slot_plain != nullptr) e.slot_plain[index] = fresh;
+  store_texel(e.slot, batch.half_texels, row, col, index, fresh);
 }
 
-__device__ __forceinline__ float texel_or_zero(const float* __restrict__ p, int r, int c, int rows,
-                                               int cols) {
-  return (r >= 0 && r < rows && c >= 0 && c < cols)
-             ? p[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
-                 static_cast<std::size_t>(c)]
-             : 0.0f;
-}
-
-struct ReplaceQuadsEntry {
-  const float* projection;
-  float4* slot_quads;
-  float4* scratch_quads;  // this entry's scratch quads (null: scratch unchanged)
-  int scratch_mode;
-};
-
-struct ReplaceQuadsBatch {
-  ReplaceQuadsEntry entries[kMaxReplaceBatch];
-  int rows;
-  int cols;
-};
-
-// The quad copy, one thread per quad (r, c), r in [-1, rows - 1], c in [-1, cols - 1], entry
-// blockIdx.z: the new quad is built from the projection; the scratch gets new - old or old (old
-// read from the slot's quads), then the slot's quad is overwritten.
-__global__ void replace_quads_kernel(const __grid_constant__ ReplaceQuadsBatch batch) {
-  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) - 1;
-  const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) - 1;
-  const int rows = batch.rows;
-  const int cols = batch.cols;
-  if (c >= cols || r >= rows) return;
-  const ReplaceQuadsEntry& e = batch.entries[blockIdx.z];
-  const std::size_t index = static_cast<std::size_t>(r + 1) * static_cast<std::size_t>(cols + 1) +
-                            static_cast<std::size_t>(c + 1);
-  const float4 fresh = make_float4(texel_or_zero(e.projection, r, c, rows, cols),
-                                   texel_or_zero(e.projection, r, c + 1, rows, cols),
-                                   texel_or_zero(e.projection, r + 1, c, rows, cols),
-                                   texel_or_zero(e.projection, r + 1, c + 1, rows, cols));
-  if (e.scratch_mode != kScratchUnchanged) {
-    const float4 old_quad = e.slot_quads[index];
-    e.scratch_quads[index] = e.scratch_mode == kScratchDifference
-                                 ? make_float4(fresh.x - old_quad.x, fresh.y - old_quad.y,
-                                               fresh.z - old_quad.z, fresh.w - old_quad.w)
-                                 : old_quad;
-  }
-  e.slot_quads[index] = fresh;
-}
-
-// Texture layers from the linear copy: layer blockIdx.z of an array whose first slot is
-// `first_slot`, from the plain copy or (without one) the quads' top-left texels.
-__global__ void layers_from_linear_kernel(cudaSurfaceObject_t surface, const float* plain,
-                                          const float4* quads, int first_slot, int rows, int cols) {
+// A layer (fp32 or fp16 texels) as fp32 rows x cols floats.
+__global__ void read_layer_kernel(SlotAccess layer, int half_texels, int rows, int cols,
+                                  float* out) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
-  const int layer = static_cast<int>(blockIdx.z);
-  const std::size_t slot = static_cast<std::size_t>(first_slot + layer);
-  float value = 0.0f;
-  if (plain != nullptr) {
-    const std::size_t pixels = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-    value = plain[slot * pixels + static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
-                  static_cast<std::size_t>(col)];
-  } else {
-    const std::size_t per_slot =
-        static_cast<std::size_t>(rows + 1) * static_cast<std::size_t>(cols + 1);
-    value = quads[slot * per_slot +
-                  static_cast<std::size_t>(row + 1) * static_cast<std::size_t>(cols + 1) +
-                  static_cast<std::size_t>(col + 1)]
-                .x;
-  }
-  surf2DLayeredwrite(value, surface, col * static_cast<int>(sizeof(float)), row, layer);
+  const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+                            static_cast<std::size_t>(col);
+  out[index] = load_texel(layer, half_texels, row, col, index);
+}
+
+// Zeroes layer blockIdx.z of a layered array (fp32 or fp16 texels).
+__global__ void clear_layers_kernel(cudaSurfaceObject_t surface, int half_texels, int rows,
+                                    int cols) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (col >= cols || row >= rows) return;
+  store_texel({surface, nullptr, static_cast<int>(blockIdx.z)}, half_texels, row, col, 0, 0.0f);
 }
 
 int scratch_mode_of(ScratchContent content) {

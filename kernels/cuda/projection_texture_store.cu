@@ -1,7 +1,7 @@
 #include "kernels/cuda/projection_texture_store.hpp"
 
 #include <algorithm>
-#include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,34 +11,31 @@
 
 namespace slicestream::cuda {
 
-// One layered CUDA array with its two texture objects and its surface object.
+// One layered CUDA array with its filtered texture object and its surface object.
 struct ProjectionTextureStore::LayeredArray {
   cudaArray_t array = nullptr;
-  cudaTextureObject_t filtered = 0;
-  cudaTextureObject_t point = 0;
+  cudaTextureObject_t texture = 0;
   cudaSurfaceObject_t surface = 0;
   int layers = 0;
 
   ~LayeredArray() {
     if (surface != 0) cudaDestroySurfaceObject(surface);
-    if (point != 0) cudaDestroyTextureObject(point);
-    if (filtered != 0) cudaDestroyTextureObject(filtered);
+    if (texture != 0) cudaDestroyTextureObject(texture);
     if (array != nullptr) cudaFreeArray(array);
   }
 };
 
 namespace {
 
-cudaTextureObject_t make_texture(cudaArray_t array, cudaTextureFilterMode filter) {
+// Hardware bilinear filtering, zero outside the detector, texel centres at (i + 0.5, j + 0.5).
+cudaTextureObject_t make_filtered_texture(cudaArray_t array) {
   cudaResourceDesc resource{};
   resource.resType = cudaResourceTypeArray;
   resource.res.array.array = array;
   cudaTextureDesc texture{};
   for (auto& mode : texture.addressMode)
-    mode = cudaAddressModeBorder;  // zero outside
-  texture.borderColor[0] = texture.borderColor[1] = texture.borderColor[2] = 0.0f;
-  texture.borderColor[3] = 0.0f;
-  texture.filterMode = filter;
+    mode = cudaAddressModeBorder;
+  texture.filterMode = cudaFilterModeLinear;
   texture.readMode = cudaReadModeElementType;
   texture.normalizedCoords = 0;
   cudaTextureObject_t object = 0;
@@ -46,38 +43,19 @@ cudaTextureObject_t make_texture(cudaArray_t array, cudaTextureFilterMode filter
   return object;
 }
 
-// Allocates `layers` layers of rows x cols floats. With `want_gather` it first asks for texture
-// gather support and, where the driver refuses that combination, allocates without it.
+// `layers` layers of rows x cols fp32 or fp16 texels (zeroed by the constructor).
 std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(DetectorShape shape,
-                                                                         int layers,
-                                                                         bool want_gather,
-                                                                         bool* gather) {
+                                                                         int layers, bool half) {
   auto result = std::make_unique<ProjectionTextureStore::LayeredArray>();
-  const cudaChannelFormatDesc format = cudaCreateChannelDesc<float>();
+  const cudaChannelFormatDesc format =
+      half ? cudaCreateChannelDescHalf() : cudaCreateChannelDesc<float>();
   const cudaExtent extent =
       make_cudaExtent(static_cast<std::size_t>(shape.cols), static_cast<std::size_t>(shape.rows),
                       static_cast<std::size_t>(layers));
-  const unsigned base_flags = cudaArrayLayered | cudaArraySurfaceLoadStore;
-  *gather = false;
-  // Once refused, the driver is not asked again (each refusal is an API error that tools such as
-  // compute-sanitizer report).
-  static std::atomic<bool> gather_refused{false};
-  if (want_gather && !gather_refused.load()) {
-    if (cudaMalloc3DArray(&result->array, &format, extent, base_flags | cudaArrayTextureGather) ==
-        cudaSuccess) {
-      *gather = true;
-    } else {
-      (void)cudaGetLastError();  // not sticky: clear it and try without gather
-      result->array = nullptr;
-      gather_refused.store(true);
-    }
-  }
-  if (result->array == nullptr) {
-    SLICESTREAM_CUDA_CHECK(cudaMalloc3DArray(&result->array, &format, extent, base_flags));
-  }
+  SLICESTREAM_CUDA_CHECK(cudaMalloc3DArray(&result->array, &format, extent,
+                                           cudaArrayLayered | cudaArraySurfaceLoadStore));
   result->layers = layers;
-  result->filtered = make_texture(result->array, cudaFilterModeLinear);
-  result->point = make_texture(result->array, cudaFilterModePoint);
+  result->texture = make_filtered_texture(result->array);
   cudaResourceDesc resource{};
   resource.resType = cudaResourceTypeArray;
   resource.res.array.array = result->array;
@@ -85,46 +63,30 @@ std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(Detecto
   return result;
 }
 
-cudaMemcpy3DParms linear_to_layer(const float* src, DetectorShape shape, cudaArray_t array,
-                                  int layer) {
-  cudaMemcpy3DParms p{};
-  p.srcPtr = make_cudaPitchedPtr(
-      const_cast<float*>(src), static_cast<std::size_t>(shape.cols) * sizeof(float),
-      static_cast<std::size_t>(shape.cols), static_cast<std::size_t>(shape.rows));
-  p.dstArray = array;
-  p.dstPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
-  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
-                             static_cast<std::size_t>(shape.rows), 1);
-  p.kind = cudaMemcpyDeviceToDevice;
-  return p;
-}
-
-void layer_to_linear(cudaArray_t array, int layer, DetectorShape shape, float* out,
-                     cudaStream_t stream) {
-  cudaMemcpy3DParms p{};
-  p.srcArray = array;
-  p.srcPos = make_cudaPos(0, 0, static_cast<std::size_t>(layer));
-  p.dstPtr = make_cudaPitchedPtr(out, static_cast<std::size_t>(shape.cols) * sizeof(float),
-                                 static_cast<std::size_t>(shape.cols),
-                                 static_cast<std::size_t>(shape.rows));
-  p.extent = make_cudaExtent(static_cast<std::size_t>(shape.cols),
-                             static_cast<std::size_t>(shape.rows), 1);
-  p.kind = cudaMemcpyDeviceToDevice;
-  SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
+dim3 pixel_grid(DetectorShape shape, std::size_t depth, dim3 block) {
+  return dim3(static_cast<unsigned>((shape.cols + static_cast<int>(block.x) - 1) /
+                                    static_cast<int>(block.x)),
+              static_cast<unsigned>((shape.rows + static_cast<int>(block.y) - 1) /
+                                    static_cast<int>(block.y)),
+              static_cast<unsigned>(depth));
 }
 
 }  // namespace
 
-const char* to_string(LinearCopy copy) {
-  switch (copy) {
-    case LinearCopy::kNone:
-      return "none";
-    case LinearCopy::kPlain:
-      return "plain";
-    case LinearCopy::kQuads:
-      return "quads";
+const char* to_string(ProjectionStorage storage) {
+  switch (storage) {
+    case ProjectionStorage::kTexture:
+      return "texture fp32";
+    case ProjectionStorage::kTextureHalf:
+      return "texture fp16";
+    case ProjectionStorage::kLinear:
+      return "linear fp32";
   }
   return "unknown";
+}
+
+bool is_texture(ProjectionStorage storage) {
+  return storage != ProjectionStorage::kLinear;
 }
 
 int ProjectionTextureStore::device_layer_limit(int device) {
@@ -148,15 +110,11 @@ std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape
 
 std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
-  const std::size_t layers = static_cast<std::size_t>(slots) +
-                             static_cast<std::size_t>(std::max(1, options.scratch_layers));
-  std::size_t per_layer = shape.pixels() * sizeof(float);
-  if (options.linear_copy == LinearCopy::kPlain) per_layer += shape.pixels() * sizeof(float);
-  if (options.linear_copy == LinearCopy::kQuads) {
-    per_layer += static_cast<std::size_t>(shape.rows + 1) *
-                 static_cast<std::size_t>(shape.cols + 1) * sizeof(float4);
-  }
-  return per_layer * layers;
+  const std::size_t texel =
+      options.storage == ProjectionStorage::kTextureHalf ? sizeof(std::uint16_t) : sizeof(float);
+  return shape.pixels() *
+         (texel * static_cast<std::size_t>(std::max(slots, 0)) +
+          sizeof(float) * static_cast<std::size_t>(std::max(1, options.scratch_layers)));
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
@@ -164,49 +122,56 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
     : shape_(shape),
       slots_(slots),
       scratch_layers_(options.scratch_layers),
-      linear_copy_(options.linear_copy) {
+      storage_(options.storage) {
   if (slots <= 0) throw std::invalid_argument("projection store needs at least one slot");
   if (scratch_layers_ <= 0) throw std::invalid_argument("projection store needs a scratch layer");
   const std::string reason = unsupported_reason(device, shape);
   if (!reason.empty()) throw CudaError(reason);
+  const std::size_t count = static_cast<std::size_t>(slots);
+  const std::size_t scratch_count = static_cast<std::size_t>(scratch_layers_);
+  if (storage_ == ProjectionStorage::kLinear) {
+    // Zeroed: empty slots read as zero projections.
+    linear_ = DeviceBuffer<float>(shape.pixels() * count);
+    scratch_linear_ = DeviceBuffer<float>(shape.pixels() * scratch_count);
+    SLICESTREAM_CUDA_CHECK(cudaMemset(linear_.data(), 0, linear_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaMemset(scratch_linear_.data(), 0, scratch_linear_.bytes()));
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+    return;
+  }
   const int limit = device_layer_limit(device);
   layers_per_array_ =
       options.max_layers_per_array > 0 ? std::min(options.max_layers_per_array, limit) : limit;
-  bool gather = options.texture_gather;
   for (int first = 0; first < slots; first += layers_per_array_) {
-    const int layers = std::min(layers_per_array_, slots - first);
-    bool array_gather = false;
-    arrays_.push_back(make_layered_array(shape, layers, gather, &array_gather));
-    gather = gather && array_gather;  // all arrays must agree
+    arrays_.push_back(
+        make_layered_array(shape, std::min(layers_per_array_, slots - first), half_texels()));
   }
-  bool scratch_gather = false;
-  scratch_ = make_layered_array(shape, scratch_layers_, gather, &scratch_gather);
-  gather_supported_ = gather && scratch_gather;
-  const std::size_t count = static_cast<std::size_t>(slots);
-  const std::size_t scratch_count = static_cast<std::size_t>(scratch_layers_);
-  if (linear_copy_ == LinearCopy::kPlain) {
-    plain_ = DeviceBuffer<float>(shape.pixels() * count);
-    scratch_plain_ = DeviceBuffer<float>(shape.pixels() * scratch_count);
-  } else if (linear_copy_ == LinearCopy::kQuads) {
-    // Zeroed: empty slots read as zero projections, like the fresh layers.
-    quads_ = DeviceBuffer<float4>(quad_count() * count);
-    scratch_quads_ = DeviceBuffer<float4>(quad_count() * scratch_count);
-    SLICESTREAM_CUDA_CHECK(cudaMemset(quads_.data(), 0, quads_.bytes()));
-    SLICESTREAM_CUDA_CHECK(cudaMemset(scratch_quads_.data(), 0, scratch_quads_.bytes()));
-    SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+  scratch_ = make_layered_array(shape, scratch_layers_, /*half=*/false);
+  // Zeroed: empty slots read as zero projections.
+  const dim3 block(32, 8);
+  for (std::size_t a = 0; a <= arrays_.size(); ++a) {
+    const LayeredArray& array = a < arrays_.size() ? *arrays_[a] : *scratch_;
+    const bool half = a < arrays_.size() && half_texels();
+    KernelLaunch(&clear_layers_kernel,
+                 pixel_grid(shape, static_cast<std::size_t>(array.layers), block), block,
+                 array.surface, half ? 1 : 0, shape.rows, shape.cols)
+        .enqueue(nullptr);
   }
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 ProjectionTextureStore::~ProjectionTextureStore() = default;
-
-std::size_t ProjectionTextureStore::quad_count() const {
-  return static_cast<std::size_t>(shape_.rows + 1) * static_cast<std::size_t>(shape_.cols + 1);
-}
 
 void ProjectionTextureStore::check_slot(int slot) const {
   if (slot < 0 || slot >= slots_) {
     throw CudaError("projection store slot " + std::to_string(slot) + " out of range [0, " +
                     std::to_string(slots_) + ")");
+  }
+}
+
+void ProjectionTextureStore::check_scratch(int index) const {
+  if (index < 0 || index >= scratch_layers_) {
+    throw CudaError("projection store scratch layer " + std::to_string(index) +
+                    " out of range [0, " + std::to_string(scratch_layers_) + ")");
   }
 }
 
@@ -216,57 +181,31 @@ const ProjectionTextureStore::LayeredArray& ProjectionTextureStore::array_of(int
 }
 
 TextureRef ProjectionTextureStore::slot_ref(int slot) const {
-  const LayeredArray& a = array_of(slot);
+  check_slot(slot);
   TextureRef ref;
-  ref.filtered = a.filtered;
-  ref.point = a.point;
+  if (!is_texture(storage_)) {
+    ref.linear = linear_.data() + shape_.pixels() * static_cast<std::size_t>(slot);
+    return ref;
+  }
+  ref.texture = array_of(slot).texture;
   ref.layer = slot % layers_per_array_;
-  const std::size_t s = static_cast<std::size_t>(slot);
-  if (!plain_.empty()) ref.linear = plain_.data() + shape_.pixels() * s;
-  if (!quads_.empty()) ref.quads = quads_.data() + quad_count() * s;
   return ref;
 }
 
 TextureRef ProjectionTextureStore::scratch_ref(int index) const {
-  if (index < 0 || index >= scratch_layers_) {
-    throw CudaError("projection store scratch layer " + std::to_string(index) +
-                    " out of range [0, " + std::to_string(scratch_layers_) + ")");
-  }
-  const std::size_t i = static_cast<std::size_t>(index);
+  check_scratch(index);
   TextureRef ref;
-  ref.filtered = scratch_->filtered;
-  ref.point = scratch_->point;
   ref.layer = index;
-  if (!scratch_plain_.empty()) ref.linear = scratch_plain_.data() + shape_.pixels() * i;
-  if (!scratch_quads_.empty()) ref.quads = scratch_quads_.data() + quad_count() * i;
+  if (!is_texture(storage_)) {
+    ref.linear = scratch_linear_.data() + shape_.pixels() * static_cast<std::size_t>(index);
+    return ref;
+  }
+  ref.texture = scratch_->texture;
   return ref;
 }
 
 void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaStream_t stream) {
-  const LayeredArray& a = array_of(slot);
-  if (layer_writes_) {
-    const cudaMemcpy3DParms p =
-        linear_to_layer(projection, shape_, a.array, slot % layers_per_array_);
-    SLICESTREAM_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream));
-  } else {
-    layers_current_ = false;
-  }
-  const TextureRef ref = slot_ref(slot);
-  if (ref.linear != nullptr) {
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(ref.linear), projection,
-                                           shape_.pixels() * sizeof(float),
-                                           cudaMemcpyDeviceToDevice, stream));
-  }
-  if (ref.quads != nullptr) {
-    ReplaceQuadsBatch batch{};
-    batch.entries[0] = {projection, const_cast<float4*>(ref.quads), nullptr, kScratchUnchanged};
-    batch.rows = shape_.rows;
-    batch.cols = shape_.cols;
-    const dim3 block(64, 4);
-    const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
-                    static_cast<unsigned>((shape_.rows + 1 + 3) / 4), 1);
-    KernelLaunch(&replace_quads_kernel, grid, block, batch).enqueue(stream);
-  }
+  replace_slots({{slot, projection, ScratchContent::kUnchanged}}, stream);
 }
 
 void ProjectionTextureStore::replace_slots(const std::vector<SlotReplacement>& batch,
@@ -293,94 +232,54 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
       }
     }
   }
-  if (!layer_writes_) layers_current_ = false;
-  const bool plain = linear_copy_ == LinearCopy::kPlain;
-  const bool quads = linear_copy_ == LinearCopy::kQuads;
-  // Without layers to write, a quad store's update is the quad pass alone.
-  const bool pixel_pass = layer_writes_ || plain;
+  const dim3 block(32, 8);
   for (std::size_t first = 0; first < batch.size(); first += kMaxReplaceBatch) {
     const std::size_t count =
         std::min(batch.size() - first, static_cast<std::size_t>(kMaxReplaceBatch));
-    if (pixel_pass) {
-      ReplacePixelsBatch params{};
-      params.scratch_surface = scratch_->surface;
-      params.rows = shape_.rows;
-      params.cols = shape_.cols;
-      params.write_layers = layer_writes_ ? 1 : 0;
-      for (std::size_t k = 0; k < count; ++k) {
-        const SlotReplacement& r = batch[first + k];
-        const int scratch_index = static_cast<int>(first + k);
-        const TextureRef ref = slot_ref(r.slot);
-        const TextureRef scratch = scratch_ref(scratch_index);
-        params.entries[k] = {r.projection,
-                             const_cast<float*>(ref.linear),
-                             const_cast<float*>(scratch.linear),
-                             array_of(r.slot).surface,
-                             ref.layer,
-                             scratch_index,
-                             scratch_mode_of(r.scratch)};
-      }
-      const dim3 block(32, 8);
-      const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
-                      static_cast<unsigned>((shape_.rows + 7) / 8), static_cast<unsigned>(count));
-      sequence.add(KernelLaunch(&replace_pixels_kernel, grid, block, params));
+    ReplaceBatch params{};
+    params.rows = shape_.rows;
+    params.cols = shape_.cols;
+    params.half_texels = half_texels() ? 1 : 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const SlotReplacement& r = batch[first + k];
+      const int scratch_index = static_cast<int>(first + k);
+      const TextureRef slot = slot_ref(r.slot);
+      const TextureRef scratch = scratch_ref(scratch_index);
+      ReplaceEntry& e = params.entries[k];
+      e.projection = r.projection;
+      e.slot = {is_texture(storage_) ? array_of(r.slot).surface : 0,
+                const_cast<float*>(slot.linear), slot.layer};
+      e.scratch = {is_texture(storage_) ? scratch_->surface : 0, const_cast<float*>(scratch.linear),
+                   scratch_index};
+      e.scratch_mode = scratch_mode_of(r.scratch);
     }
-    if (quads) {
-      ReplaceQuadsBatch params{};
-      params.rows = shape_.rows;
-      params.cols = shape_.cols;
-      for (std::size_t k = 0; k < count; ++k) {
-        const SlotReplacement& r = batch[first + k];
-        const TextureRef ref = slot_ref(r.slot);
-        const TextureRef scratch = scratch_ref(static_cast<int>(first + k));
-        params.entries[k] = {r.projection, const_cast<float4*>(ref.quads),
-                             const_cast<float4*>(scratch.quads), scratch_mode_of(r.scratch)};
-      }
-      const dim3 block(64, 4);
-      const dim3 grid(static_cast<unsigned>((shape_.cols + 1 + 63) / 64),
-                      static_cast<unsigned>((shape_.rows + 1 + 3) / 4),
-                      static_cast<unsigned>(count));
-      sequence.add(KernelLaunch(&replace_quads_kernel, grid, block, params));
-    }
+    sequence.add(
+        KernelLaunch(&replace_slots_kernel, pixel_grid(shape_, count, block), block, params));
   }
-}
-
-void ProjectionTextureStore::set_texture_layer_writes(bool enabled, cudaStream_t stream) {
-  if (!enabled && linear_copy_ == LinearCopy::kNone) {
-    throw CudaError(
-        "projection store: the texture layers are its only copy; they cannot be skipped");
-  }
-  if (enabled && !layers_current_) sync_layers_from_linear(stream);
-  layer_writes_ = enabled;
-}
-
-void ProjectionTextureStore::sync_layers_from_linear(cudaStream_t stream) {
-  const float* plain = plain_.empty() ? nullptr : plain_.data();
-  const float4* quads = quads_.empty() ? nullptr : quads_.data();
-  if (plain == nullptr && quads == nullptr) {
-    throw CudaError("projection store: no linear copy to bring the texture layers up to date from");
-  }
-  const dim3 block(32, 8);
-  for (std::size_t a = 0; a < arrays_.size(); ++a) {
-    const LayeredArray& array = *arrays_[a];
-    const dim3 grid(static_cast<unsigned>((shape_.cols + 31) / 32),
-                    static_cast<unsigned>((shape_.rows + 7) / 8),
-                    static_cast<unsigned>(array.layers));
-    const int first_slot = static_cast<int>(a) * layers_per_array_;
-    KernelLaunch(&layers_from_linear_kernel, grid, block, array.surface, plain, quads, first_slot,
-                 shape_.rows, shape_.cols)
-        .enqueue(stream);
-  }
-  layers_current_ = true;
 }
 
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
-  layer_to_linear(array_of(slot).array, slot % layers_per_array_, shape_, out, stream);
+  const TextureRef ref = slot_ref(slot);
+  const cudaSurfaceObject_t surface = is_texture(storage_) ? array_of(slot).surface : 0;
+  copy_out(ref, surface, half_texels(), out, stream);
 }
 
 void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int index) const {
-  (void)scratch_ref(index);  // range check
-  layer_to_linear(scratch_->array, index, shape_, out, stream);
+  const TextureRef ref = scratch_ref(index);
+  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, false, out, stream);
+}
+
+void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half,
+                                      float* out, cudaStream_t stream) const {
+  if (ref.linear != nullptr) {
+    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(out, ref.linear, shape_.pixels() * sizeof(float),
+                                           cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  const dim3 block(32, 8);
+  KernelLaunch(&read_layer_kernel, pixel_grid(shape_, 1, block), block,
+               SlotAccess{surface, nullptr, ref.layer}, half ? 1 : 0, shape_.rows, shape_.cols, out)
+      .enqueue(stream);
 }
 
 }  // namespace slicestream::cuda

@@ -1,4 +1,5 @@
-// The Backend interface's shared part: one store update as a batch of one.
+// The Backend interface's shared part: one store update as a batch of one, a readback that copies
+// at once.
 #include <utility>
 
 #include "pipeline/backend/backend.hpp"
@@ -16,6 +17,12 @@ void Backend::replace_projection(int slot, const ProjectionMap& map,
   one[0].live = live;
   one[0].accumulate = accumulate;
   replace_projections(one, scale);
+}
+
+std::unique_ptr<TargetReadback> Backend::read_target_async(const ReconTarget& target) {
+  std::vector<float> values(target.grid().points());
+  read_target(target, values.data());
+  return std::make_unique<HostReadback>(std::move(values));
 }
 
 }  // namespace slicestream

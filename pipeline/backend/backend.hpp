@@ -6,8 +6,8 @@
 // Threading contract: preprocess() is called from the preprocess stage thread, filter() from the
 // filter stage thread, everything else from the reconstruct stage thread; begin_scan/end_scan and
 // set_* only while the stages are idle between scans or from the reconstruct thread as noted.
-// read_rows() runs on the preprocess thread; slice refiners (create_refiner) live on the
-// pipeline's refinement worker thread.
+// read_rows() and take_preprocess_counts() run on the preprocess thread; slice refiners
+// (create_refiner) live on the pipeline's refinement worker thread.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +26,7 @@
 #include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/backend/refinement_settings.hpp"
 #include "pipeline/backend/refinement_setup.hpp"
+#include "pipeline/backend/target_readback.hpp"
 
 namespace slicestream {
 
@@ -129,16 +130,22 @@ class Backend {
   virtual void set_filter(const FilterConfig& config) = 0;
 
   // Preprocess stage: raw frame to corrected, linearised, FDK-weighted projection. `vector` is
-  // where it was taken (the cosine weights depend on it).
+  // where it was taken (the cosine weights depend on it). Its guarded-pixel counts wait for
+  // take_preprocess_counts.
   virtual std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
-                                                       const ProjectionVector& vector,
-                                                       PreprocessCounters* counters) = 0;
+                                                       const ProjectionVector& vector) = 0;
+  // Preprocess stage: the guard counts of every preprocess() call since the last take, one entry
+  // per successful call, in order (at most PendingCounts::kMaxEntries; later frames add to the
+  // last entry). The CUDA backend counts on the device and reads the counts of many frames back
+  // at once here, so that the stage calls it once per batch of frames, not per frame.
+  virtual std::vector<PreprocessCounters> take_preprocess_counts() = 0;
   // Filter stage: ramp filter in place.
   virtual void filter(ProjectionBuffer& projection) = 0;
   // Preprocess stage, after preprocess(): detector rows [row_begin, row_begin + count) of the
   // preprocessed, not yet filtered projection (the line integrals slice refinement fits) into
-  // `host` (count x cols floats). Called on the preprocess thread because the CUDA backend's
-  // preprocess already waits for its stream there; the filter stream stays asynchronous.
+  // `host` (count x cols floats). Called on the preprocess thread, where the CUDA backend's
+  // projection was just enqueued, so the copy waits for nothing else; the filter stream stays
+  // asynchronous.
   virtual void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) = 0;
 
   // --- reconstruct stage ---
@@ -178,6 +185,10 @@ class Backend {
   virtual void copy_target(const ReconTarget& from, ReconTarget& to) = 0;
   // Blocks until the values are in `host` (grid().points() floats).
   virtual void read_target(const ReconTarget& target, float* host) = 0;
+  // Starts copying the target's current values to the host and returns without waiting where the
+  // backend can (the CUDA backend: into pinned memory, ordered after the work enqueued so far);
+  // the readback may be waited for on any thread. The default copies synchronously.
+  virtual std::unique_ptr<TargetReadback> read_target_async(const ReconTarget& target);
 
   // --- refinement worker thread (not a stage thread) ---
   // Builds the system matrix of `setup` (seconds for large slices, hence off the stage threads)

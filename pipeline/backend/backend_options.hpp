@@ -22,31 +22,28 @@ struct CpuBackendOptions {
   std::size_t memory_limit_bytes = 0;
 };
 
-// How the CUDA backend samples the projection store when it backprojects. All but kTextureLinear
-// compute the interpolation weights in fp32 and agree with the CPU backend to rounding;
-// kTextureLinear uses the texture unit's filtering (8-bit weights, about 1e-3 per sample). The
-// store keeps the linear copy that the choice reads (plain for kLinearMemory, quads for
-// kLinearQuads).
-enum class CudaInterpolation {
-  kLinearMemory,   // four loads from the store's plain linear copy
-  kLinearQuads,    // one 16-byte load of the 2x2 texels from the store's quad copy
-  kTextureGather,  // one gather of the 2x2 texels from the texture layers (where supported)
-  kTexturePoint4,  // four point-sampled texture fetches
-  kTextureLinear,  // one hardware-filtered texture fetch
-};
-inline constexpr NameTable<CudaInterpolation, 5> kCudaInterpolationNames{
-    {{CudaInterpolation::kLinearMemory, "linear-memory"},
-     {CudaInterpolation::kLinearQuads, "linear-quads"},
-     {CudaInterpolation::kTextureGather, "texture-gather"},
-     {CudaInterpolation::kTexturePoint4, "texture-point4"},
-     {CudaInterpolation::kTextureLinear, "texture-linear"}}};
+// How the CUDA backend samples the projection store when it backprojects: kTexture, one
+// hardware-filtered fetch from the store's layered texture (8-bit filter weights: a few 1e-4 of the
+// slice from the CPU backend, whose error against the object it matches); kExact, fp32 weights on
+// fp32 rows in linear memory (the CPU backend to rounding, slower). The store keeps one copy of
+// each projection, in the form the choice reads.
+enum class CudaInterpolation { kTexture, kExact };
+inline constexpr NameTable<CudaInterpolation, 2> kCudaInterpolationNames{
+    {{CudaInterpolation::kTexture, "texture"}, {CudaInterpolation::kExact, "exact"}}};
+
+// The texels of the store's texture: fp16 halves the memory and the bytes a backprojection reads
+// (each value rounded to 11 significant bits); texture interpolation only.
+enum class CudaTexels { kFloat32, kFloat16 };
+inline constexpr NameTable<CudaTexels, 2> kCudaTexelsNames{
+    {{CudaTexels::kFloat32, "fp32"}, {CudaTexels::kFloat16, "fp16"}}};
 
 struct CudaSettings {
   int device = 0;
   // GPU memory left free for the driver, cuFFT plans and other processes when a scan, a target
   // or a slice refiner is admitted (device_memory_budget.hpp).
   std::size_t reserve_bytes = std::size_t{256} << 20;
-  CudaInterpolation interpolation = CudaInterpolation::kLinearMemory;
+  CudaInterpolation interpolation = CudaInterpolation::kTexture;
+  CudaTexels texels = CudaTexels::kFloat32;
   // Each stage's per-frame work as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
 };
@@ -61,6 +58,9 @@ inline const char* to_string(BackendKind kind) {
 }
 inline const char* to_string(CudaInterpolation interpolation) {
   return name_in(kCudaInterpolationNames, interpolation);
+}
+inline const char* to_string(CudaTexels texels) {
+  return name_in(kCudaTexelsNames, texels);
 }
 
 }  // namespace slicestream

@@ -62,6 +62,9 @@ struct MetricsSnapshot {
   std::uint64_t flats_received = 0;
   std::uint64_t projections_integrated = 0;
   std::uint64_t slices_published = 0;
+  // Slice updates never published because a newer one of the same slice replaced them while the
+  // publish stage was behind (latest wins); the final state of every slice is always published.
+  std::uint64_t publications_coalesced = 0;
   std::uint64_t previews_published = 0;
   std::uint64_t publications_held_back = 0;  // by the memory budget, sent later
   std::uint64_t memory_budget_bytes = 0;     // the host memory budget (--memory-limit-mb)

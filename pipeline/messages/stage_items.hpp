@@ -76,7 +76,10 @@ using StageItem = std::variant<ScanStartItem, CalibrationItem, ProjectionItem, S
                                FlushMarker, CommandItem>;
 
 struct SlicePublication {
-  SliceImage image;
+  SliceImage image;  // values empty while `readback` is set
+  // The slice's values on their way to the host; the publish stage waits for them and moves them
+  // into image.values.
+  std::unique_ptr<TargetReadback> readback;
   std::vector<std::uint64_t> arrivals_ns;  // frames published here for the first time
 };
 

@@ -72,6 +72,7 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.flats_received = c.flats_received.load();
   s.projections_integrated = c.projections_integrated.load();
   s.slices_published = c.slices_published.load();
+  s.publications_coalesced = c.publications_coalesced.load();
   s.previews_published = c.previews_published.load();
   s.publications_held_back = c.publications_held_back.load();
   s.pixels_clamped = c.pixels_clamped.load();

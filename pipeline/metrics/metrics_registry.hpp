@@ -29,6 +29,7 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> flats_received{0};
   std::atomic<std::uint64_t> projections_integrated{0};
   std::atomic<std::uint64_t> slices_published{0};
+  std::atomic<std::uint64_t> publications_coalesced{0};
   std::atomic<std::uint64_t> previews_published{0};
   // Slice and preview publications the memory budget held back (sent later, when there is room).
   std::atomic<std::uint64_t> publications_held_back{0};

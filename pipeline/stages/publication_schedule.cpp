@@ -13,6 +13,14 @@ std::chrono::nanoseconds period_of(double rate_hz) {
 
 }  // namespace
 
+bool PublicationSchedule::mark_dirty(std::uint32_t id) {
+  Entry& entry = entries_[id];
+  const bool replaced = entry.dirty && entry.held;
+  entry.dirty = true;
+  entry.held = false;  // the new update is due on its own terms
+  return replaced;
+}
+
 bool PublicationSchedule::any_dirty() const {
   return std::any_of(entries_.begin(), entries_.end(),
                      [](const auto& entry) { return entry.second.dirty; });
@@ -33,7 +41,9 @@ PublicationSchedule::Clock::time_point PublicationSchedule::next_due(double rate
   const std::chrono::nanoseconds period = period_of(rate_hz);
   Clock::time_point next = Clock::time_point::max();
   for (const auto& [id, entry] : entries_) {
-    if (entry.dirty) next = std::min(next, std::max(entry.last_publish + period, entry.held_until));
+    if (entry.dirty && !entry.held) {
+      next = std::min(next, std::max(entry.last_publish + period, entry.held_until));
+    }
   }
   return next;
 }
@@ -41,19 +51,26 @@ PublicationSchedule::Clock::time_point PublicationSchedule::next_due(double rate
 std::uint64_t PublicationSchedule::published(std::uint32_t id, Clock::time_point now) {
   Entry& entry = entries_[id];
   entry.dirty = false;
+  entry.held = false;
   entry.last_publish = now;
   return ++entry.sequence;
 }
 
-void PublicationSchedule::restart(std::uint32_t id) {
+bool PublicationSchedule::restart(std::uint32_t id) {
   Entry& entry = entries_[id];
+  const bool dropped = entry.dirty && entry.held;
   entry.dirty = false;
+  entry.held = false;
   entry.last_publish = Clock::time_point{};
+  entry.held_until = Clock::time_point{};
+  return dropped;
 }
 
 void PublicationSchedule::clear_dirty() {
-  for (auto& [id, entry] : entries_)
+  for (auto& [id, entry] : entries_) {
     entry.dirty = false;
+    entry.held = false;
+  }
 }
 
 }  // namespace slicestream

@@ -15,12 +15,13 @@ namespace slicestream {
 Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
                              MetricsRegistry& metrics, EventReporter& events,
                              DetectorRowSelection& rows, Publish publish,
-                             MetricsSource metrics_source)
+                             PublicationBacklog& backlog, MetricsSource metrics_source)
     : config_(config),
       backend_(backend),
       metrics_(metrics),
       events_(events),
       publish_(std::move(publish)),
+      backlog_(backlog),
       metrics_source_(std::move(metrics_source)),
       params_(config.parameters),
       slices_(backend),
@@ -341,7 +342,7 @@ void Reconstructor::integrate(const PendingFrame& frame) {
     for (auto& [id, slice] : slices_.slices()) {
       if (!slice.live) continue;
       slice.shows = content_;
-      schedule_.mark_dirty(id);
+      image_changed(id);
     }
   }
   if (!slices_.slices().empty()) arrivals_.integrated(frame.meta.arrival_ns, sliding());
@@ -381,7 +382,7 @@ void Reconstructor::complete_shadow(std::uint32_t id, Slice& slice) {
   }
   if (sliding()) return;
   slice.shows = content_;
-  schedule_.mark_dirty(id);
+  image_changed(id);
   arrivals_.rotation_shown();
 }
 

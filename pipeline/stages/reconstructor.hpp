@@ -43,6 +43,7 @@
 #include "pipeline/stages/on_demand_slices.hpp"
 #include "pipeline/stages/preview_builder.hpp"
 #include "pipeline/stages/preview_timing.hpp"
+#include "pipeline/stages/publication_backlog.hpp"
 #include "pipeline/stages/publication_schedule.hpp"
 #include "pipeline/stages/slice_set.hpp"
 #include "pipeline/stages/thread_share.hpp"
@@ -58,7 +59,7 @@ class Reconstructor {
 
   Reconstructor(const PipelineConfig& config, Backend& backend, MetricsRegistry& metrics,
                 EventReporter& events, DetectorRowSelection& rows, Publish publish,
-                MetricsSource metrics_source);
+                PublicationBacklog& backlog, MetricsSource metrics_source);
   ~Reconstructor();
   Reconstructor(const Reconstructor&) = delete;
   Reconstructor& operator=(const Reconstructor&) = delete;
@@ -114,11 +115,17 @@ class Reconstructor {
   void backend_error(const std::string& what, const std::exception& e, std::uint64_t frames);
 
   // --- output (reconstructor_publication.cpp)
-  // The live image of a slice with its metadata (the sequence is left to the caller).
-  SliceImage live_image(std::uint32_t id, const Slice& slice);
+  // The live image of a slice with its metadata (the sequence is left to the caller); its values
+  // are read back at once, or (`values` false) left to a readback.
+  SliceImage live_image(std::uint32_t id, const Slice& slice, bool values = true);
   void publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now);
   // SliceRefinements::ReadFbp: the live image when it shows the current window.
   bool read_current_fbp(std::uint32_t id, SliceImage& image);
+  // The live image of `id` changed: due for publication (an update of it held back for the
+  // publish stage is coalesced into this one, and counted).
+  void image_changed(std::uint32_t id);
+  // Publishes the due slices; one whose publications the publish stage has not taken yet
+  // (PublicationBacklog) stays due unless `force`.
   void publish_due(Clock::time_point now, bool force);
   void run_preview(Clock::time_point now, bool input_waiting);
   // One unit of the oldest GetSlice, within the thread share.
@@ -148,6 +155,7 @@ class Reconstructor {
   MetricsRegistry& metrics_;
   EventReporter& events_;
   Publish publish_;
+  PublicationBacklog& backlog_;
   MetricsSource metrics_source_;
   Parameters params_;
 

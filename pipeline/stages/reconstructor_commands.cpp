@@ -100,7 +100,8 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
     }
   }
   Slice& stored = slices_.set(command.slice_id, std::move(slice));
-  schedule_.restart(command.slice_id);
+  // An update of the old place held back for the publish stage gives way to the new image.
+  if (schedule_.restart(command.slice_id)) ++metrics_.counters().publications_coalesced;
   refinements_.slice_changed(stored.spec);
   std::ostringstream message;
   message << "slice " << command.slice_id << " set (" << command.width << " x " << command.height
@@ -282,7 +283,7 @@ void Reconstructor::apply_window_mode(WindowMode mode) {
   for (auto& [id, slice] : slices_.slices()) {
     if (!slice.live) continue;
     recompute(slice);
-    schedule_.mark_dirty(id);
+    image_changed(id);
   }
 }
 
@@ -303,7 +304,7 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
     slice.shadow_active = false;
     recompute(slice);
     if (!sliding() && scan_running_) slices_.start_shadow(slice);
-    schedule_.mark_dirty(id);
+    image_changed(id);
   }
   publish_due(Clock::now(), /*force=*/true);
 }

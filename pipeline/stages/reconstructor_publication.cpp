@@ -16,7 +16,7 @@ constexpr auto kHeldBackRetry = std::chrono::milliseconds(20);
 
 }  // namespace
 
-SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice) {
+SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice, bool values) {
   SliceImage image;
   image.slice_id = id;
   image.orientation = slice.spec.orientation;
@@ -27,6 +27,7 @@ SliceImage Reconstructor::live_image(std::uint32_t id, const Slice& slice) {
   image.newest_detector_timestamp_ns = slice.shows.newest_timestamp_ns;
   image.newest_arrival_ns = slice.shows.newest_arrival_ns;
   image.filter = params_.filter;
+  if (!values) return image;
   image.values.resize(slice.live->grid().points());
   backend_.read_target(*slice.live, image.values.data());
   return image;
@@ -47,14 +48,16 @@ void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_po
   std::shared_ptr<MemoryCharge> memory = slices_.image_charge(slice);
   if (!memory) {
     schedule_.mark_dirty(id);
-    schedule_.hold_back(id, now + kHeldBackRetry);
+    schedule_.retry_at(id, now + kHeldBackRetry);
     ++metrics_.counters().publications_held_back;
     return;
   }
+  // The values travel as a readback: the publish stage waits for the copy, this stage does not.
   SlicePublication publication;
   SliceImage& image = publication.image;
   try {
-    image = live_image(id, slice);
+    image = live_image(id, slice, /*values=*/false);
+    publication.readback = backend_.read_target_async(*slice.live);
   } catch (const std::exception& e) {
     backend_error("slice " + std::to_string(id) + " not published", e, 0);
     return;
@@ -62,15 +65,28 @@ void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_po
   image.memory = std::move(memory);
   image.sequence = schedule_.published(id, now);
   publication.arrivals_ns = arrivals_.take_shown();
+  backlog_.queued(id);
   if (!publish_(PublishItem(std::move(publication)))) {
+    backlog_.taken(id);
     metrics_.add_discard(DiscardReason::kShutdownUnpublished);
   }
+}
+
+void Reconstructor::image_changed(std::uint32_t id) {
+  if (schedule_.mark_dirty(id)) ++metrics_.counters().publications_coalesced;
 }
 
 void Reconstructor::publish_due(Clock::time_point now, bool force) {
   for (std::uint32_t id : schedule_.due(now, params_.publish_rate_hz, force)) {
     Slice* slice = slices_.find(id);
-    if (slice != nullptr && slice->live) publish_slice(id, *slice, now);
+    if (slice == nullptr || !slice->live) continue;
+    if (!force && backlog_.hold_back(id)) {
+      // Stays due: the publish stage wakes this stage when it takes one of the slice's
+      // publications, and the latest values go out then.
+      schedule_.held_back(id);
+      continue;
+    }
+    publish_slice(id, *slice, now);
   }
 }
 
@@ -147,6 +163,7 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
   if (preview_.enabled() && store_ready_ && content_.projections_integrated > 0) {
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
   }
+  // A slice held back by the backlog is due already; the publish stage wakes the loop for it.
   deadline = std::min(deadline, schedule_.next_due(params_.publish_rate_hz));
   return std::max(deadline, now);
 }

@@ -27,6 +27,7 @@ void encode_counters(const MetricsSnapshot& m,
   out["flats_received"] = m.flats_received;
   out["projections_integrated"] = m.projections_integrated;
   out["slices_published"] = m.slices_published;
+  out["publications_coalesced"] = m.publications_coalesced;
   out["previews_published"] = m.previews_published;
   out["publications_held_back"] = m.publications_held_back;
   out["memory_budget_bytes"] = m.memory_budget_bytes;

@@ -70,6 +70,9 @@ void write_pipeline_counters(PrometheusWriter& out, const MetricsSnapshot& m) {
        {m.refinement_matrix_builds, "System matrices built for refinement."}},
       {"slicestream_residual_checks_total",
        {m.residual_checks_run, "Automatic data-consistency checks completed."}},
+      {"slicestream_publications_coalesced_total",
+       {m.publications_coalesced,
+        "Slice updates replaced by a newer one while the publish stage was behind."}},
   };
   for (const auto& [name, value] : counters)
     out.single(name, kCounter, value.second, as_double(value.first));

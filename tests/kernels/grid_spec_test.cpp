@@ -60,7 +60,7 @@ TEST(GridSpec, SquarePixelSizes) {
   const auto slices = default_slices(kBox);  // extents 60 x 80, 40 x 80, 40 x 60 mm
   EXPECT_EQ(square_pixel_size(slices[0], 400), std::make_pair(300, 400));
   EXPECT_EQ(square_pixel_size(slices[1], 400), std::make_pair(200, 400));
-  EXPECT_EQ(square_pixel_size(slices[2], 400), std::make_pair(400, 300));
+  EXPECT_EQ(square_pixel_size(slices[2], 400), std::make_pair(267, 400));
   const SliceOrientation sliver = SliceOrientation::from_axes({100, 0, 0}, {0, 0.01, 0}, {});
   EXPECT_EQ(square_pixel_size(sliver, 64), std::make_pair(64, 1)) << "at least one pixel";
 }

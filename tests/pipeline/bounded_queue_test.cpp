@@ -71,6 +71,25 @@ TEST(BoundedQueue, PopUntilTimesOutWithoutItems) {
   EXPECT_FALSE(queue.try_pop().has_value());
 }
 
+TEST(BoundedQueue, WakeEndsAWaitingPopUntilOnceAndIsNotLost) {
+  BoundedQueue<int> queue(2);
+  const auto far = BoundedQueue<int>::Clock::now() + 60s;
+  std::thread waker([&] {
+    std::this_thread::sleep_for(20ms);
+    queue.wake();
+  });
+  EXPECT_FALSE(queue.pop_until(far).has_value()) << "woken long before the deadline";
+  waker.join();
+  EXPECT_FALSE(queue.exhausted());
+  EXPECT_FALSE(queue.pop_until(BoundedQueue<int>::Clock::now() + 10ms).has_value())
+      << "one wake, one early return: this one times out";
+  queue.wake();  // before the consumer waits: kept for its next pop
+  EXPECT_FALSE(queue.pop_until(far).has_value());
+  queue.wake();
+  ASSERT_TRUE(queue.push(7));
+  EXPECT_EQ(queue.pop_until(far), 7) << "an item waiting comes with the wake";
+}
+
 TEST(BoundedQueue, DrainReturnsEverythingQueued) {
   BoundedQueue<int> queue(4, 2);
   queue.push(1);

@@ -301,6 +301,21 @@ CommandReply call(Pipeline& pipeline, Command command) {
   return reply.get();
 }
 
+void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink& sink,
+                                        const SetSliceCommand& slice, double tolerance) {
+  const std::optional<SliceImage> published = sink.last_slice(slice.slice_id);
+  ASSERT_TRUE(published.has_value()) << "slice " << slice.slice_id;
+  const CommandReply full =
+      call(pipeline, GetSliceCommand{slice.orientation, slice.width, slice.height});
+  ASSERT_TRUE(full.status.ok()) << full.status.message;
+  ASSERT_TRUE(full.slice.has_value());
+  ASSERT_GT(max_abs(full.slice->values), 0.01);
+  EXPECT_LT(relative_error(published->values, full.slice->values), tolerance)
+      << "slice " << slice.slice_id;
+  EXPECT_EQ(published->projections_integrated, full.slice->projections_integrated)
+      << "slice " << slice.slice_id;
+}
+
 PipelineConfig small_config() {
   PipelineConfig config;
   config.queue_depth = 8;

@@ -70,9 +70,12 @@ class ForwardingBackend : public Backend {
     inner_.set_calibration(dark, flat);
   }
   void set_filter(const FilterConfig& config) override { inner_.set_filter(config); }
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override {
-    return inner_.preprocess(raw, vector, counters);
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                               const ProjectionVector& vector) override {
+    return inner_.preprocess(raw, vector);
+  }
+  std::vector<PreprocessCounters> take_preprocess_counts() override {
+    return inner_.take_preprocess_counts();
   }
   void filter(ProjectionBuffer& projection) override { inner_.filter(projection); }
   void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override {
@@ -155,6 +158,10 @@ void end_scan(Pipeline& pipeline, const TestScan& scan, std::uint64_t frames_sen
 
 // Sends a command and waits for its reply.
 CommandReply call(Pipeline& pipeline, Command command);
+// The last publication of `slice` shows its current state: within `tolerance` (relative) of a
+// full recompute from the store (GetSlice, not zero), from as many projections.
+void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink& sink,
+                                        const SetSliceCommand& slice, double tolerance);
 
 PipelineConfig small_config();
 std::unique_ptr<Backend> cpu_backend(int threads = 2);

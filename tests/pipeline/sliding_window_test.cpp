@@ -41,18 +41,8 @@ class WindowTest : public ::testing::Test {
 
   // The last publication of every slice equals a full recompute from the store.
   void expect_slices_equal_full_recompute(double tolerance) {
-    for (const SetSliceCommand& slice : slices_) {
-      const std::optional<SliceImage> published = sink_.last_slice(slice.slice_id);
-      ASSERT_TRUE(published.has_value());
-      const CommandReply full =
-          call(*pipeline_, GetSliceCommand{slice.orientation, slice.width, slice.height});
-      ASSERT_TRUE(full.status.ok()) << full.status.message;
-      ASSERT_TRUE(full.slice.has_value());
-      ASSERT_GT(test::max_abs(full.slice->values), 0.01);
-      EXPECT_LT(relative_error(published->values, full.slice->values), tolerance)
-          << "slice " << slice.slice_id;
-      EXPECT_EQ(published->projections_integrated, full.slice->projections_integrated);
-    }
+    for (const SetSliceCommand& slice : slices_)
+      test::expect_last_publication_is_current(*pipeline_, sink_, slice, tolerance);
   }
 
   test::RecordingSink sink_;
@@ -65,7 +55,7 @@ class WindowTest : public ::testing::Test {
 TEST_F(WindowTest, SlidingWindowEqualsFullRecomputeAfterSeveralRotations) {
   PipelineConfig config = test::small_config();
   config.refresh_rotations = 0;     // only +new - old updates: measures their drift
-  config.max_projection_batch = 1;  // one update, hence one publication, per frame
+  config.max_projection_batch = 1;  // one update per frame
   start(config);
   feed_random(0, 5 * kWindow + 5);
   pipeline_->wait_idle();
@@ -73,9 +63,10 @@ TEST_F(WindowTest, SlidingWindowEqualsFullRecomputeAfterSeveralRotations) {
   const MetricsSnapshot m = pipeline_->metrics();
   EXPECT_EQ(m.projections_integrated, 5u * kWindow + 5);
   EXPECT_EQ(sink_.last_slice(5)->projections_integrated, 5u * kWindow + 5);
-  // publish_rate_hz = 0: every frame published every slice (set before the scan: no
-  // publication of its own).
-  EXPECT_EQ(sink_.slices_of(5).size(), 5u * kWindow + 5);
+  // publish_rate_hz = 0: every frame's update of every slice was published, or replaced by a
+  // newer one while the publish stage was behind (set before the scan: no publication of their
+  // own). The frames come as fast as the stages take them, so the publish stage may fall behind.
+  EXPECT_EQ(sink_.slices().size() + m.publications_coalesced, 2 * (5u * kWindow + 5));
   EXPECT_TRUE(m.discards.empty());
 }
 

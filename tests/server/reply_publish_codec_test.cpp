@@ -133,6 +133,7 @@ TEST(ReplyCodec, StatusReport) {
   checked.age_s = 1.25;
   report.residuals = {unchecked, checked};
   report.metrics.residual_checks_run = 11;
+  report.metrics.publications_coalesced = 13;
   report.metrics.residual_check_us = {11, 4000, 9000, 9500};
   CommandReply reply;
   reply.report = report;
@@ -201,6 +202,7 @@ TEST(ReplyCodec, StatusReport) {
   EXPECT_EQ(status.residuals(1).window_size(), 90u);
   EXPECT_EQ(status.residuals(1).age_s(), 1.25);
   EXPECT_EQ(status.counters().at("residual_checks_run"), 11u);
+  EXPECT_EQ(status.counters().at("publications_coalesced"), 13u);
   EXPECT_EQ(status.residual_check().p99_us(), 9000);
   ASSERT_TRUE(status.has_scan());
   EXPECT_EQ(status.scan().volume().min_mm().y(), -3);

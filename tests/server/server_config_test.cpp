@@ -97,19 +97,23 @@ TEST(ServerOptions, FlagsFillTheConfig) {
 TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   ServerConfig config;
   ASSERT_EQ(parse({"--max-projection-batch", "16", "--cuda-device", "1", "--cuda-reserve", "1GiB",
-                   "--cuda-interpolation", "texture-linear", "--cuda-graphs", "false"},
+                   "--interpolation", "exact", "--cuda-graphs", "false"},
                   config),
             "");
   EXPECT_EQ(config.pipeline.max_projection_batch, 16);
   const CudaSettings& cuda = config.backend_options.cuda;
   EXPECT_EQ(cuda.device, 1);
   EXPECT_EQ(cuda.reserve_bytes, std::size_t{1} << 30);
-  EXPECT_EQ(cuda.interpolation, CudaInterpolation::kTextureLinear);
+  EXPECT_EQ(cuda.interpolation, CudaInterpolation::kExact);
   EXPECT_FALSE(cuda.use_graphs);
+  ServerConfig half;
+  ASSERT_EQ(parse({"--texels", "fp16"}, half), "");
+  EXPECT_EQ(half.backend_options.cuda.texels, CudaTexels::kFloat16);
   const CudaSettings defaults;
   ServerConfig untouched;
   ASSERT_EQ(parse({}, untouched), "");
-  EXPECT_EQ(untouched.backend_options.cuda.interpolation, defaults.interpolation);
+  EXPECT_EQ(untouched.backend_options.cuda.interpolation, CudaInterpolation::kTexture);
+  EXPECT_EQ(untouched.backend_options.cuda.texels, defaults.texels);
   EXPECT_EQ(untouched.backend_options.cuda.reserve_bytes, defaults.reserve_bytes);
   EXPECT_TRUE(untouched.backend_options.cuda.use_graphs);
   // The pipeline checks its settings (pipeline_config_problem) and names the one refused.
@@ -131,7 +135,8 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
                                              {"--log-level", "loud"},
                                              {"--slice-size", "9000"},
                                              {"--residual-interval", "-1"},
-                                             {"--cuda-interpolation", "cubic"},
+                                             {"--interpolation", "cubic"},
+                                             {"--texels", "fp8"},
                                              {"--preview-interval", "-2"},
                                              {"--cor-offset", "1e9"},
                                              {"--no-such-flag"}}) {
@@ -286,6 +291,8 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   stage.queue_capacity = 64;
   now.stages = {stage};
   now.residual_checks_run = 7;
+  now.slices_published = 40;
+  now.publications_coalesced = 9;
   now.slice_residuals = {{0, 0.0213}, {4, 0.5}};
   const std::vector<std::string> lines = format_stats(now, &before, {{"requests", 4}});
   std::string all;
@@ -300,6 +307,7 @@ TEST(StatsReport, ActivityStagesDiscardsAndIdle) {
   EXPECT_NE(all.find("shape_mismatch=1 (+1)"), std::string::npos) << all;
   EXPECT_NE(all.find("requests=4"), std::string::npos) << all;
   EXPECT_NE(all.find("(7 checks"), std::string::npos) << all;
+  EXPECT_NE(all.find("slices published 40 (+40, 9 coalesced)"), std::string::npos) << all;
   EXPECT_NE(all.find("slice 0 0.0213 slice 4 0.5"), std::string::npos) << all;
 
   const std::vector<std::string> idle = format_stats(now, &now, {});

@@ -32,14 +32,15 @@ BsrProjectorCpu::BsrProjectorCpu(std::shared_ptr<const TensorCoreMatrix> matrix,
                                  const BsrProjectorCpuOptions& options)
     : matrix_(std::move(matrix)),
       executor_(executor),
-      compensated_(options.compensated),
+      compensate_forward_(options.compensated),
+      compensate_backward_(options.compensated && options.compensate_backward),
       accumulation_(options.accumulation) {
   if (matrix_ == nullptr) throw std::invalid_argument("BsrProjectorCpu: no matrix");
 }
 
 int BsrProjectorCpu::make_operands(const float* values, long long rows, int columns,
-                                   std::vector<float>* undo) {
-  const int wide = compensated_ ? 2 * columns : columns;
+                                   bool compensate, std::vector<float>* undo) {
+  const int wide = compensate ? 2 * columns : columns;
   const std::size_t c = static_cast<std::size_t>(columns);
   operands_.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(wide), 0.0f);
   std::vector<float> hi(values, values + static_cast<std::size_t>(rows) * c);
@@ -48,14 +49,14 @@ int BsrProjectorCpu::make_operands(const float* values, long long rows, int colu
   undo->assign(static_cast<std::size_t>(wide), 0.0f);
   for (std::size_t k = 0; k < c; ++k) {
     (*undo)[k] = 1.0f / scales[k];
-    if (compensated_) (*undo)[c + k] = 1.0f / (scales[k] * kLowOperandFactor);
+    if (compensate) (*undo)[c + k] = 1.0f / (scales[k] * kLowOperandFactor);
   }
   for (long long r = 0; r < rows; ++r) {
     for (std::size_t k = 0; k < c; ++k) {
       const std::size_t in = static_cast<std::size_t>(r) * c + k;
       float* row = operands_.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(wide);
       row[k] = hi[in];
-      if (compensated_) {
+      if (compensate) {
         const float rest = (values[in] * scales[k] - hi[in]) * kLowOperandFactor;
         row[c + k] = half_bits_to_float(float_to_half_bits(rest));
       }
@@ -70,7 +71,8 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
   std::vector<float> replicated(static_cast<std::size_t>(m.bsr.cols) * c, 0.0f);
   replicate_columns(m.col_layouts, image, replicated.data(), columns);
   std::vector<float> undo;
-  const int wide = make_operands(replicated.data(), m.bsr.cols, columns, &undo);
+  const int wide =
+      make_operands(replicated.data(), m.bsr.cols, columns, compensate_forward_, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * w);
   bsr_multiply_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
@@ -79,7 +81,7 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
         static_cast<std::size_t>(m.row_mapping.to_mapped[static_cast<std::size_t>(r)]);
     for (std::size_t k = 0; k < c; ++k) {
       float v = mapped_out_[slot * w + k] * undo[k];
-      if (compensated_) v += mapped_out_[slot * w + c + k] * undo[c + k];
+      if (compensate_forward_) v += mapped_out_[slot * w + c + k] * undo[c + k];
       sinogram[static_cast<std::size_t>(r) * c + k] = v;
     }
   }
@@ -91,7 +93,8 @@ void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int co
   mapped_in_.assign(static_cast<std::size_t>(m.bsr.rows) * c, 0.0f);
   map_rows(m.row_mapping, sinogram, mapped_in_.data(), columns);
   std::vector<float> undo;
-  const int wide = make_operands(mapped_in_.data(), m.bsr.rows, columns, &undo);
+  const int wide =
+      make_operands(mapped_in_.data(), m.bsr.rows, columns, compensate_backward_, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * w);
   bsr_multiply_transposed_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide,
@@ -100,7 +103,9 @@ void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int co
   for (long long q = 0; q < m.bsr.cols; ++q) {
     for (std::size_t k = 0; k < c; ++k) {
       float v = mapped_out_[static_cast<std::size_t>(q) * w + k] * undo[k];
-      if (compensated_) v += mapped_out_[static_cast<std::size_t>(q) * w + c + k] * undo[c + k];
+      if (compensate_backward_) {
+        v += mapped_out_[static_cast<std::size_t>(q) * w + c + k] * undo[c + k];
+      }
       combined[static_cast<std::size_t>(q) * c + k] = v;
     }
   }

@@ -20,6 +20,8 @@ struct BsrProjectorCpuOptions {
   bool compensated = false;
   // Exact sums by default; MmaAccumulation{true, ...} models the tensor cores' accumulation.
   MmaAccumulation accumulation;
+  // With `compensated`: the back projection's operands too (false: the forward operand only).
+  bool compensate_backward = true;
 };
 
 class BsrProjectorCpu : public solvers::ProjectionOperator {
@@ -37,13 +39,16 @@ class BsrProjectorCpu : public solvers::ProjectionOperator {
   void forward_plain(const float* image, float* sinogram, int columns);
   void backward_plain(const float* sinogram, float* image, int columns);
 
-  // Rounds `rows` x `columns` values to fp16 operands, columns hi then lo when compensated, into
-  // operands_ (rows x operand_columns); writes per-operand-column factors that undo the scaling.
-  int make_operands(const float* values, long long rows, int columns, std::vector<float>* undo);
+  // Rounds `rows` x `columns` values to fp16 operands, columns hi then lo when `compensate`,
+  // into operands_ (rows x operand_columns); writes per-operand-column factors that undo the
+  // scaling.
+  int make_operands(const float* values, long long rows, int columns, bool compensate,
+                    std::vector<float>* undo);
 
   std::shared_ptr<const TensorCoreMatrix> matrix_;
   Executor& executor_;
-  bool compensated_ = false;
+  bool compensate_forward_ = false;
+  bool compensate_backward_ = false;
   MmaAccumulation accumulation_;
   std::vector<float> operands_;
   std::vector<float> mapped_in_;

@@ -71,8 +71,8 @@ std::size_t TensorCoreProjector::matrix_device_bytes() const {
          d.gathered_bwd.bytes() + d.ray_of_row.bytes() + d.pixel_of_col.bytes();
 }
 
-bool TensorCoreProjector::uses_gathered_products(int slices) const {
-  return impl_->gathered(slices);
+bool TensorCoreProjector::uses_gathered_products(int slices, bool backward) const {
+  return impl_->gathered(slices, backward);
 }
 
 std::size_t TensorCoreProjector::device_bytes() const {
@@ -87,32 +87,39 @@ std::size_t TensorCoreProjector::device_bytes() const {
 
 void TensorCoreProjector::reserve_operands(int slices) {
   Impl& d = *impl_;
-  if (d.gathered(slices)) {  // as forward_gathered() and backward_gathered() size them
-    const std::size_t columns = static_cast<std::size_t>(d.gathered_columns(slices));
-    Impl::ensure(d.x_half, columns * static_cast<std::size_t>(pixels()));
-    Impl::ensure(d.y_half, columns * static_cast<std::size_t>(rays()));
-    Impl::ensure(d.operand_scale, columns);
-    Impl::ensure(d.column_scale, columns);
-    Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
-    return;
-  }
+  // As forward(), backward() and their gathered forms size them.
   const BsrMatrixHalf& bsr = d.m->bsr;
-  const std::size_t forward = static_cast<std::size_t>(forward_columns(slices));
-  const std::size_t transposed = static_cast<std::size_t>(transposed_columns(slices));
   const std::size_t cols = static_cast<std::size_t>(bsr.cols);
   const std::size_t rows = static_cast<std::size_t>(bsr.rows);
-  // As forward() and backward() size them (the 8-row kernel reads 8 rows past the last block row).
-  Impl::ensure(d.x_half, forward * cols);
-  Impl::ensure(d.y_out, forward * rows);
-  Impl::ensure(d.y_half, transposed * (rows + 16));
-  Impl::ensure(d.x_out, static_cast<std::size_t>(d.product_values(slices)) * cols);
-  Impl::ensure(d.operand_scale, std::max(forward, transposed));
-  Impl::ensure(d.column_scale, std::max(forward, transposed));
+  std::size_t scales = 0;
+  if (d.gathered(slices, false)) {
+    const std::size_t columns = static_cast<std::size_t>(d.gathered_columns(slices, false));
+    Impl::ensure(d.x_half, columns * static_cast<std::size_t>(pixels()));
+    scales = columns;
+  } else {
+    const std::size_t forward = static_cast<std::size_t>(forward_columns(slices));
+    Impl::ensure(d.x_half, forward * cols);
+    Impl::ensure(d.y_out, forward * rows);
+    scales = forward;
+  }
+  if (d.gathered(slices, true)) {
+    const std::size_t columns = static_cast<std::size_t>(d.gathered_columns(slices, true));
+    Impl::ensure(d.y_half, columns * static_cast<std::size_t>(rays()));
+    scales = std::max(scales, columns);
+  } else {
+    // The 8-row kernel reads 8 rows past the last block row.
+    const std::size_t transposed = static_cast<std::size_t>(transposed_columns(slices));
+    Impl::ensure(d.y_half, transposed * (rows + 16));
+    Impl::ensure(d.x_out, static_cast<std::size_t>(d.product_values(slices, true)) * cols);
+    scales = std::max(scales, transposed);
+  }
+  Impl::ensure(d.operand_scale, scales);
+  Impl::ensure(d.column_scale, scales);
   Impl::ensure(d.reduce, static_cast<std::size_t>(slices));
 }
 
 int TensorCoreProjector::forward_columns(int slices) const {
-  const int real = impl_->product_values(slices);
+  const int real = impl_->product_values(slices, false);
   const WmmaShape shape = impl_->m->options.shape;
   int columns = round_up(real, dims(shape).n);
   if (columns > 32) columns = round_up(real, 32);
@@ -125,7 +132,7 @@ int TensorCoreProjector::forward_columns(int slices) const {
 }
 
 int TensorCoreProjector::transposed_columns(int slices) const {
-  const int real = impl_->product_values(slices);
+  const int real = impl_->product_values(slices, true);
   int columns = round_up(real, 16);
   if (columns > 16) columns = round_up(real, 32);
   if (slices <= 0 || columns > 256) {
@@ -140,7 +147,7 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
                                   cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
   d.last_call = Impl::Call::kNone;  // until this call's product is launched
-  d.last_forward_gathered = d.gathered(slices);
+  d.last_forward_gathered = d.gathered(slices, false);
   if (d.last_forward_gathered) {
     d.forward_gathered(image, sinogram, slices, stream, max_abs);
     d.last_call = Impl::Call::kForward;
@@ -149,15 +156,15 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns = forward_columns(slices);
   const int nf = dims(d.m->options.shape).n;
-  d.prepare_scales(image, pixels(), slices, max_abs, columns, d.per_slice, d.lo_offset(slices),
-                   stream);
+  const int lo = d.lo_offset(slices, false);
+  d.prepare_scales(image, pixels(), slices, max_abs, columns, d.per_slice, lo, stream);
   const std::size_t x_values =
       static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.cols);
   Impl::ensure(d.x_half, x_values);
   Impl::ensure(d.y_out, static_cast<std::size_t>(columns) * static_cast<std::size_t>(bsr.rows));
   forward_operand_kernel<<<blocks_for(x_values), kThreads, 0, stream>>>(
       image, slices, d.symmetric, pixels(), d.col_source.data(), d.octant_image.data(), bsr.cols,
-      nf, columns, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      nf, columns, d.real_columns(slices), lo, d.operand_scale.data(),
       reinterpret_cast<__half*>(d.x_half.data()));
   SLICESTREAM_CUDA_CHECK_LAUNCH("forward_operand_kernel");
 
@@ -177,8 +184,7 @@ void TensorCoreProjector::forward(const float* image, float* sinogram, int slice
 
   const std::size_t outputs = static_cast<std::size_t>(rays()) * static_cast<std::size_t>(slices);
   forward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
-      d.y_out.data(), columns, d.lo_offset(slices), d.symmetric, rays(), slices, d.ray_slot.data(),
-      sinogram);
+      d.y_out.data(), columns, lo, d.symmetric, rays(), slices, d.ray_slot.data(), sinogram);
   SLICESTREAM_CUDA_CHECK_LAUNCH("forward_output_kernel");
 }
 
@@ -186,7 +192,7 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
                                    cudaStream_t stream, const float* max_abs) {
   Impl& d = *impl_;
   d.last_call = Impl::Call::kNone;  // until this call's product is launched
-  d.last_backward_gathered = d.gathered(slices);
+  d.last_backward_gathered = d.gathered(slices, true);
   if (d.last_backward_gathered) {
     d.backward_gathered(sinogram, image, slices, stream, max_abs);
     d.last_call = Impl::Call::kBackward;
@@ -194,17 +200,17 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   }
   const BsrMatrixHalf& bsr = d.m->bsr;
   const int columns16 = transposed_columns(slices);
-  const int x_columns = d.product_values(slices);
+  const int x_columns = d.product_values(slices, true);
   const long long y_rows = bsr.rows + 16;  // the 8-row kernel reads 8 rows past the last block row
-  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice, d.lo_offset(slices),
-                   stream);
+  const int lo = d.lo_offset(slices, true);
+  d.prepare_scales(sinogram, rays(), slices, max_abs, columns16, d.per_slice, lo, stream);
   const std::size_t y_values =
       static_cast<std::size_t>(columns16) * static_cast<std::size_t>(y_rows);
   Impl::ensure(d.y_half, y_values);
   Impl::ensure(d.x_out, static_cast<std::size_t>(x_columns) * static_cast<std::size_t>(bsr.cols));
   backward_operand_kernel<<<blocks_for(y_values), kThreads, 0, stream>>>(
       sinogram, slices, d.symmetric, rays(), bsr.rows, d.row_source.data(), d.ray_image.data(),
-      y_rows, columns16, d.real_columns(slices), d.lo_offset(slices), d.operand_scale.data(),
+      y_rows, columns16, d.real_columns(slices), lo, d.operand_scale.data(),
       reinterpret_cast<__half*>(d.y_half.data()));
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_operand_kernel");
 
@@ -226,8 +232,8 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
 
   const std::size_t outputs = static_cast<std::size_t>(pixels()) * static_cast<std::size_t>(slices);
   backward_output_kernel<<<blocks_for(outputs), kThreads, 0, stream>>>(
-      d.x_out.data(), x_columns, d.lo_offset(slices), d.symmetric, pixels(), slices, d.layouts,
-      d.pixel_slots.data(), d.transform_mask.data(), image);
+      d.x_out.data(), x_columns, lo, d.symmetric, pixels(), slices, d.layouts, d.pixel_slots.data(),
+      d.transform_mask.data(), image);
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
@@ -250,11 +256,12 @@ void TensorCoreProjector::repeat_last_product(cudaStream_t stream) {
 // `in` (in_rows x slices) becomes fp16 operand rows in `operand`, `out` (out_rows x slices) is
 // zeroed and receives the kernel's atomic adds.
 void TensorCoreProjector::Impl::run_gathered(const float* in, long long in_rows, float* out,
-                                             long long out_rows, int slices, const float* max_abs,
+                                             long long out_rows, int slices, bool backward,
+                                             const float* max_abs,
                                              DeviceBuffer<std::uint16_t>& operand,
                                              GatheredSpmmArgs& a, cudaStream_t stream) {
-  const int columns = gathered_columns(slices);
-  const int lo = gathered_lo(slices);
+  const int columns = gathered_columns(slices, backward);
+  const int lo = gathered_lo(slices, backward);
   prepare_scales(in, in_rows, slices, max_abs, columns, 1, lo, stream);
   const std::size_t values = static_cast<std::size_t>(columns) * static_cast<std::size_t>(in_rows);
   ensure(operand, values);
@@ -283,8 +290,8 @@ void TensorCoreProjector::Impl::forward_gathered(const float* image, float* sino
   a.source_stride = m->bsr.cols;
   a.target = ray_of_row.data();
   a.target_stride = m->bsr.rows;
-  run_gathered(image, m->grid.pixels(), sinogram, m->geometry.rays(), slices, max_abs, x_half, a,
-               stream);
+  run_gathered(image, m->grid.pixels(), sinogram, m->geometry.rays(), slices, false, max_abs,
+               x_half, a, stream);
 }
 
 // Gathered backward: x[g q] += A_oct^T[q, :] y[g :] for every g, over A_oct^T's own blocks.
@@ -296,8 +303,8 @@ void TensorCoreProjector::Impl::backward_gathered(const float* sinogram, float* 
   a.source_stride = m->bsr.rows;
   a.target = pixel_of_col.data();
   a.target_stride = m->bsr.cols;
-  run_gathered(sinogram, m->geometry.rays(), image, m->grid.pixels(), slices, max_abs, y_half, a,
-               stream);
+  run_gathered(sinogram, m->geometry.rays(), image, m->grid.pixels(), slices, true, max_abs, y_half,
+               a, stream);
 }
 
 }  // namespace slicestream::tensorcore::cuda

@@ -22,6 +22,10 @@ struct TensorCoreProjectorOptions {
   // products; the matrix stays fp16. This removes the operand part of the CG error
   // (docs/performance.md, "CG accuracy"), with split accumulation (below) on.
   bool compensated_operands = false;
+  // With compensated operands: compensate the back projection's operands too (false: only the
+  // forward operand, in CGLS the search direction, where the rounding costs accuracy; the back
+  // projection then runs at the fp16 cost, docs/performance.md).
+  bool compensate_backward = true;
   // Split accumulation: the WMMA kernels add each group of kMmaChainBlocks blocks' MMA chain to
   // an fp32 sum instead of accumulating a whole row or column in one chain, whose truncation
   // inside every MMA biases the sums (kernels/tensorcore/mma_accumulation.hpp). Off only to
@@ -56,8 +60,9 @@ class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
                 const float* max_abs = nullptr) override;
 
-  // Whether forward/backward of `slices` slices take the gathered products.
-  bool uses_gathered_products(int slices) const;
+  // Whether forward (and backward, `backward` true) of `slices` slices take the gathered
+  // products.
+  bool uses_gathered_products(int slices, bool backward = false) const;
 
   // Product columns of the column-form SpMM for `slices` slices (symmetry, compensation, padding
   // included); the gathered products use one per slice (uses_gathered_products).

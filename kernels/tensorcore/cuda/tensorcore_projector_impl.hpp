@@ -64,30 +64,34 @@ struct TensorCoreProjector::Impl {
   }
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
                       int columns, int per_slice_columns, int lo, cudaStream_t stream);
-  bool gathered(int slices) const {
-    const int real = slices * (options.compensated_operands ? 2 : 1);
+  // Operands travel compensated (hi + lo columns) in this direction.
+  bool compensated(bool backward) const {
+    return options.compensated_operands && (!backward || options.compensate_backward);
+  }
+  bool gathered(int slices, bool backward) const {
+    const int real = slices * (compensated(backward) ? 2 : 1);
     return gathered_available && options.gathered_symmetry && options.split_accumulation &&
            real >= 16 && real <= 64;
   }
   // Gathered products: columns and the compensating columns' offset.
-  int gathered_columns(int slices) const {
-    const int real = slices * (options.compensated_operands ? 2 : 1);
+  int gathered_columns(int slices, bool backward) const {
+    const int real = slices * (compensated(backward) ? 2 : 1);
     return real <= 32 ? 32 : 64;  // the kernel's column counts
   }
-  int gathered_lo(int slices) const { return options.compensated_operands ? slices : 0; }
+  int gathered_lo(int slices, bool backward) const { return compensated(backward) ? slices : 0; }
   void run_gathered(const float* in, long long in_rows, float* out, long long out_rows, int slices,
-                    const float* max_abs, DeviceBuffer<std::uint16_t>& operand, GatheredSpmmArgs& a,
-                    cudaStream_t stream);
+                    bool backward, const float* max_abs, DeviceBuffer<std::uint16_t>& operand,
+                    GatheredSpmmArgs& a, cudaStream_t stream);
   void forward_gathered(const float* image, float* sinogram, int slices, cudaStream_t stream,
                         const float* max_abs);
   void backward_gathered(const float* sinogram, float* image, int slices, cudaStream_t stream,
                          const float* max_abs);
   int real_columns(int slices) const { return slices * per_slice; }
-  int lo_offset(int slices) const {
-    return options.compensated_operands ? real_columns(slices) : 0;
+  int lo_offset(int slices, bool backward) const {
+    return compensated(backward) ? real_columns(slices) : 0;
   }
-  int product_values(int slices) const {
-    return real_columns(slices) * (options.compensated_operands ? 2 : 1);
+  int product_values(int slices, bool backward) const {
+    return real_columns(slices) * (compensated(backward) ? 2 : 1);
   }
 };
 

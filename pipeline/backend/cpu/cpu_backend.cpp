@@ -163,8 +163,7 @@ void CpuBackend::set_filter(const FilterConfig& config) {
 }
 
 std::unique_ptr<ProjectionBuffer> CpuBackend::preprocess(const FrameView& raw,
-                                                         const ProjectionVector& vector,
-                                                         PreprocessCounters* counters) {
+                                                         const ProjectionVector& vector) {
   Impl& m = *impl_;
   m.require_scan("preprocess");
   const DetectorShape shape = m.setup.geometry.detector;
@@ -187,13 +186,17 @@ std::unique_ptr<ProjectionBuffer> CpuBackend::preprocess(const FrameView& raw,
                                                 static_cast<int>(begin), static_cast<int>(end),
                                                 &per_participant[participant]);
                          });
-  if (counters != nullptr) {
-    for (const PreprocessCounters& c : per_participant) {
-      counters->clamped_low += c.clamped_low;
-      counters->non_finite += c.non_finite;
-    }
+  PreprocessCounters counts;
+  for (const PreprocessCounters& c : per_participant) {
+    counts.clamped_low += c.clamped_low;
+    counts.non_finite += c.non_finite;
   }
+  m.preprocess_counts.add(counts);
   return out;
+}
+
+std::vector<PreprocessCounters> CpuBackend::take_preprocess_counts() {
+  return impl_->preprocess_counts.take();
 }
 
 void CpuBackend::filter(ProjectionBuffer& projection) {

@@ -23,8 +23,9 @@ class CpuBackend final : public Backend {
   void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override;
   void set_filter(const FilterConfig& config) override;
 
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override;
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                               const ProjectionVector& vector) override;
+  std::vector<PreprocessCounters> take_preprocess_counts() override;
   void filter(ProjectionBuffer& projection) override;
   void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override;
 

@@ -16,6 +16,7 @@
 #include "pipeline/backend/cpu/cpu_buffers.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
 #include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/pending_counts.hpp"
 #include "pipeline/backend/store_slots.hpp"
 #include "pipeline/backend/update_plan.hpp"
 
@@ -61,6 +62,7 @@ struct CpuBackend::Impl {
   std::shared_ptr<ProjectionPool> projections;
   StoreSlots slots{kCpuOwner};                         // filled, maps
   std::vector<std::unique_ptr<CpuProjection>> stored;  // the filtered projection of each slot
+  PendingCounts preprocess_counts;                     // preprocess thread only
 
   // Swapped by the reconstruct thread while preprocess/filter threads may read them.
   mutable std::mutex swap_mutex;

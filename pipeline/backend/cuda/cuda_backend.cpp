@@ -62,7 +62,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     // The memory budget, computed before allocating anything.
     const int slots = static_cast<int>(setup.geometry.vectors.size());
     cuda::ProjectionStoreOptions store_options;
-    store_options.linear_copy = m.options.linear_copy;
+    store_options.storage = projection_storage(m.options);
     store_options.max_layers_per_array = m.options.max_layers_per_array;
     store_options.scratch_layers = std::max(1, setup.max_projection_batch);
     const std::size_t frame_bytes = detector.pixels() * sizeof(float);
@@ -83,8 +83,8 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
       std::ostringstream out;
       out << "cuda backend: the scan does not fit in the memory of " << m.summary.name
           << ": it needs " << mib(needed) << " (projection store " << slots << " x "
-          << detector.rows << " x " << detector.cols << " floats, linear copy "
-          << cuda::to_string(store_options.linear_copy) << " = " << mib(store_bytes) << ", "
+          << detector.rows << " x " << detector.cols << " "
+          << cuda::to_string(store_options.storage) << " = " << mib(store_bytes) << ", "
           << in_flight << " projections in flight = " << mib(pool_bytes) << ", preprocessing "
           << mib(preprocess_bytes) << ", filter " << mib(filter_bytes) << "), " << mib(free_bytes)
           << " of " << mib(total_bytes) << " are free and " << mib(m.options.reserve_bytes)
@@ -103,10 +103,9 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
                                                            m.options.use_graphs);
     s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter, m.options.use_graphs);
     s->pool = std::make_shared<CudaProjectionPool>(detector.pixels(), in_flight);
-    const cuda::BackprojectTuning tuning = m.effective_tuning(m.options.tuning, *s->store);
-    s->backprojector = std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, tuning);
+    s->backprojector =
+        std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, m.options.tuning);
     if (m.options.use_graphs) s->reconstruct_graph = std::make_unique<cuda::GraphReplayer>();
-    m.apply_texture_policy(*s, tuning);
     {
       std::lock_guard<std::mutex> lock(m.filter_mutex);
       m.filter_config = setup.filter;
@@ -121,6 +120,10 @@ void CudaBackend::end_scan() {
   guarded("end_scan", [&] {
     m.use_device();
     m.synchronize_all();
+    if (m.scan) {
+      std::lock_guard<std::mutex> lock(m.preprocess_mutex);
+      m.ended_scan_counts.add(m.scan->preprocessor->take_counts(m.preprocess_stream->get()));
+    }
     m.scan.reset();
   });
 }
@@ -153,8 +156,7 @@ void CudaBackend::set_filter(const FilterConfig& config) {
 }
 
 std::unique_ptr<ProjectionBuffer> CudaBackend::preprocess(const FrameView& raw,
-                                                          const ProjectionVector& vector,
-                                                          PreprocessCounters* counters) {
+                                                          const ProjectionVector& vector) {
   Impl& m = *impl_;
   return guarded("preprocess", [&]() -> std::unique_ptr<ProjectionBuffer> {
     ScanState& s = m.require_scan("preprocess");
@@ -168,9 +170,20 @@ std::unique_ptr<ProjectionBuffer> CudaBackend::preprocess(const FrameView& raw,
     const cudaStream_t stream = m.preprocess_stream->get();
     std::lock_guard<std::mutex> lock(m.preprocess_mutex);
     out->last_use().wait_on(stream);  // an earlier user of the pooled buffer
-    s.preprocessor->run(raw, s.setup.preprocess, cosine, out->values(), stream, counters);
+    s.preprocessor->run(raw, s.setup.preprocess, cosine, out->values(), stream);
     out->last_use().record(stream);
     return out;
+  });
+}
+
+std::vector<PreprocessCounters> CudaBackend::take_preprocess_counts() {
+  Impl& m = *impl_;
+  return guarded("take_preprocess_counts", [&] {
+    m.use_device();
+    std::lock_guard<std::mutex> lock(m.preprocess_mutex);
+    if (m.scan)
+      m.ended_scan_counts.add(m.scan->preprocessor->take_counts(m.preprocess_stream->get()));
+    return m.ended_scan_counts.take();
   });
 }
 
@@ -203,8 +216,8 @@ void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int cou
       throw BackendError("cuda backend: read_rows outside the projection");
     }
     if (count == 0) return;
-    // On the preprocess stream, which has just finished this projection (preprocess waits for
-    // its guard counters), so the copy does not wait behind other work.
+    // On the preprocess stream, which has just enqueued this projection, so the copy waits for
+    // nothing but it.
     const cudaStream_t stream = m.preprocess_stream->get();
     const std::size_t cols = static_cast<std::size_t>(shape.cols);
     p.last_use().wait_on(stream);
@@ -297,41 +310,39 @@ void CudaBackend::read_target(const ReconTarget& target, float* host) {
   });
 }
 
-namespace {
+cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options) {
+  if (options.tuning.interpolation == cuda::BackprojectInterpolation::kExact) {
+    return cuda::ProjectionStorage::kLinear;
+  }
+  return options.half_texels ? cuda::ProjectionStorage::kTextureHalf
+                             : cuda::ProjectionStorage::kTexture;
+}
 
-// Each interpolation an operator can choose, with the store's linear copy it reads.
-struct InterpolationChoice {
-  CudaInterpolation setting;
-  cuda::BackprojectInterpolation interpolation;
-  cuda::LinearCopy linear_copy;
-};
-constexpr InterpolationChoice kInterpolationChoices[] = {
-    {CudaInterpolation::kLinearMemory, cuda::BackprojectInterpolation::kLinearMemory,
-     cuda::LinearCopy::kPlain},
-    {CudaInterpolation::kLinearQuads, cuda::BackprojectInterpolation::kLinearQuads,
-     cuda::LinearCopy::kQuads},
-    {CudaInterpolation::kTextureGather, cuda::BackprojectInterpolation::kTextureGather,
-     cuda::LinearCopy::kNone},
-    {CudaInterpolation::kTexturePoint4, cuda::BackprojectInterpolation::kTexturePoint4,
-     cuda::LinearCopy::kNone},
-    {CudaInterpolation::kTextureLinear, cuda::BackprojectInterpolation::kTextureLinear,
-     cuda::LinearCopy::kNone},
-};
-
-}  // namespace
+std::unique_ptr<TargetReadback> CudaBackend::read_target_async(const ReconTarget& target) {
+  Impl& m = *impl_;
+  return guarded("read_target_async", [&]() -> std::unique_ptr<TargetReadback> {
+    m.use_device();
+    const CudaTarget& t = cuda_target(target);
+    return std::make_unique<CudaReadback>(m.readback_pool, t.values(), t.grid().points(),
+                                          m.reconstruct_stream->get());
+  });
+}
 
 CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   CudaBackendOptions options;
   options.reserve_bytes = settings.reserve_bytes;
   options.use_graphs = settings.use_graphs;
-  for (const InterpolationChoice& choice : kInterpolationChoices) {
-    if (choice.setting != settings.interpolation) continue;
-    options.tuning.interpolation = choice.interpolation;
-    options.linear_copy = choice.linear_copy;
-    return options;
+  const bool exact = settings.interpolation == CudaInterpolation::kExact;
+  const bool half = settings.texels == CudaTexels::kFloat16;
+  if (exact && half) {
+    throw BackendError(
+        "cuda backend: exact interpolation reads fp32 projections; fp16 texels need the texture "
+        "interpolation");
   }
-  throw BackendError(std::string("cuda backend: unknown interpolation ") +
-                     to_string(settings.interpolation));
+  options.tuning.interpolation =
+      exact ? cuda::BackprojectInterpolation::kExact : cuda::BackprojectInterpolation::kTexture;
+  options.half_texels = half;
+  return options;
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const CudaSettings& settings) {

@@ -4,8 +4,9 @@
 //
 //   preprocess   pinned ring -> async upload -> fused expression kernel (kernels/cuda/preprocessor)
 //   filter       pad -> cuFFT R2C -> gains -> C2R -> unpad, plans per detector (ramp_filter_cuda)
-//   reconstruct  ONE set of layered textures for the scan (projection_texture_store), updated in
-//                place; one backprojection launch per call for all targets (backprojector);
+//   reconstruct  ONE copy of the window (projection_texture_store: layered textures read with
+//                hardware filtering, or fp32 rows for exact interpolation), updated in place;
+//                one backprojection launch per call for all targets (backprojector);
 //                a batch of projections (replace_projections) is one replacement pass and one
 //                backprojection launch for all of them
 // With graphs on (the default), each stage's per-frame work is one CUDA graph launch, captured
@@ -24,23 +25,22 @@
 namespace slicestream {
 
 struct CudaBackendOptions {
-  // Block shape, points per thread (0: automatic), interpolation. The default is the fastest
-  // exact path (docs/performance.md): fp32 bilinear interpolation from the store's plain linear
-  // copy through L1. Hardware texture filtering can be faster on small set-ups, but its 8-bit
-  // weights miss the 1e-5 agreement with the CPU backend.
-  cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kLinearMemory, false};
-  // The store's linear copy: kPlain for kLinearMemory interpolation, kQuads for kLinearQuads.
-  cuda::LinearCopy linear_copy = cuda::LinearCopy::kPlain;
+  // Block shape, points per thread (0: automatic), interpolation. The default samples the store's
+  // layered texture with the hardware filter (docs/performance.md: within a few 1e-4 of the CPU
+  // twin, its error against the object that of the CPU backend); kExact reads fp32 rows with fp32
+  // weights, the CPU backend to rounding.
+  cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture, false};
+  // fp16 texels in the store's texture (half the memory and bytes read; texture path only).
+  bool half_texels = false;
   int max_layers_per_array = 0;  // 0: the device's layered-texture limit
   // GPU memory left free for the driver, cuFFT plans and other processes when admitting a scan,
   // a target or a slice refiner (pipeline/device_memory_budget.hpp).
   std::size_t reserve_bytes = std::size_t{256} << 20;
   // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
-  // Skip the texture layers of the store while the interpolation does not read them (the exact
-  // L1 paths); they are brought up to date when a texture path is chosen.
-  bool skip_unused_texture_writes = true;
 };
+// How the store keeps each projection for these options (one copy, as the interpolation reads it).
+cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options);
 
 class CudaBackend final : public Backend {
  public:
@@ -56,8 +56,9 @@ class CudaBackend final : public Backend {
   void set_calibration(const std::vector<float>& dark, const std::vector<float>& flat) override;
   void set_filter(const FilterConfig& config) override;
 
-  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw, const ProjectionVector& vector,
-                                               PreprocessCounters* counters) override;
+  std::unique_ptr<ProjectionBuffer> preprocess(const FrameView& raw,
+                                               const ProjectionVector& vector) override;
+  std::vector<PreprocessCounters> take_preprocess_counts() override;
   void filter(ProjectionBuffer& projection) override;
   void read_rows(ProjectionBuffer& projection, int row_begin, int count, float* host) override;
 
@@ -69,6 +70,8 @@ class CudaBackend final : public Backend {
   void clear_target(ReconTarget& target) override;
   void copy_target(const ReconTarget& from, ReconTarget& to) override;
   void read_target(const ReconTarget& target, float* host) override;
+  // Into pinned memory on the reconstruct stream (cuda_readback.hpp).
+  std::unique_ptr<TargetReadback> read_target_async(const ReconTarget& target) override;
 
   // The Tensor Core projector (fp16 BSR matrix) and GPU CGLS on a stream of its own
   // (pipeline/backend/cuda/cuda_slice_refiner.hpp).
@@ -78,9 +81,7 @@ class CudaBackend final : public Backend {
   std::string refiner_memory_problem(const RefinementSetup& setup) const override;
 
   // CUDA specifics (benchmarks, tests). The backprojection tuning is options().tuning, fixed at
-  // construction; an interpolation the scan's store cannot serve throws BackendError at begin_scan.
-  // Whether the store's texture layers are written by updates (false while skipped).
-  bool texture_layer_writes() const;
+  // construction; the store keeps each projection as projection_storage(options) says.
   // Graphs captured so far per stage of the current scan (0 without graphs): a stream of frames
   // of one shape must not capture again (tests).
   struct GraphCounts {
@@ -98,8 +99,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Impl> impl_;
 };
 
-// The operator's settings (server flags) as backend options: the interpolation with the store's
-// linear copy it reads.
+// The operator's settings (server flags) as backend options; throws BackendError for fp16 texels
+// with exact interpolation (which reads fp32 rows).
 CudaBackendOptions cuda_backend_options(const CudaSettings& settings);
 
 // The factory's entry points (backend_factory.cpp).

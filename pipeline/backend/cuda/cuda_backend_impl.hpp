@@ -21,8 +21,10 @@
 #include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/backend/cuda/cuda_buffers.hpp"
+#include "pipeline/backend/cuda/cuda_readback.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
+#include "pipeline/backend/pending_counts.hpp"
 #include "pipeline/backend/store_slots.hpp"
 #include "pipeline/backend/update_plan.hpp"
 
@@ -86,13 +88,6 @@ struct ScanState {
   std::unique_ptr<cuda::GraphReplayer> reconstruct_graph;  // null without graphs
 };
 
-// Whether an interpolation reads the store's texture layers.
-inline bool reads_texture_layers(cuda::BackprojectInterpolation interpolation) {
-  return interpolation == cuda::BackprojectInterpolation::kTextureLinear ||
-         interpolation == cuda::BackprojectInterpolation::kTextureGather ||
-         interpolation == cuda::BackprojectInterpolation::kTexturePoint4;
-}
-
 // What the replacement pass leaves in an update's scratch layer.
 inline cuda::ScratchContent scratch_content(LiveUpdate live) {
   switch (live) {
@@ -129,11 +124,14 @@ struct CudaBackend::Impl {
   // them on the refinement worker while they live.
   MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
   std::uint64_t next_scan_id = 1;
+  std::shared_ptr<PinnedStagingPool> readback_pool = std::make_shared<PinnedStagingPool>();
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
 
   std::mutex preprocess_mutex;  // preprocess vs set_calibration
-  std::mutex filter_mutex;      // filter vs set_filter
+  // Counts of an ended scan's frames not yet taken (its preprocessor is gone).
+  PendingCounts ended_scan_counts;
+  std::mutex filter_mutex;  // filter vs set_filter
   FilterConfig filter_config;
   bool filter_config_pending = false;
 
@@ -167,45 +165,6 @@ struct CudaBackend::Impl {
   // replacement pass and one backprojection (cuda_backend_reconstruct.cpp).
   void apply_run(ScanState& s, const UpdateRun& run, std::vector<ProjectionUpdate>& updates,
                  float scale);
-
-  // Texture layers written only while the interpolation reads them (when the options allow
-  // skipping); turning them back on brings them up to date on the reconstruct stream first.
-  void apply_texture_policy(ScanState& s, const cuda::BackprojectTuning& effective) const {
-    const bool needed = cuda_backend_detail::reads_texture_layers(effective.interpolation) ||
-                        !options.skip_unused_texture_writes ||
-                        s.store->linear_copy() == cuda::LinearCopy::kNone;
-    s.store->set_texture_layer_writes(needed, reconstruct_stream->get());
-  }
-
-  // The interpolation the store can serve. Gather needs driver support for gather on layered
-  // arrays; without it the exact paths are the store's linear copy, else four point fetches.
-  cuda::BackprojectTuning effective_tuning(const cuda::BackprojectTuning& wanted,
-                                           const cuda::ProjectionTextureStore& store) const {
-    using cuda::BackprojectInterpolation;
-    cuda::BackprojectTuning t = wanted;
-    if (t.interpolation == BackprojectInterpolation::kTextureGather && !store.gather_supported()) {
-      switch (store.linear_copy()) {
-        case cuda::LinearCopy::kQuads:
-          t.interpolation = BackprojectInterpolation::kLinearQuads;
-          break;
-        case cuda::LinearCopy::kPlain:
-          t.interpolation = BackprojectInterpolation::kLinearMemory;
-          break;
-        default:
-          t.interpolation = BackprojectInterpolation::kTexturePoint4;
-          break;
-      }
-    }
-    const bool needs_plain = t.interpolation == BackprojectInterpolation::kLinearMemory;
-    const bool needs_quads = t.interpolation == BackprojectInterpolation::kLinearQuads;
-    if ((needs_plain && store.linear_copy() != cuda::LinearCopy::kPlain) ||
-        (needs_quads && store.linear_copy() != cuda::LinearCopy::kQuads)) {
-      throw BackendError(std::string("cuda backend: ") + cuda::to_string(t.interpolation) +
-                         " interpolation needs the store's " + (needs_plain ? "plain" : "quad") +
-                         " linear copy (CudaBackendOptions::linear_copy)");
-    }
-    return t;
-  }
 };
 
 }  // namespace slicestream

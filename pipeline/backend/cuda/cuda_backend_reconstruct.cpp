@@ -10,7 +10,6 @@ namespace slicestream {
 using cuda_backend_detail::cuda_target;
 using cuda_backend_detail::guarded;
 using cuda_backend_detail::kCudaOwner;
-using cuda_backend_detail::reads_texture_layers;
 using cuda_backend_detail::ScanState;
 using cuda_backend_detail::scratch_content;
 
@@ -38,10 +37,6 @@ void CudaBackend::Impl::apply_run(ScanState& s, const UpdateRun& run,
     (void)cuda_target(*planned.target);
   const cudaStream_t stream = reconstruct_stream->get();
   cuda::ProjectionTextureStore& store = *s.store;
-  if (reads_texture_layers(s.backprojector->tuning().interpolation) &&
-      !store.texture_layers_current()) {
-    throw BackendError("cuda backend: texture interpolation while the texture layers are stale");
-  }
 
   // Update k owns scratch layer k: the replacement pass computes new - old into it exactly
   // (kDifference) or keeps the old projection there (kNewMinusOld), and writes every new
@@ -121,10 +116,6 @@ void CudaBackend::backproject_store(const std::vector<int>& slots, ReconTarget& 
     for (int slot : s.slots.filled_of(slots))
       job.sources.push_back({s.slots.map(slot), s.store->slot_ref(slot), scale});
     if (plane_begin == plane_end) return;
-    if (cuda_backend_detail::reads_texture_layers(s.backprojector->tuning().interpolation) &&
-        !s.store->texture_layers_current()) {
-      throw BackendError("cuda backend: texture interpolation while the texture layers are stale");
-    }
     s.backprojector->run({job}, m.reconstruct_stream->get());
   });
 }
@@ -135,10 +126,6 @@ void CudaBackend::set_slot_maps(const std::vector<ProjectionMap>& maps) {
     ScanState& s = m.require_scan("set_slot_maps");
     s.slots.set_maps(maps);  // the maps travel with each launch's parameters: nothing to upload
   });
-}
-
-bool CudaBackend::texture_layer_writes() const {
-  return impl_->scan && impl_->scan->store->texture_layer_writes();
 }
 
 CudaBackend::GraphCounts CudaBackend::graph_captures() const {

@@ -1,6 +1,6 @@
-// The CUDA backend's batched updates against the same updates one by one on the CPU backend, its
-// texture layers on the exact and the hardware-filtering paths, and the whole pipeline on the GPU
-// against the pipeline on the CPU.
+// The CUDA backend's batched updates against the same updates one by one on the CPU backend, one
+// stored copy of each projection on every path, and the whole pipeline on the GPU against the
+// pipeline on the CPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -19,9 +19,10 @@ namespace slicestream::test {
 namespace {
 
 // Batched updates (replace_projections) on the GPU against the same updates one by one on the
-// CPU backend: batches longer than max_projection_batch, repeated slots inside a batch, live, shadow
-// (accumulate, then live) and preview targets, maps that change; an odd detector and odd grids.
-void run_batched(BeamKind beam, bool graphs) {
+// CPU backend: batches longer than max_projection_batch, repeated slots inside a batch, live,
+// shadow (accumulate, then live) and preview targets, maps that change; an odd detector and odd
+// grids.
+void run_batched(BeamKind beam, const CudaBackendOptions& options) {
   // An odd detector; 16 projections in flight: a whole batch is filtered before it is stored.
   const PhantomScan scan = phantom_scan(beam, {37, 53}, 15, {FilterWindow::kHamming, 0.85f}, 16);
   ScanSetup setup = scan.setup;
@@ -30,9 +31,8 @@ void run_batched(BeamKind beam, bool graphs) {
   RandomSource random;
   SCOPED_TRACE(random.trace());
   CpuBackend cpu(CpuBackendOptions{2, 0});
-  CudaBackendOptions options;
-  options.use_graphs = graphs;
   CudaBackend gpu(0, options);
+  const double tolerance = tolerance_vs_cpu(options);
   Backend* backends[2] = {&cpu, &gpu};
   Targets targets[2];
   std::unique_ptr<ReconTarget> shadow[2];
@@ -62,8 +62,8 @@ void run_batched(BeamKind beam, bool graphs) {
       const ProjectionMap& map = (frame % 3 == 2 ? moved : maps)[static_cast<std::size_t>(slot)];
       std::vector<bool>::reference seen = covered[static_cast<std::size_t>(slot)];
       for (int b = 0; b < 2; ++b) {
-        auto projection = backends[b]->preprocess(
-            view, setup.geometry.vectors[static_cast<std::size_t>(slot)], nullptr);
+        auto projection =
+            backends[b]->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
         backends[b]->filter(*projection);
         std::vector<ReconTarget*> live = live_of(targets[b]);
         std::vector<ReconTarget*> accumulate = {targets[b].accumulate.get()};
@@ -90,12 +90,15 @@ void run_batched(BeamKind beam, bool graphs) {
       EXPECT_TRUE(u.applied);
     for (std::size_t s = 0; s < 3; ++s) {
       expect_same(cpu, gpu, *targets[0].live[s], *targets[1].live[s],
-                  "live slice " + std::to_string(s) + " after frame " + std::to_string(frame));
+                  "live slice " + std::to_string(s) + " after frame " + std::to_string(frame),
+                  tolerance);
     }
-    expect_same(cpu, gpu, *shadow[0], *shadow[1], "shadow after frame " + std::to_string(frame));
+    expect_same(cpu, gpu, *shadow[0], *shadow[1], "shadow after frame " + std::to_string(frame),
+                tolerance);
   }
-  expect_same(cpu, gpu, *targets[0].preview, *targets[1].preview, "preview");
-  expect_same(cpu, gpu, *targets[0].accumulate, *targets[1].accumulate, "accumulate target");
+  expect_same(cpu, gpu, *targets[0].preview, *targets[1].preview, "preview", tolerance);
+  expect_same(cpu, gpu, *targets[0].accumulate, *targets[1].accumulate, "accumulate target",
+              tolerance);
   // The store: a full recompute from it matches too, and equals the incremental slice.
   std::vector<int> all_slots;
   for (int s = 0; s < scan.window; ++s)
@@ -103,95 +106,47 @@ void run_batched(BeamKind beam, bool graphs) {
   for (int b = 0; b < 2; ++b) {
     backends[b]->backproject_store(all_slots, *targets[b].recompute, scale, false, 0, 1);
   }
-  expect_same(cpu, gpu, *targets[0].recompute, *targets[1].recompute, "full recompute");
+  expect_same(cpu, gpu, *targets[0].recompute, *targets[1].recompute, "full recompute", tolerance);
   EXPECT_LE(test::relative_error(read(gpu, *targets[1].live[1]), read(gpu, *targets[1].recompute)),
-            1e-5);
+            tolerance_incremental(options));
 }
 
 TEST(CudaBackend, BatchedUpdatesEqualOneByOneOnTheCpuCone) {
   SLICESTREAM_REQUIRE_GPU();
-  run_batched(BeamKind::kCone, /*graphs=*/true);
-}
-
-TEST(CudaBackend, BatchedUpdatesEqualOneByOneOnTheCpuParallelStepByStep) {
-  SLICESTREAM_REQUIRE_GPU();
-  run_batched(BeamKind::kParallel, /*graphs=*/false);
-}
-
-// The CPU backend and a CUDA backend with `options` through one scan: the store's texture layers
-// written as `layers_written` says, the full recompute and the live slice within `tolerance`.
-void expect_texture_path(const PhantomScan& scan, const CudaBackendOptions& options,
-                         bool layers_written, double tolerance) {
-  const ScanSetup& setup = scan.setup;
-  const int window = scan.window;
-  RandomSource random;
-  SCOPED_TRACE(random.trace());
-  CpuBackend cpu(CpuBackendOptions{2, 0});
-  CudaBackend gpu(0, options);
-  Backend* backends[2] = {&cpu, &gpu};
-  std::unique_ptr<ReconTarget> live[2];
-  std::unique_ptr<ReconTarget> full[2];
-  const GridSpec grid = slice_grid(default_slices(scan.box)[0], 29, 35);
-  for (int b = 0; b < 2; ++b) {
-    backends[b]->begin_scan(setup);
-    live[b] = backends[b]->create_target(grid);
-    full[b] = backends[b]->create_target(grid);
+  for (const Variant& v : variants()) {
+    SCOPED_TRACE(v.name);
+    run_batched(BeamKind::kCone, v.options);
   }
-  EXPECT_EQ(gpu.texture_layer_writes(), layers_written);
-  auto object = phantom::shepp_logan_3d(scan.box, 0.02);
-  const std::vector<ProjectionMap> maps = make_projection_maps(setup.geometry);
-  std::vector<int> all_slots;
-  for (int s = 0; s < window; ++s)
-    all_slots.push_back(s);
-  auto feed = [&](int first, int count) {
-    for (int f = first; f < first + count; ++f) {
-      const int slot = f % window;
-      const std::vector<std::uint16_t> raw = phantom_frame(random, object, setup.geometry, slot);
-      const FrameView view{raw.data(), PixelType::kUint16, setup.geometry.detector};
-      for (int b = 0; b < 2; ++b) {
-        auto p = backends[b]->preprocess(
-            view, setup.geometry.vectors[static_cast<std::size_t>(slot)], nullptr);
-        backends[b]->filter(*p);
-        backends[b]->replace_projection(slot, maps[static_cast<std::size_t>(slot)], std::move(p),
-                                        {live[b].get()}, {}, scan.scale);
-      }
-    }
-  };
-  auto recompute_and_compare = [&](const std::string& what) {
-    for (int b = 0; b < 2; ++b)
-      backends[b]->backproject_store(all_slots, *full[b], scan.scale, false, 0, 1);
-    const std::vector<float> expected = read(cpu, *full[0]);
-    ASSERT_GT(test::max_abs(expected), 0.0);
-    EXPECT_LE(test::relative_error(read(gpu, *full[1]), expected), tolerance) << what;
-  };
-  feed(0, window + 5);
-  recompute_and_compare("after the first rotation");
-  feed(window + 5, 7);
-  recompute_and_compare("after more frames");
-  EXPECT_LE(test::relative_error(read(gpu, *live[1]), read(cpu, *live[0])), tolerance);
-  EXPECT_EQ(gpu.texture_layer_writes(), layers_written);
 }
 
-// The texture layers are written only while the interpolation reads them: skipped on the exact
-// path (the default, matching the CPU backend to 1e-5), written on the hardware-filtering path
-// (8-bit weights: within 3e-3 of the CPU twin; stale layers would be far off), through full
-// recomputes and incremental updates alike.
-TEST(CudaBackend, TextureLayersFollowTheInterpolationPath) {
+TEST(CudaBackend, BatchedUpdatesEqualOneByOneOnTheCpuParallel) {
+  SLICESTREAM_REQUIRE_GPU();
+  for (const Variant& v : variants()) {
+    SCOPED_TRACE(v.name);
+    run_batched(BeamKind::kParallel, v.options);
+  }
+}
+
+// Each interpolation keeps ONE copy of every projection, in the form it reads: the scan's memory
+// differs between fp32 texels, fp16 texels and fp32 rows by exactly the store's texel bytes.
+TEST(CudaBackend, TheStoreHoldsOneCopyOfEachProjection) {
   SLICESTREAM_REQUIRE_GPU();
   const PhantomScan scan =
       phantom_scan(BeamKind::kCone, {33, 47}, 12, {FilterWindow::kRamLak, 1.0f}, 4);
-  struct Path {
-    cuda::BackprojectInterpolation interpolation;
-    bool layers_written;
-    double tolerance;
-  };
-  for (const Path& path : {Path{cuda::BackprojectInterpolation::kLinearMemory, false, 1e-5},
-                           Path{cuda::BackprojectInterpolation::kTextureLinear, true, 3e-3}}) {
-    SCOPED_TRACE(cuda::to_string(path.interpolation));
-    CudaBackendOptions options;
-    options.tuning.interpolation = path.interpolation;
-    expect_texture_path(scan, options, path.layers_written, path.tolerance);
+  std::vector<std::size_t> bytes;
+  for (const Variant& v : variants()) {
+    CudaBackend gpu(0, v.options);
+    gpu.begin_scan(scan.setup);
+    bytes.push_back(gpu.info().memory_used_by_scan_bytes);
   }
+  const std::size_t pixels = scan.setup.geometry.detector.pixels();
+  const std::size_t window = static_cast<std::size_t>(scan.window);
+  EXPECT_EQ(bytes[0], bytes[2]) << "exact (fp32 rows) and texture (fp32 texels)";
+  EXPECT_EQ(bytes[2] - bytes[3], window * pixels * 2) << "fp16 texels: half the store";
+  CudaSettings exact_half;  // exact interpolation reads fp32 rows
+  exact_half.interpolation = CudaInterpolation::kExact;
+  exact_half.texels = CudaTexels::kFloat16;
+  EXPECT_THROW(cuda_backend_options(exact_half), BackendError);
 }
 
 // The whole pipeline on the GPU (stage threads on three streams, each capturing its graphs while
@@ -236,13 +191,14 @@ TEST(CudaBackend, ThePipelineOnTheGpuMatchesTheCpuPipeline) {
           test::call(pipeline, GetSliceCommand{slice.orientation, slice.width, slice.height});
       ASSERT_TRUE(full.slice.has_value());
       ASSERT_GT(test::max_abs(full.slice->values), 0.0);
-      EXPECT_LE(test::relative_error(published->values, full.slice->values), 1e-5)
+      EXPECT_LE(test::relative_error(published->values, full.slice->values),
+                b == 0 ? 1e-5 : tolerance_incremental(CudaBackendOptions{}))
           << "slice " << slice.slice_id << ": incremental vs full recompute";
       last[b].push_back(published->values);
     }
   }
   for (std::size_t s = 0; s < last[0].size(); ++s) {
-    EXPECT_LE(test::relative_error(last[1][s], last[0][s]), 1e-5)
+    EXPECT_LE(test::relative_error(last[1][s], last[0][s]), tolerance_vs_cpu(CudaBackendOptions{}))
         << "slice " << s << ": GPU vs CPU";
   }
 }

@@ -1,8 +1,10 @@
 // The CUDA backend against the CPU backend: the same sequence of calls (calibration, frames of
 // the analytic phantom through preprocess, filter and replace_projection with live, accumulate
 // and preview targets, a centre-of-rotation change, full recomputes) must give the same targets
-// to 1e-5; the incremental targets must equal a full recompute; errors are BackendErrors.
-// Batched updates, texture layers and the whole pipeline: cuda_backend_batching_test.cpp.
+// (exact interpolation: to 1e-5, hardware texture filtering: to 3e-3 in these small scans); the
+// incremental targets must equal a full recompute; errors are BackendErrors.
+// Batched updates, the store's one copy and the whole pipeline: cuda_backend_batching_test.cpp;
+// accuracy against the object: cuda_backend_phantom_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -36,7 +38,8 @@ void run_same_sequence(BeamKind beam) {
   CpuBackend cpu(CpuBackendOptions{2, 0});
   std::vector<std::unique_ptr<CudaBackend>> gpus;
   std::vector<Backend*> backends = {&cpu};
-  for (const Variant& v : variants()) {
+  const std::vector<Variant> cuda_variants = variants();
+  for (const Variant& v : cuda_variants) {
     gpus.push_back(std::make_unique<CudaBackend>(0, v.options));
     backends.push_back(gpus.back().get());
   }
@@ -49,15 +52,14 @@ void run_same_sequence(BeamKind beam) {
     targets[b] = make_targets(*backends[b], box);
   }
   EXPECT_GT(gpus[0]->info().memory_used_by_scan_bytes, detector.pixels() * window * sizeof(float));
-  EXPECT_TRUE(gpus[0]->texture_layer_writes());
-  EXPECT_FALSE(gpus[1]->texture_layer_writes());  // exact path: layers skipped
 
   // Every CUDA variant against the CPU backend, and the variants against each other (graph
   // replay runs the same kernels on the same data as the step-by-step path).
   auto expect_all_same = [&](auto member, const std::string& what) {
     for (std::size_t b = 1; b < count; ++b) {
+      const Variant& v = cuda_variants[b - 1];
       expect_same(cpu, *backends[b], *member(targets[0]), *member(targets[b]),
-                  what + " (" + variants()[b - 1].name + ")");
+                  what + " (" + v.name + ")", tolerance_vs_cpu(v.options));
     }
     EXPECT_LE(test::relative_error(read(*backends[2], *member(targets[2])),
                                    read(*backends[1], *member(targets[1]))),
@@ -73,18 +75,26 @@ void run_same_sequence(BeamKind beam) {
     const int slot = frame % window;
     const std::vector<std::uint16_t> raw = phantom_frame(random, object, setup.geometry, slot);
     const FrameView view{raw.data(), PixelType::kUint16, detector};
-    std::vector<PreprocessCounters> counts(count);
     for (std::size_t b = 0; b < count; ++b) {
-      auto projection = backends[b]->preprocess(
-          view, setup.geometry.vectors[static_cast<std::size_t>(slot)], &counts[b]);
+      auto projection =
+          backends[b]->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
       backends[b]->filter(*projection);
       backends[b]->replace_projection(slot, maps[static_cast<std::size_t>(slot)],
                                       std::move(projection), live_of(targets[b]),
                                       {targets[b].accumulate.get()}, scale);
     }
+    // Guard counts are read back per batch of frames: every few frames here.
+    if (frame % 5 != 4) return;
+    const std::vector<PreprocessCounters> expected = backends[0]->take_preprocess_counts();
+    ASSERT_EQ(expected.size(), 5u);
+    EXPECT_GT(expected.back().clamped_low, 0u);  // the planted guard case
     for (std::size_t b = 1; b < count; ++b) {
-      EXPECT_EQ(counts[0].clamped_low, counts[b].clamped_low);
-      EXPECT_EQ(counts[0].non_finite, counts[b].non_finite);
+      const std::vector<PreprocessCounters> counts = backends[b]->take_preprocess_counts();
+      ASSERT_EQ(counts.size(), expected.size());
+      for (std::size_t k = 0; k < counts.size(); ++k) {
+        EXPECT_EQ(counts[k].clamped_low, expected[k].clamped_low);
+        EXPECT_EQ(counts[k].non_finite, expected[k].non_finite);
+      }
     }
   };
   int frame = 0;
@@ -113,7 +123,7 @@ void run_same_sequence(BeamKind beam) {
     backends[b]->backproject_store(all_slots, *targets[b].recompute, scale, false, 0, 1);
     EXPECT_LE(test::relative_error(read(*backends[b], *targets[b].live[1]),
                                    read(*backends[b], *targets[b].recompute)),
-              1e-5)
+              b == 0 ? 1e-5 : tolerance_incremental(cuda_variants[b - 1].options))
         << backends[b]->info().name << " " << b << ": incremental vs full recompute";
   }
   expect_all_same([](Targets& t) { return t.recompute.get(); }, "full recompute");
@@ -197,26 +207,26 @@ TEST(CudaBackend, MisuseIsABackendError) {
   const FrameView view{raw.data(), PixelType::kUint16, detector};
   ScanSetup setup;
   setup.geometry = test::circular_geometry(BeamKind::kCone, detector, 6);
-  EXPECT_THROW(gpu.preprocess(view, setup.geometry.vectors[0], nullptr), BackendError);
+  EXPECT_THROW(gpu.preprocess(view, setup.geometry.vectors[0]), BackendError);
   gpu.begin_scan(setup);
   auto target = gpu.create_target(slice_grid(default_slices(test::centered_box(5))[2], 4, 4));
-  auto projection = gpu.preprocess(view, setup.geometry.vectors[0], nullptr);
+  auto projection = gpu.preprocess(view, setup.geometry.vectors[0]);
   const ProjectionMap map = make_projection_maps(setup.geometry)[0];
   EXPECT_THROW(gpu.replace_projection(6, map, std::move(projection), {target.get()}, {}, 1.0f),
                BackendError);
   const FrameView wrong_type{raw.data(), PixelType::kFloat32, detector};
-  EXPECT_THROW(gpu.preprocess(wrong_type, setup.geometry.vectors[0], nullptr), BackendError);
+  EXPECT_THROW(gpu.preprocess(wrong_type, setup.geometry.vectors[0]), BackendError);
   EXPECT_THROW(gpu.backproject_store({0}, *target, 1.0f, false, 0, 2), BackendError);
   EXPECT_THROW(gpu.create_target(GridSpec{}), BackendError);
   EXPECT_THROW(gpu.set_slot_maps({map}), BackendError);
   CpuBackend cpu(CpuBackendOptions{1, 0});
   cpu.begin_scan(setup);
-  auto cpu_projection = cpu.preprocess(view, setup.geometry.vectors[0], nullptr);
+  auto cpu_projection = cpu.preprocess(view, setup.geometry.vectors[0]);
   EXPECT_THROW(gpu.filter(*cpu_projection), BackendError);
   auto cpu_target = cpu.create_target(target->grid());
   EXPECT_THROW(gpu.clear_target(*cpu_target), BackendError);
   // A buffer from the previous scan is refused after a new begin_scan.
-  auto stale = gpu.preprocess(view, setup.geometry.vectors[0], nullptr);
+  auto stale = gpu.preprocess(view, setup.geometry.vectors[0]);
   gpu.begin_scan(setup);
   EXPECT_THROW(gpu.filter(*stale), BackendError);
 }

@@ -82,8 +82,10 @@ void check_against_cpu(PixelType type, BeamKind beam, bool linear, DetectorShape
   cuda::DeviceBuffer<float> out(shape.pixels());
   SLICESTREAM_CUDA_CHECK(cudaMemset(out.data(), 0xff, out.bytes()));  // poison: NaN everywhere
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
-  PreprocessCounters gpu_counts;
-  pre.run(frame, params, cosine, out.data(), stream.get(), &gpu_counts);
+  pre.run(frame, params, cosine, out.data(), stream.get());
+  const std::vector<PreprocessCounters> counts = pre.take_counts(stream.get());
+  ASSERT_EQ(counts.size(), 1u);
+  const PreprocessCounters gpu_counts = counts[0];
   const std::vector<float> actual = test::to_host(out.data(), out.size());
 
   for (float v : actual)
@@ -129,16 +131,50 @@ TEST(PreprocessCuda, OddShapesAndRepeatedFramesThroughTheRing) {
     outputs.emplace_back(shape.pixels());
     const CosineWeight cosine = make_cosine_weight(BeamKind::kCone, geometry.vectors[f], shape);
     pre.run({frames.back().data(), PixelType::kUint32, shape}, params, cosine,
-            outputs.back().data(), stream.get(), nullptr);
+            outputs.back().data(), stream.get());
   }
+  const std::vector<PreprocessCounters> counts = pre.take_counts(stream.get());
+  ASSERT_EQ(counts.size(), 5u);
   for (int f = 0; f < 5; ++f) {
     const CosineWeight cosine = make_cosine_weight(BeamKind::kCone, geometry.vectors[f], shape);
     std::vector<float> expected(shape.pixels());
+    PreprocessCounters expected_counts;
     cpu::preprocess_rows({frames[f].data(), PixelType::kUint32, shape}, tables, params, cosine,
-                         expected.data(), 0, shape.rows, nullptr);
+                         expected.data(), 0, shape.rows, &expected_counts);
     EXPECT_LE(test::relative_error(test::to_host(outputs[f].data(), shape.pixels()), expected),
               1e-5)
         << "frame " << f;
+    EXPECT_EQ(counts[static_cast<std::size_t>(f)].clamped_low, expected_counts.clamped_low);
+  }
+}
+
+TEST(PreprocessCuda, GuardCountsOfManyFramesComeBackInOrder) {
+  SLICESTREAM_REQUIRE_GPU();
+  // More frames than the device ring holds between two reads: every frame's counts, in order.
+  const DetectorShape shape{9, 31};
+  const ScanGeometry geometry = test::circular_geometry(BeamKind::kParallel, shape, 3);
+  const CosineWeight cosine = make_cosine_weight(BeamKind::kParallel, geometry.vectors[0], shape);
+  cuda::Stream stream;
+  for (bool graphs : {false, true}) {
+    SCOPED_TRACE(graphs ? "graphs" : "step by step");
+    cuda::Preprocessor pre(shape, stream.get(), graphs);
+    cuda::DeviceBuffer<float> out(shape.pixels());
+    const int frames = 2 * cuda::Preprocessor::kCountRing + 3;
+    for (int f = 0; f < frames; ++f) {
+      std::vector<std::uint16_t> raw(shape.pixels(), 3000);
+      for (int k = 0; k < f % 7; ++k)
+        raw[static_cast<std::size_t>(11 * k)] = 0;  // transmission 0: clamped
+      pre.run({raw.data(), PixelType::kUint16, shape}, PreprocessParams{}, cosine, out.data(),
+              stream.get());
+    }
+    const std::vector<PreprocessCounters> counts = pre.take_counts(stream.get());
+    ASSERT_EQ(counts.size(), static_cast<std::size_t>(frames));
+    for (int f = 0; f < frames; ++f) {
+      EXPECT_EQ(counts[static_cast<std::size_t>(f)].clamped_low, static_cast<std::uint64_t>(f % 7))
+          << "frame " << f;
+      EXPECT_EQ(counts[static_cast<std::size_t>(f)].non_finite, 0u);
+    }
+    EXPECT_TRUE(pre.take_counts(stream.get()).empty());
   }
 }
 
@@ -169,7 +205,7 @@ TEST(PreprocessCuda, RecoversPhantomLineIntegrals) {
   cuda::Preprocessor pre(shape, stream.get());
   pre.set_calibration(dark, flat, stream.get());
   cuda::DeviceBuffer<float> out(shape.pixels());
-  pre.run({raw.data(), PixelType::kFloat32, shape}, {}, cosine, out.data(), stream.get(), nullptr);
+  pre.run({raw.data(), PixelType::kFloat32, shape}, {}, cosine, out.data(), stream.get());
   const std::vector<float> actual = test::to_host(out.data(), out.size());
   EXPECT_GT(test::max_abs(expected), 0.1);  // the phantom is in view
   EXPECT_LE(test::relative_error(actual, expected), 1e-5);

@@ -18,7 +18,8 @@ namespace slicestream::tensorcore::testing {
 namespace {
 
 // The gathered symmetric products (one column per slice, operands read through the symmetry)
-// against the CPU twin of the symmetric projector, plain and compensated operands.
+// against the CPU twin of the symmetric projector, plain and compensated operands (both
+// directions, or the forward operand only).
 TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
   SLICESTREAM_REQUIRE_GPU();
   const SmallProblem p;
@@ -26,15 +27,27 @@ TEST(TensorCoreGpu, GatheredSymmetricProductsMatchTheTwin) {
   cuda::TensorCoreProjector gathered(sym);           // the default options: gathered products on
   EXPECT_FALSE(gathered.uses_gathered_products(1));  // the column form: 8 columns
   EXPECT_TRUE(gathered.uses_gathered_products(32));
-  for (bool compensated : {false, true}) {
+  struct Operands {
+    const char* name;
+    bool compensated;
+    bool compensate_backward;
+  };
+  for (const Operands& o : {Operands{"fp16", false, false}, Operands{"compensated", true, true},
+                            Operands{"compensated forward only", true, false}}) {
     cuda::TensorCoreProjectorOptions options;
-    options.compensated_operands = compensated;
+    options.compensated_operands = o.compensated;
+    options.compensate_backward = o.compensate_backward;
     cuda::TensorCoreProjector gpu(sym, options);
-    BsrProjectorCpu cpu(sym, testing::pool(), {compensated, {}});
-    for (int slices : compensated ? std::vector<int>{8, 13, 32} : std::vector<int>{16, 20, 64}) {
-      SCOPED_TRACE(std::string(compensated ? "compensated" : "fp16") + " slices " +
-                   std::to_string(slices));
+    BsrProjectorCpuOptions twin;
+    twin.compensated = o.compensated;
+    twin.compensate_backward = o.compensate_backward;
+    BsrProjectorCpu cpu(sym, testing::pool(), twin);
+    const std::vector<int> counts =
+        o.compensate_backward ? std::vector<int>{8, 13, 32} : std::vector<int>{16, 20, 32};
+    for (int slices : o.compensated ? counts : std::vector<int>{16, 20, 64}) {
+      SCOPED_TRACE(std::string(o.name) + " slices " + std::to_string(slices));
       ASSERT_TRUE(gpu.uses_gathered_products(slices));
+      ASSERT_TRUE(gpu.uses_gathered_products(slices, /*backward=*/true));
       const auto seed = static_cast<std::uint32_t>(1000 + slices);
       EXPECT_LT(compare_forward(gpu, cpu, slices, seed), 1e-5);
       EXPECT_LT(compare_backward(gpu, cpu, slices, seed + 1), 1e-5);

@@ -35,9 +35,7 @@ struct Fixture {
 
   std::unique_ptr<ProjectionBuffer> projection(const std::vector<float>& values, int slot) {
     const FrameView view{values.data(), PixelType::kFloat32, detector};
-    PreprocessCounters counters;
-    return backend->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)],
-                               &counters);
+    return backend->preprocess(view, setup.geometry.vectors[static_cast<std::size_t>(slot)]);
   }
 
   ProjectionMap map(int slot, double offset_px = 0) const {
@@ -288,11 +286,11 @@ TEST(CpuBackend, RejectsMisuseWithBackendErrors) {
   Fixture f;
   const std::vector<float> values = f.random_values();
   const FrameView view{values.data(), PixelType::kFloat32, f.detector};
-  EXPECT_THROW(f.backend->preprocess(view, f.setup.geometry.vectors[0], nullptr), BackendError);
+  EXPECT_THROW(f.backend->preprocess(view, f.setup.geometry.vectors[0]), BackendError);
   f.backend->begin_scan(f.setup);
   const FrameView wrong{values.data(), PixelType::kFloat32,
                         DetectorShape{f.detector.cols, f.detector.rows}};
-  EXPECT_THROW(f.backend->preprocess(wrong, f.setup.geometry.vectors[0], nullptr), BackendError);
+  EXPECT_THROW(f.backend->preprocess(wrong, f.setup.geometry.vectors[0]), BackendError);
   EXPECT_THROW(f.backend->replace_projection(f.slots, f.map(0), f.projection(values, 0), {}, {}, 1),
                BackendError);
   EXPECT_THROW(f.backend->set_calibration(std::vector<float>(3), {}), BackendError);

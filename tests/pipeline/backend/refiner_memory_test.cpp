@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/solvers/cgls_workspace.hpp"
+#include "kernels/solvers/fista.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
@@ -47,6 +48,7 @@ TEST(RefinerMemory, EstimatesCountMatrixWorkspaceAndVectors) {
   EXPECT_EQ(cuda, matrix + static_cast<std::size_t>(rays) * kCudaOperandBytesPerRay +
                       static_cast<std::size_t>(pixels) * kCudaOperandBytesPerPixel +
                       solvers::cgls_gpu_workspace_bytes({rays, pixels, 1, kCudaRefinerIterations}) +
+                      solvers::fista_workspace_bytes({rays, pixels, 1, 0}) +
                       static_cast<std::size_t>(2 * rays + pixels) * sizeof(float));
   const std::size_t cpu = estimated_cpu_refiner_bytes(setup);
   EXPECT_GT(cpu, matrix + solvers::cgls_workspace_bytes({rays, pixels, 1, 0}));

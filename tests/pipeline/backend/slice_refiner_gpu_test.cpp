@@ -181,8 +181,8 @@ void expect_read_rows_match(const test::TestScan& scan) {
   std::mt19937 rng(3);
   const RawFrame frame = test::make_random_frame(scan.description, 0, rng);
   const ProjectionVector& vector = scan.description.geometry.vectors[0];
-  std::unique_ptr<ProjectionBuffer> on_gpu = gpu->preprocess(frame.view(), vector, nullptr);
-  std::unique_ptr<ProjectionBuffer> on_cpu = cpu.preprocess(frame.view(), vector, nullptr);
+  std::unique_ptr<ProjectionBuffer> on_gpu = gpu->preprocess(frame.view(), vector);
+  std::unique_ptr<ProjectionBuffer> on_cpu = cpu.preprocess(frame.view(), vector);
   std::vector<float> rows_gpu(3 * 40, -1.0f), rows_cpu(3 * 40, -2.0f);
   gpu->read_rows(*on_gpu, 5, 3, rows_gpu.data());
   cpu.read_rows(*on_cpu, 5, 3, rows_cpu.data());

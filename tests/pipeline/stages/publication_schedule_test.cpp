@@ -61,5 +61,25 @@ TEST(PublicationSchedule, SequencesGoOnForASliceSetAnewAndRestartAfterItWentAway
   EXPECT_FALSE(schedule.any_dirty());
 }
 
+TEST(PublicationSchedule, AnUpdateHeldBackAndReplacedIsReportedCoalesced) {
+  PublicationSchedule schedule;
+  const Clock::time_point t0 = Clock::now();
+  EXPECT_FALSE(schedule.mark_dirty(1));
+  EXPECT_FALSE(schedule.mark_dirty(1)) << "two updates before any chance to publish: one batch";
+  schedule.held_back(1);
+  EXPECT_EQ(schedule.next_due(0), Clock::time_point::max())
+      << "held back: due already, and what it waits for is not a time";
+  EXPECT_EQ(schedule.due(t0, 0, false), Ids{1}) << "still due";
+  EXPECT_TRUE(schedule.mark_dirty(1)) << "the held-back update is replaced";
+  EXPECT_LE(schedule.next_due(0), t0) << "the new update is due on its own terms";
+  EXPECT_FALSE(schedule.mark_dirty(1)) << "counted once";
+  schedule.held_back(1);
+  EXPECT_EQ(schedule.published(1, t0), 1u) << "no gap in the sequence";
+  EXPECT_FALSE(schedule.mark_dirty(1)) << "published: nothing held back";
+  schedule.held_back(1);
+  EXPECT_TRUE(schedule.restart(1)) << "a slice set anew replaces the held-back update";
+  EXPECT_FALSE(schedule.any_dirty());
+}
+
 }  // namespace
 }  // namespace slicestream

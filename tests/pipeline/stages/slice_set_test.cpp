@@ -33,7 +33,7 @@ class SliceSetTest : public ::testing::Test {
     const FrameView view{values.data(), PixelType::kFloat32, detector_};
     const ProjectionVector& vector = setup_.geometry.vectors[static_cast<std::size_t>(slot)];
     backend_.replace_projection(slot, make_projection_map(setup_.geometry.beam, vector, detector_),
-                                backend_.preprocess(view, vector, nullptr), live, accumulate,
+                                backend_.preprocess(view, vector), live, accumulate,
                                 slices_.scale());
   }
 

@@ -40,6 +40,7 @@ StatusReport fake_report() {
     stage.service_us.count_below_us[static_cast<std::size_t>(k)] = k >= 9 ? 120 : k >= 8 ? 60 : 0;
   report.metrics.stages = {stage};
   report.metrics.frames_received = 130;
+  report.metrics.publications_coalesced = 17;
   report.metrics.projections_integrated = 120;
   report.metrics.discards = {{"bad_payload_size", 2}, {"odd \"reason\"\nwith\\escapes", 1}};
   report.metrics.frame_to_slice_us.count = 100;
@@ -103,6 +104,9 @@ TEST_F(HttpRoutesTest, MetricsAreValidPrometheusTextWithTheServersValues) {
   EXPECT_EQ(prom_value(families, "slicestream_frames_received_total",
                        "slicestream_frames_received_total"),
             130);
+  EXPECT_EQ(prom_value(families, "slicestream_publications_coalesced_total",
+                       "slicestream_publications_coalesced_total"),
+            17);
   EXPECT_EQ(prom_value(families, "slicestream_discards_total", "slicestream_discards_total",
                        {{"reason", "odd \"reason\"\nwith\\escapes"}}),
             1)

@@ -1,0 +1,243 @@
+// Slice-move benchmark: how long a viewer waits to see a slice it has just moved. The real
+// slicestream-detector streams a scan into the real slicestream-server (over tcp loopback) while a
+// viewer moves a live slice again and again: SetSlice on the requests endpoint, then a subscriber
+// on the slices endpoint waits for that slice with the new orientation. Measured per move: SetSlice
+// sent -> its reply, and SetSlice sent -> the whole new slice received (the server recomputes it
+// from every projection of its window, reads it back and publishes it; the subscriber receives all
+// of it). Each move turns a vertical slice through the rotation axis by another angle, so every
+// move is a full recompute of a new slice.
+//
+//   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
+//                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
+//                    [--server-args ARGS] [--json FILE]
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/common/bench_report.hpp"
+#include "child_process.hpp"
+#include "clients/common/request_client.hpp"
+#include "clients/common/slice_subscriber.hpp"
+#include "clients/detector/detector_preset.hpp"
+#include "clients/detector/scan_streamer.hpp"
+#include "ingest_step.hpp"
+#include "kernels/steady_clock.hpp"
+#include "server/server_config.hpp"
+
+namespace slicestream::bench {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+struct Options {
+  std::string server_path;
+  std::string detector_path;
+  std::string backend = "cuda";
+  std::string preset = "tomobank";
+  int rows = 0;    // detector rows; 0: the preset's
+  int cols = 0;    // detector columns; 0: the preset's
+  int window = 0;  // projections per rotation; 0: the preset's
+  int moves = 20;
+  double fps = 50;     // frames streamed while the slice moves
+  int slice_size = 0;  // 0: as wide as the detector
+  std::uint32_t slice_id = 0;
+  std::string server_args;  // more flags for the server, one string
+  std::string json;
+  std::string work_dir;
+};
+
+// A vertical slice through the rotation axis (the z axis), turned by `angle_rad` about it, of
+// `side_mm` square, centred on the origin: RECAST3D's nine numbers.
+client::Orientation vertical_slice(double angle_rad, double side_mm) {
+  const float c = static_cast<float>(side_mm * std::cos(angle_rad));
+  const float s = static_cast<float>(side_mm * std::sin(angle_rad));
+  const float h = static_cast<float>(side_mm);
+  return {c, s, 0.0f, 0.0f, 0.0f, h, -0.5f * c, -0.5f * s, -0.5f * h};
+}
+
+bool same_orientation(const v1::SliceOrientation& o, const client::Orientation& expected) {
+  if (o.values_size() != 9) return false;
+  for (int k = 0; k < 9; ++k) {
+    if (std::abs(o.values(k) - expected[static_cast<std::size_t>(k)]) > 1e-3f) return false;
+  }
+  return true;
+}
+
+double percentile(std::vector<double> values, double fraction) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto index = static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1));
+  return values[index];
+}
+
+// Waits until the server has integrated at least `count` projections.
+void wait_for_window(client::RequestClient& client, std::uint64_t count, ChildProcess& server) {
+  const SteadyClock::time_point deadline = SteadyClock::now() + std::chrono::seconds(120);
+  while (SteadyClock::now() < deadline) {
+    client::Response response = client.get_status();
+    if (response.ok() && counter(response.reply.status(), "projections_integrated") >= count) {
+      return;
+    }
+    if (server.poll()) throw std::runtime_error("the server exited:\n" + server.log_tail(12));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("the window did not fill within 120 s:\n" + server.log_tail(12));
+}
+
+struct Move {
+  double reply_ms = 0;
+  double shown_ms = 0;
+  std::uint64_t integrated = 0;
+};
+
+// One move: SetSlice, then the subscriber's publications until the moved slice arrives.
+Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscriber,
+                const Options& o, const client::Orientation& orientation, int side) {
+  Move m;
+  const SteadyClock::time_point sent = SteadyClock::now();
+  const client::Response reply = client.set_slice(
+      o.slice_id, orientation, static_cast<std::uint32_t>(side), static_cast<std::uint32_t>(side));
+  m.reply_ms = 1e3 * seconds_since(sent);
+  if (!reply.ok()) throw std::runtime_error("SetSlice refused: " + reply.reply.message());
+  while (true) {
+    const int left_ms = 10000 - static_cast<int>(1e3 * seconds_since(sent));
+    if (left_ms <= 0) throw std::runtime_error("the moved slice was not published within 10 s");
+    std::optional<client::Publication> p = subscriber.receive(left_ms);
+    if (!p || p->topic != client::Topic::kSlice) continue;
+    const v1::SliceHeader& header = p->header.slice();
+    if (header.slice_id() != o.slice_id || !same_orientation(header.orientation(), orientation)) {
+      continue;
+    }
+    m.shown_ms = 1e3 * seconds_since(sent);
+    m.integrated = header.projections_integrated();
+    if (p->values.size() != static_cast<std::size_t>(side) * static_cast<std::size_t>(side)) {
+      throw std::runtime_error("the moved slice arrived with the wrong size");
+    }
+    return m;
+  }
+}
+
+int run(const Options& o, Report& report) {
+  const detector::DetectorPreset& preset = detector::find_preset(o.preset);
+  const int window =
+      o.window > 0 ? o.window
+                   : preset.projections_per_180_deg * (preset.beam == BeamKind::kCone ? 2 : 1);
+  const int cols = o.cols > 0 ? o.cols : preset.detector.cols;
+  const int side = o.slice_size > 0 ? o.slice_size : cols;
+  StepConfig c;
+  c.server_path = o.server_path;
+  c.detector_path = o.detector_path;
+  c.backend = o.backend;
+  c.server_args = split_words(o.server_args);
+  c.preset = o.preset;
+  c.rows = o.rows;
+  c.cols = o.cols;
+  c.window = window;
+  c.offered_fps = o.fps;
+  // The server's and the detector's own defaults, as e2e_ingest_bench passes them.
+  c.data_hwm = ServerConfig::kDefaultDataHwm;
+  c.send_hwm = detector::default_send_hwm(
+      static_cast<std::size_t>(c.rows > 0 ? c.rows : preset.detector.rows) *
+      static_cast<std::size_t>(cols) * sizeof(std::uint16_t));
+  // Enough frames to stream through the filling of the window and every move.
+  c.frames = static_cast<std::uint64_t>(window + o.fps * (30.0 + 0.5 * o.moves));
+  c.work_dir = o.work_dir;
+  c.tag = "slice-move";
+  Endpoints endpoints;
+  std::unique_ptr<client::RequestClient> client;
+  v1::StatusReport status;
+  std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
+  const std::string backend = status.backend() + " (" + status.backend_device() + ")";
+  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, 8);
+  ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");
+  wait_for_window(*client, static_cast<std::uint64_t>(window), *server);
+  // The box the preset's slices span: as wide as the detector at the axis.
+  const double magnification =
+      preset.beam == BeamKind::kCone
+          ? (preset.source_origin_mm + preset.origin_detector_mm) / preset.source_origin_mm
+          : 1.0;
+  const double side_mm = cols * preset.pixel_size_mm / magnification;
+  std::vector<double> reply_ms;
+  std::vector<double> shown_ms;
+  for (int k = 0; k < o.moves; ++k) {
+    const double angle = kPi * (0.1 + 0.37 * k);
+    const Move m = move_slice(*client, subscriber, o, vertical_slice(angle, side_mm), side);
+    reply_ms.push_back(m.reply_ms);
+    shown_ms.push_back(m.shown_ms);
+    report.add("slice moves")
+        .set("move", static_cast<double>(k), 0)
+        .set("SetSlice -> reply ms", m.reply_ms)
+        .set("SetSlice -> slice received ms", m.shown_ms)
+        .set("projections integrated", static_cast<double>(m.integrated), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  streamer.stop(std::chrono::seconds(5));
+  server->stop(std::chrono::seconds(30));
+  report.add("summary")
+      .set("preset", o.preset)
+      .set("backend", backend)
+      .set("slice", std::to_string(side) + " x " + std::to_string(side))
+      .set("window", static_cast<double>(window), 0)
+      .set("frames/s streamed", o.fps)
+      .set("moves", static_cast<double>(o.moves), 0)
+      .set("reply median ms", percentile(reply_ms, 0.5))
+      .set("slice received median ms", percentile(shown_ms, 0.5))
+      .set("slice received p90 ms", percentile(shown_ms, 0.9))
+      .set("slice received max ms", percentile(shown_ms, 1.0));
+  report.note("backend", backend);
+  return 0;
+}
+
+}  // namespace
+}  // namespace slicestream::bench
+
+int main(int argc, char** argv) {
+  using namespace slicestream::bench;
+  CLI::App app{"Slice-move benchmark: SetSlice -> the moved slice received, while a scan streams"};
+  Options o;
+  o.server_path = default_binary("slicestream-server", SLICESTREAM_SERVER_BINARY);
+  o.detector_path = default_binary("slicestream-detector", SLICESTREAM_DETECTOR_BINARY);
+  app.add_option("--server", o.server_path, "slicestream-server binary");
+  app.add_option("--detector", o.detector_path, "slicestream-detector binary");
+  app.add_option("--backend", o.backend, "the server's --backend");
+  app.add_option("--preset", o.preset, "detector preset (flexray, highspeed, tomobank)");
+  app.add_option("--rows", o.rows, "detector rows (default: the preset's)");
+  app.add_option("--cols", o.cols, "detector columns (default: the preset's)");
+  app.add_option("--window", o.window, "projections per rotation (default: the preset's)");
+  app.add_option("--moves", o.moves, "slice moves measured")->check(CLI::Range(1, 1000));
+  app.add_option("--fps", o.fps, "frames per second streamed meanwhile")
+      ->check(CLI::Range(1.0, 100000.0));
+  app.add_option("--slice-size", o.slice_size, "pixels per side (default: the detector's width)");
+  app.add_option("--server-args", o.server_args, "more flags for the server");
+  app.add_option("--json", o.json, "write the results as JSON to FILE");
+  CLI11_PARSE(app, argc, argv);
+  char pattern[] = "/tmp/slicestream-slice-move.XXXXXX";
+  if (mkdtemp(pattern) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  o.work_dir = pattern;
+  Report report;
+  int status = 1;
+  try {
+    status = run(o, report);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "slice_move_bench: %s (logs in %s)\n", error.what(), o.work_dir.c_str());
+    return 1;
+  }
+  report.print("slice moves");
+  report.print("summary");
+  if (!o.json.empty()) report.write_json(o.json, o.backend);
+  std::filesystem::remove_all(o.work_dir);
+  return status;
+}

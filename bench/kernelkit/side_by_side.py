@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""KernelKit (kernelkit_quasi3d.py's JSON) beside cuda_bench (its JSON) from one device run: the
+quasi-3D full recompute of the cone-beam set-ups, as a markdown table.
+
+    python3 side_by_side.py kernelkit_quasi3d.json cuda_bench.json
+"""
+import json
+import sys
+
+
+def row(*cells):
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def ours_by_path(cuda_bench):
+    """(set-up, storage) -> cuda_bench's cone-beam full-recompute entry."""
+    return {(r["setup"], r["storage"]): r for r in cuda_bench["results"]
+            if r.get("section") == "quasi-3D full recompute" and r.get("beam") == "cone"}
+
+
+def main(kernelkit_path, cuda_bench_path):
+    kernelkit = json.load(open(kernelkit_path))
+    ours = ours_by_path(json.load(open(cuda_bench_path)))
+    print(f"Device: {kernelkit['environment']['device']} (KernelKit and cuda_bench in one call)\n")
+    print(row("set-up", "KernelKit tuned ms", "KernelKit ASTRA defaults ms",
+              "ours texture fp32 ms", "ours texture fp16 ms", "ours exact ms",
+              "speed-up texture fp32 (KernelKit / ours)", "speed-up texture fp16",
+              "speed-up exact", "KernelKit refill + BP ms", "ours texture fp32 with update ms",
+              "KernelKit verified (max rel. error)"))
+    print(row(*["---"] * 12))
+    done = [r for r in kernelkit["results"] if "error" not in r]
+    for r in kernelkit["results"]:
+        if "error" in r:
+            print(row(r["setup"], f"KernelKit failed: {r['error']}", *["-"] * 10))
+    for r in done:
+        kk_ms = r["tuned quasi-3D ms (graph)"]
+        texture = ours.get((r["setup"], "texture fp32"), {})
+        half = ours.get((r["setup"], "texture fp16"), {})
+        exact = ours.get((r["setup"], "linear fp32"), {})
+
+        def speed_up(entry):
+            return f"{kk_ms / entry['kernel ms']:.2f}x" if entry else "-"
+
+        def ms(entry, key="kernel ms"):
+            return f"{entry[key]:.4f}" if entry else "-"
+
+        error = max(c["relative error"] for c in r["verification"])
+        print(row(r["setup"], f"{kk_ms:.4f}", f"{r['ASTRA defaults quasi-3D ms (graph)']:.4f}",
+                  ms(texture), ms(half), ms(exact), speed_up(texture), speed_up(half),
+                  speed_up(exact),
+                  f"{r['refill + quasi-3D ms']:.3f}", ms(texture, "with update ms"),
+                  f"{r['verified']} ({error:.1e})"))
+    print("\nKernelKit's tuned configuration per slice (x = 0, y = 0, z = 0):")
+    for r in done:
+        slices = ", ".join(f"{label} ({ms:.4f} ms)"
+                           for label, ms in zip(r["tuned labels"], r["per-slice ms (graph)"]))
+        print(f"- {r['setup']}: {slices}; search reached stage {r['search reached stage']}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2]))

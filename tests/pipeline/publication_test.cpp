@@ -1,0 +1,134 @@
+// Latest-wins publication through the whole pipeline: a publish stage that keeps up gets every
+// update of every slice; one held back gets fewer, the updates it missed are counted as coalesced,
+// the reconstruct stage is not held up, and once it is free again the last image of every slice
+// is the slice's current state, without any further frame.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "pipeline_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+using namespace std::chrono_literals;
+using test::call;
+
+class PublicationTest : public ::testing::Test {
+ protected:
+  static constexpr int kWindow = 16;
+
+  void start() {
+    PipelineConfig config = test::small_config();
+    config.max_projection_batch = 1;  // one update per frame
+    // No automatic residual checks: nothing but the publish stage wakes an idle reconstruct
+    // stage before its longest idle wait.
+    config.refinement.residual_interval_s = 0;
+    pipeline_ = std::make_unique<Pipeline>(config, test::cpu_backend(), sink_);
+    pipeline_->start();
+    scan_ = test::make_parallel_scan(1, {10, 24}, kWindow, PixelType::kFloat32);
+    slices_ = {test::axial_slice(scan_.description, 5, 24),
+               test::oblique_slice(scan_.description, 6, 20)};
+    for (const SetSliceCommand& slice : slices_)
+      ASSERT_TRUE(call(*pipeline_, slice).status.ok());
+    ASSERT_TRUE(pipeline_->submit(ScanBegin{scan_.description, 0}));
+  }
+
+  void feed(std::uint32_t index) {
+    ASSERT_TRUE(pipeline_->submit(test::make_random_frame(scan_.description, index, rng_)));
+  }
+
+  // Every slice's publications carry sequence numbers 1, 2, ... without a gap, and its last one
+  // shows `integrated` projections and equals a full recompute from the store.
+  void expect_latest_state_published(std::uint64_t integrated) {
+    for (const SetSliceCommand& slice : slices_) {
+      const std::vector<SliceImage> published = sink_.slices_of(slice.slice_id);
+      ASSERT_FALSE(published.empty());
+      for (std::size_t k = 0; k < published.size(); ++k)
+        EXPECT_EQ(published[k].sequence, k + 1) << "slice " << slice.slice_id;
+      EXPECT_EQ(published.back().projections_integrated, integrated);
+      test::expect_last_publication_is_current(*pipeline_, sink_, slice, 1e-6);
+    }
+  }
+
+  test::RecordingSink sink_;
+  std::unique_ptr<Pipeline> pipeline_;
+  test::TestScan scan_;
+  std::vector<SetSliceCommand> slices_;
+  std::mt19937 rng_{11};
+};
+
+TEST_F(PublicationTest, APublishStageThatKeepsUpGetsEveryUpdate) {
+  start();
+  constexpr std::uint32_t kFrames = 2 * kWindow;
+  for (std::uint32_t i = 0; i < kFrames; ++i) {
+    feed(i);
+    pipeline_->wait_idle();  // the publish stage has taken everything before the next frame
+  }
+  for (const SetSliceCommand& slice : slices_) {
+    const std::vector<SliceImage> published = sink_.slices_of(slice.slice_id);
+    ASSERT_EQ(published.size(), kFrames) << "slice " << slice.slice_id;
+    for (std::uint32_t k = 0; k < kFrames; ++k)
+      EXPECT_EQ(published[k].projections_integrated, k + 1u);
+  }
+  EXPECT_EQ(pipeline_->metrics().publications_coalesced, 0u);
+  expect_latest_state_published(kFrames);
+}
+
+TEST_F(PublicationTest, APublishStageHeldBackGetsTheLatestStateOnceFreeWithoutAnotherFrame) {
+  start();
+  sink_.block();  // the publish stage stops in the sink at its first slice
+  constexpr std::uint32_t kFrames = 3 * kWindow;
+  for (std::uint32_t i = 0; i < kFrames; ++i)
+    feed(i);
+  // The reconstruct stage is not held up: every frame is integrated while nothing goes out.
+  ASSERT_TRUE(
+      sink_.wait_for([&] { return pipeline_->metrics().projections_integrated == kFrames; }, 20s));
+  EXPECT_TRUE(sink_.slices().empty());
+  const std::uint64_t coalesced = pipeline_->metrics().publications_coalesced;
+  EXPECT_GT(coalesced, 0u) << "the updates the publish stage could not take are counted";
+  const CommandReply status = call(*pipeline_, GetStatusCommand{});
+  ASSERT_TRUE(status.report.has_value());
+  EXPECT_GT(status.report->metrics.publications_coalesced, 0u) << "reported in the status";
+
+  sink_.release();  // no frame follows
+  const auto latest_out = [&] {
+    for (const SetSliceCommand& slice : slices_) {
+      const std::optional<SliceImage> last = sink_.last_slice(slice.slice_id);
+      if (!last || last->projections_integrated != kFrames) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(sink_.wait_for(latest_out, 20s)) << "the slices' latest state never went out";
+  pipeline_->wait_idle();
+  const MetricsSnapshot m = pipeline_->metrics();
+  EXPECT_LT(sink_.slices().size(), 2u * kFrames) << "thinned while the publish stage was behind";
+  // Every update of every slice was published or replaced by a newer one: none lost.
+  EXPECT_EQ(sink_.slices().size() + m.publications_coalesced, 2u * kFrames);
+  EXPECT_EQ(m.slices_published, sink_.slices().size());
+  expect_latest_state_published(kFrames);
+}
+
+TEST_F(PublicationTest, ASliceSetWhileThePublishStageIsHeldBackGoesOutWithItsLatestState) {
+  start();
+  for (std::uint32_t i = 0; i < kWindow; ++i)
+    feed(i);
+  pipeline_->wait_idle();
+  sink_.block();
+  for (std::uint32_t i = kWindow; i < 2 * kWindow; ++i)
+    feed(i);
+  ASSERT_TRUE(sink_.wait_for(
+      [&] { return pipeline_->metrics().projections_integrated == 2u * kWindow; }, 20s));
+  // The scan goes idle; a viewer moves a slice (forced publication) while updates are held back.
+  slices_[0] = test::axial_slice_at(5, 24, 0.5, 1.0, -0.5, 0.0, 0.3);
+  ASSERT_TRUE(call(*pipeline_, slices_[0]).status.ok());
+  sink_.release();
+  pipeline_->wait_idle();
+  EXPECT_EQ(sink_.slices().size() + pipeline_->metrics().publications_coalesced,
+            2u * 2 * kWindow + 1)
+      << "every update published or coalesced, and the moved slice's own publication";
+  expect_latest_state_published(2u * kWindow);
+}
+
+}  // namespace
+}  // namespace slicestream
