@@ -155,7 +155,7 @@ if [[ -n $detector_bin ]]; then
     "${ctl[@]}" refine --slice 2 --iterations 5 --interval 0.2 >"$work/refine.txt" 2>&1 && break
     sleep 0.05
   done
-  grep -q "CGLS iterations" "$work/refine.txt" || fail "refine --slice 2: $(cat "$work/refine.txt")"
+  grep -q "at most 5 fista iterations" "$work/refine.txt" || fail "refine --slice 2: $(cat "$work/refine.txt")"
   wait "$detector_pid" || fail "the parallel-beam detector failed"
   for _ in $(seq 100); do
     "${ctl[@]}" status >"$work/status2.txt"
@@ -191,7 +191,7 @@ server_pid=""
 grep -q "server stopped" "$work/server.log" || fail "no drain message in the log"
 # Changes of what the server reconstructs are in its log at info level, with their values.
 if [[ -n $detector_bin ]]; then
-  grep -qE "set_refinement \(request [0-9]+ on the requests endpoint\): ok: slice 2: 5 CGLS" "$work/server.log" \
+  grep -qE "set_refinement \(request [0-9]+ on the requests endpoint\): ok: slice 2: at most 5 fista iterations" "$work/server.log" \
     || fail "the refinement request is not in the log: $(grep -i refine "$work/server.log")"
 fi
 echo "binaries smoke test passed"

@@ -57,6 +57,9 @@ def test_an_allowed_detector_streams_and_an_allowed_viewer_sees_the_slices(curve
         for index in range(8):
             detector.send_frame(np.ones((4, 16), np.float32), index=index)
         detector.end_scan()
+        # The axial default slice (2) spans the 16 x 16 mm of the box in square pixels.
         publication = viewer.receive(timeout_ms=20000)
+        while publication is not None and publication.header.slice_id != 2:
+            publication = viewer.receive(timeout_ms=20000)
         assert publication is not None and publication.header.scan_id == 5
         assert publication.values.shape == (16, 16)

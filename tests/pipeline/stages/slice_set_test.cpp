@@ -69,8 +69,9 @@ TEST_F(SliceSetTest, DefaultSlicesFillFreeIdsAndGiveWayToClientSlices) {
   EXPECT_TRUE(slices_.remove(0));
   EXPECT_FALSE(slices_.remove(0));
   EXPECT_EQ(slices_.specs().size(), 2u);
-  EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{}))
-      << "a removed default stays away";
+  EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{2}))
+      << "default 2 is placed anew; the removed default 0 stays away";
+  EXPECT_EQ(slices_.find(0), nullptr);
   EXPECT_EQ(slices_.reset(), (std::vector<std::uint32_t>{1, 2}));
   EXPECT_EQ(slices_.place_on_box(kBox, 20), (std::vector<std::uint32_t>{0, 1, 2}));
 }
