@@ -2,6 +2,7 @@
 // the public API) and pipeline_stages.cpp (the five stage loops). Private to pipeline/.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -73,8 +74,11 @@ struct Pipeline::Impl {
   BoundedQueue<StageItem> reconstruct_queue;
   BoundedQueue<PublishItem> publish_queue;
   EventReporter events;
-  DetectorRowSelection row_selection;      // reconstruct stage -> preprocess stage
-  PublicationBacklog publication_backlog;  // reconstruct stage <-> publish stage
+  DetectorRowSelection row_selection;  // reconstruct stage -> preprocess stage
+  // Reconstruct stage <-> publish stage. Slice publications may fill half the publish queue; the
+  // rest is for previews, refined slices, events and forced publications.
+  PublicationBacklog publication_backlog{
+      static_cast<std::size_t>(std::max(1, config.queue_depth / 2))};
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "gated_backend.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace slicestream {
@@ -186,12 +187,15 @@ TEST(Lifecycle, StopWithoutDrainCountsWhatWasLeft) {
   test::RecordingSink sink;
   PipelineConfig config = test::small_config();
   config.queue_depth = 4;
-  Pipeline pipeline(config, test::cpu_backend(), sink);
+  // The reconstruct stage stalls in its store update (a slow GPU, say): the queues fill up
+  // behind it. (A stalled publish stage no longer does: slice publications are thinned.)
+  auto backend = std::make_unique<test::GatedBackend>();
+  test::GatedBackend* gate = backend.get();
+  Pipeline pipeline(config, std::move(backend), sink);
   pipeline.start();
   const test::TestScan scan = test::make_parallel_scan(9, {12, 32}, 24);
   test::begin_scan(pipeline, scan);
   pipeline.wait_idle();
-  sink.block();  // the publish stage stalls: the queues fill up behind it
   std::atomic<std::uint64_t> submitted{0};
   std::thread sender([&] {
     for (std::uint32_t i = 0; i < 200; ++i) {
@@ -205,7 +209,7 @@ TEST(Lifecycle, StopWithoutDrainCountsWhatWasLeft) {
   std::this_thread::sleep_for(50ms);
   std::thread stopper([&] { pipeline.stop(/*drain=*/false); });
   std::this_thread::sleep_for(50ms);
-  sink.release();
+  gate->open();
   stopper.join();
   sender.join();
   const MetricsSnapshot m = pipeline.metrics();

@@ -301,6 +301,12 @@ CommandReply call(Pipeline& pipeline, Command command) {
   return reply.get();
 }
 
+std::size_t slice_count(Pipeline& pipeline) {
+  const CommandReply status = call(pipeline, GetStatusCommand{});
+  EXPECT_TRUE(status.report.has_value());
+  return status.report ? status.report->slices.size() : 0;
+}
+
 void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink& sink,
                                         const SetSliceCommand& slice, double tolerance) {
   const std::optional<SliceImage> published = sink.last_slice(slice.slice_id);

@@ -158,6 +158,8 @@ void end_scan(Pipeline& pipeline, const TestScan& scan, std::uint64_t frames_sen
 
 // Sends a command and waits for its reply.
 CommandReply call(Pipeline& pipeline, Command command);
+// How many slices the pipeline reconstructs (its clients' and the default slices in free ids).
+std::size_t slice_count(Pipeline& pipeline);
 // The last publication of `slice` shows its current state: within `tolerance` (relative) of a
 // full recompute from the store (GetSlice, not zero), from as many projections.
 void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink& sink,

@@ -66,7 +66,8 @@ TEST_F(WindowTest, SlidingWindowEqualsFullRecomputeAfterSeveralRotations) {
   // publish_rate_hz = 0: every frame's update of every slice was published, or replaced by a
   // newer one while the publish stage was behind (set before the scan: no publication of their
   // own). The frames come as fast as the stages take them, so the publish stage may fall behind.
-  EXPECT_EQ(sink_.slices().size() + m.publications_coalesced, 2 * (5u * kWindow + 5));
+  EXPECT_EQ(sink_.slices().size() + m.publications_coalesced,
+            test::slice_count(*pipeline_) * (5u * kWindow + 5));
   EXPECT_TRUE(m.discards.empty());
 }
 

@@ -36,5 +36,19 @@ TEST(PublicationBacklog, AWakeIsAskedForOncePerHold) {
   EXPECT_FALSE(backlog.hold_back(7));
 }
 
+TEST(PublicationBacklog, HoldsEverySliceBackWhileTheSlicesTogetherFillTheRoom) {
+  PublicationBacklog backlog(3);
+  for (std::uint32_t id : {1u, 2u, 3u}) {
+    EXPECT_FALSE(backlog.hold_back(id)) << "room for slice " << id;
+    backlog.queued(id);
+  }
+  EXPECT_TRUE(backlog.hold_back(4)) << "3 of all slices wait: no room, although 4 has none";
+  EXPECT_TRUE(backlog.hold_back(1));
+  EXPECT_TRUE(backlog.taken(2)) << "held back for room: any slice taken wakes";
+  EXPECT_FALSE(backlog.hold_back(4)) << "room again";
+  backlog.queued(4);
+  EXPECT_FALSE(backlog.taken(3)) << "nobody held back since";
+}
+
 }  // namespace
 }  // namespace slicestream
