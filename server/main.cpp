@@ -90,12 +90,14 @@ int run(const ServerConfig& config) {
     spdlog::critical("{}", error.what());
     return EXIT_FAILURE;
   }
+  // The signals are caught before the server says it is ready: a SIGTERM right after the "ready"
+  // line drains like any other (asio keeps a signal that arrives before the first async_wait).
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   server->start();
 
-  boost::asio::io_context io;
   StatsTimer stats(io, *server, config.stats_interval_s);
   stats.start();
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   std::thread drainer;
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& error, int signal_number) {

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "pipeline_test_support.hpp"
+#include "tests/pipeline/forwarding_backend.hpp"
 
 namespace slicestream::test {
 

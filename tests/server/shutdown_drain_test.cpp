@@ -8,6 +8,7 @@
 
 #include "clients/common/data_sender.hpp"
 #include "server/server.hpp"
+#include "tests/pipeline/gated_backend.hpp"
 #include "tests/server/loopback_support.hpp"
 #include "tests/server/phantom_scan.hpp"
 
@@ -15,11 +16,14 @@ namespace slicestream {
 namespace {
 
 TEST(ShutdownDrain, WhatTheSocketHadReceivedIsIntegratedAtAStopWithDrain) {
-  // Large slices and short queues: the pipeline falls behind and frames wait in the socket.
-  ServerConfig config = test::loopback_config(384);
+  // Short queues and a reconstruct stage that stalls in its store updates until the stop: the
+  // pipeline falls behind and frames wait in the socket.
+  ServerConfig config = test::loopback_config(64);
   config.pipeline.queue_depth = 2;
   config.data_hwm = 64;
-  Server server(config, test::cpu_backend());
+  auto backend = std::make_unique<test::GatedBackend>();
+  test::GatedBackend* gate = backend.get();
+  Server server(config, std::move(backend));
   server.start();
   const test::PhantomScan scan = test::make_parallel_scan(11, {32, 128}, 64);
   client::DataSender detector(server.data_address(), 1000);
@@ -28,7 +32,13 @@ TEST(ShutdownDrain, WhatTheSocketHadReceivedIsIntegratedAtAStopWithDrain) {
   test::send_projections(detector, scan, 0, 192);
   detector.close(10000);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // ZeroMQ fills the receive queue
+  // The stage goes on once the stop has begun (the data endpoint no longer reads).
+  std::thread opener([gate] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    gate->open();
+  });
   server.stop(/*drain=*/true);
+  opener.join();
 
   const CounterMap counters = server.counters();
   const MetricsSnapshot m = server.metrics();
