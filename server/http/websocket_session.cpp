@@ -102,7 +102,6 @@ void WebSocketSession::on_accept(beast::error_code error) {
     return;
   }
   open_ = true;
-  ++context_.counters.websocket_sessions;
   const HttpConfig& c = context_.config;
   queue_reply({std::make_shared<const std::string>(fmt::format(
                    R"({{"type":"hello","server":"slicestream","protocol_version":1,)"
@@ -114,6 +113,9 @@ void WebSocketSession::on_accept(beast::error_code error) {
                    c.max_message_bytes, c.max_requests_per_s, c.max_requests_in_flight)),
                false});
   context_.hub.add(shared_from_this());
+  // Counted once the hub offers it every publication: a client (or test) that sees the count
+  // and then publishes gets that publication.
+  ++context_.counters.websocket_sessions;
   read();
 }
 
