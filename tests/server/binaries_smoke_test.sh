@@ -19,24 +19,7 @@ requests=ipc://$work/requests
 ctl=("$ctl_bin" --requests "$requests" --slices "$slices" --timeout 10)
 server_pid=""
 
-cleanup() {
-  local status=$?
-  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-  fi
-  if [[ $status -ne 0 && -f $work/server.log ]]; then
-    echo "---- server log (last 40 lines)"
-    tail -40 "$work/server.log"
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "$0")/smoke_support.sh"
 
 # Runs a command that must fail with the given exit status.
 expect_status() {

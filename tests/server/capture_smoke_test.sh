@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Capture with the real binaries (docs/operations.md, "Capture"): slicestream-server with
 # --capture-dir, 'slicestream-ctl capture start|stop|status' around a simulated scan, then
-# 'slicestream-detector replay hdf5' of the file: the one-shot slice of the replayed scan is
-# bit-identical to the original's (same TIFF). Refusals: a bad label (INVALID_ARGUMENT) and a
+# 'slicestream-detector replay hdf5' of the file: the one-shot slice of the replayed scan has
+# bit-identical pixels to the original's (the TIFFs differ only in the scan id they carry). Refusals: a bad label (INVALID_ARGUMENT) and a
 # server without a capture directory (FAILED_PRECONDITION).
 #   capture_smoke_test.sh SERVER CTL DETECTOR
 set -euo pipefail
@@ -15,22 +15,7 @@ work=$(mktemp -d /tmp/slicestream-capture-smoke.XXXXXX)
 ctl=("$ctl_bin" --requests "ipc://$work/requests" --slices "ipc://$work/slices")
 server_pid=""
 
-cleanup() {
-  local status=$?
-  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then kill -KILL "$server_pid"; fi
-  if [[ $status -ne 0 && -f $work/server.log ]]; then
-    echo "---- server log (last 40 lines)"
-    tail -40 "$work/server.log"
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "$0")/smoke_support.sh"
 
 start_server() {
   "$server_bin" --backend cpu --threads 2 --data "ipc://$work/data" --slices "ipc://$work/slices" \
