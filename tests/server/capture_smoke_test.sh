@@ -2,8 +2,9 @@
 # Capture with the real binaries (docs/operations.md, "Capture"): slicestream-server with
 # --capture-dir, 'slicestream-ctl capture start|stop|status' around a simulated scan, then
 # 'slicestream-detector replay hdf5' of the file: the one-shot slice of the replayed scan has
-# bit-identical pixels to the original's (the TIFFs differ only in the scan id they carry). Refusals: a bad label (INVALID_ARGUMENT) and a
-# server without a capture directory (FAILED_PRECONDITION).
+# bit-identical pixels to the original's (the TIFFs differ only in the scan id they carry).
+# Refusals: a bad label (INVALID_ARGUMENT) and a server without a capture directory
+# (FAILED_PRECONDITION).
 #   capture_smoke_test.sh SERVER CTL DETECTOR
 set -euo pipefail
 
