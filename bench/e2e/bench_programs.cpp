@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "child_process.hpp"
 
 namespace slicestream::bench {
@@ -22,13 +24,14 @@ void add_program_options(CLI::App& app, BenchPrograms& programs) {
                  "more server flags, one string: --server-args=\"--threads 2 --publish-rate 30\"");
 }
 
-std::string unrunnable_program(const BenchPrograms& programs) {
+bool programs_runnable(const BenchPrograms& programs) {
   for (const std::string* binary : {&programs.server_path, &programs.detector_path}) {
     if (access(binary->c_str(), X_OK) != 0) {
-      return "cannot run " + *binary + " (use --server / --detector)";
+      std::fprintf(stderr, "cannot run %s (use --server / --detector)\n", binary->c_str());
+      return false;
     }
   }
-  return {};
+  return true;
 }
 
 void use_programs(const BenchPrograms& programs, StepConfig& step) {

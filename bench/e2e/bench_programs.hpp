@@ -22,8 +22,9 @@ struct BenchPrograms {
 
 void add_program_options(CLI::App& app, BenchPrograms& programs);
 
-// Why a program cannot be run (a message naming it and the flag that chooses it), or "".
-std::string unrunnable_program(const BenchPrograms& programs);
+// False, after a message on stderr naming the program and the flag that chooses it, when the
+// server or the detector cannot be run.
+bool programs_runnable(const BenchPrograms& programs);
 
 // What runs in `step`: the programs, the backend, and --server-args after the flags `step` has.
 void use_programs(const BenchPrograms& programs, StepConfig& step);

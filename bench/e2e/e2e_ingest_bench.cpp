@@ -337,10 +337,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--min-frames must not exceed --max-frames\n");
     return 1;
   }
-  if (const std::string problem = unrunnable_program(o.programs); !problem.empty()) {
-    std::fprintf(stderr, "%s\n", problem.c_str());
-    return 1;
-  }
+  if (!programs_runnable(o.programs)) return 1;
   const bool own_work_dir = o.work_dir.empty();
   if (own_work_dir) {
     char pattern[] = "/tmp/slicestream-e2e.XXXXXX";

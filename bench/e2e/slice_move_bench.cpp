@@ -212,10 +212,7 @@ int main(int argc, char** argv) {
   app.add_option("--slice-size", o.slice_size, "pixels per side (default: the detector's width)");
   app.add_option("--json", o.json, "write the results as JSON to FILE");
   CLI11_PARSE(app, argc, argv);
-  if (const std::string problem = unrunnable_program(o.programs); !problem.empty()) {
-    std::fprintf(stderr, "%s\n", problem.c_str());
-    return 1;
-  }
+  if (!programs_runnable(o.programs)) return 1;
   char pattern[] = "/tmp/slicestream-slice-move.XXXXXX";
   if (mkdtemp(pattern) == nullptr) {
     std::perror("mkdtemp");

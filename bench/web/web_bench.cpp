@@ -194,10 +194,7 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", o.work_dir, "logs (default: a temporary folder)");
   app.add_option("--json", o.json, "write the results as JSON");
   CLI11_PARSE(app, argc, argv);
-  if (const std::string problem = unrunnable_program(o.programs); !problem.empty()) {
-    std::fprintf(stderr, "%s\n", problem.c_str());
-    return 1;
-  }
+  if (!programs_runnable(o.programs)) return 1;
   if (o.work_dir.empty()) {
     o.work_dir = (std::filesystem::temp_directory_path() /
                   ("slicestream-web-bench-" + std::to_string(getpid())))
