@@ -12,6 +12,7 @@
 #include "clients/common/client_error.hpp"
 #include "clients/common/image_file.hpp"
 #include "clients/common/slice_metadata.hpp"
+#include "hdf5/hdf5_attributes.hpp"
 #include "hdf5/hdf5_errors.hpp"
 #include "hdf5/hdf5_handle.hpp"
 
@@ -102,13 +103,10 @@ class Hdf5VolumeWriter : public VolumeWriter {
     H5Awrite(a.get(), H5T_NATIVE_DOUBLE, values.data());
   }
   void text_attribute(const char* name, const std::string& text) {
-    const Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type.get(), text.size());
-    const Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-    const Handle a(
-        H5Acreate2(dataset_.get(), name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-        H5Aclose);
-    H5Awrite(a.get(), type.get(), text.data());
+    if (!hdf5::write_text_attribute(dataset_.get(), name, text)) {
+      throw ClientError(std::string("cannot write the attribute ") + name + " to " + path_ +
+                        ".tmp");
+    }
   }
   bool close() {
     const bool dataset_closed = dataset_.close();

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hdf5/hdf5_attributes.hpp"
 #include "hdf5/hdf5_errors.hpp"
 #include "hdf5/hdf5_handle.hpp"
 #include "hdf5/hdf5_pixel_type.hpp"
@@ -99,13 +100,7 @@ void write_attribute(hid_t object, const char* name, hid_t type, T value) {
 }
 
 void write_text_attribute(hid_t object, const char* name, const std::string& text) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), text.empty() ? 1 : text.size());
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attribute(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                   H5Aclose);
-  const std::string stored = text.empty() ? std::string(1, '\0') : text;
-  if (!attribute.valid() || H5Awrite(attribute.get(), type.get(), stored.data()) < 0) {
+  if (!hdf5::write_text_attribute(object, name, text)) {
     throw std::runtime_error(std::string("cannot write attribute ") + name);
   }
 }

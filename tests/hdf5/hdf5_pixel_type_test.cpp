@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hdf5/hdf5_handle.hpp"
+#include "tests/hdf5/memory_file.hpp"
 
 namespace slicestream::hdf5 {
 namespace {
@@ -39,15 +40,6 @@ std::vector<unsigned char> random_pixels(PixelType type, std::size_t count, unsi
   return bytes;
 }
 
-// A file that lives in memory only (HDF5's core driver without a backing store).
-Handle memory_file() {
-  const Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_core(access.get(), 1 << 16, 0);
-  Handle file(H5Fcreate("pixel_type_test.h5", H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose);
-  EXPECT_TRUE(file.valid());
-  return file;
-}
-
 TEST(Hdf5PixelTypeTest, EachPixelTypeRoundTripsThroughItsNativeType) {
   for (PixelType type : kAllPixelTypes) {
     const hid_t native = native_type(type);
@@ -60,7 +52,7 @@ TEST(Hdf5PixelTypeTest, EachPixelTypeRoundTripsThroughItsNativeType) {
 }
 
 TEST(Hdf5PixelTypeTest, PixelsWrittenAndReadBackThroughADatasetAreUnchanged) {
-  const Handle file = memory_file();
+  const Handle file = memory_file("pixel_type_test.h5");
   const hsize_t dims[2] = {7, 11};
   const std::size_t count = dims[0] * dims[1];
   unsigned seed = 1;
