@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bare_push_pull.hpp"
+#include "bench_programs.hpp"
 #include "bench_report.hpp"
 #include "clients/detector/detector_preset.hpp"
 #include "clients/detector/scan_streamer.hpp"
@@ -35,9 +36,7 @@ constexpr double kTargetRatio = 0.9;  // ingest >= 90% of bare ZeroMQ, every fra
 constexpr std::uint64_t kBareWarmupFrames = 20;
 
 struct Options {
-  std::string server_path;
-  std::string detector_path;
-  std::string backend = "auto";
+  BenchPrograms programs;
   std::vector<std::string> setups = {"flexray", "highspeed", "tomobank"};
   std::vector<std::string> transports = {"tcp", "ipc"};
   std::vector<double> ladder = {0.25, 0.5, 0.75, 1.0};
@@ -52,7 +51,6 @@ struct Options {
   int window = 0;
   int data_hwm = ServerConfig::kDefaultDataHwm;
   int send_hwm = 0;
-  std::string server_args;
   std::string detector_args;
   double poll_interval_s = 0.02;
   double step_timeout_s = 300;
@@ -108,10 +106,7 @@ std::uint64_t frames_for(double fps, const Options& o) {
 
 void add_options(CLI::App& app, Options& o) {
   app.option_defaults()->always_capture_default();
-  app.add_option("--server", o.server_path, "slicestream-server binary");
-  app.add_option("--detector", o.detector_path, "slicestream-detector binary");
-  app.add_option("--backend", o.backend, "the server's --backend")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  add_program_options(app, o.programs);
   app.add_option("--setups", o.setups, "detector presets to run")
       ->delimiter(',')
       ->check(CLI::IsMember({"flexray", "highspeed", "tomobank"}));
@@ -150,8 +145,6 @@ void add_options(CLI::App& app, Options& o) {
                  "the detector's --send-hwm, and the bare PUSH's SNDHWM (default: the "
                  "detector's, by frame size)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--server-args", o.server_args,
-                 "more server flags, one string: --server-args=\"--threads 2 --publish-rate 30\"");
   app.add_option("--detector-args", o.detector_args,
                  "more detector flags, one string: --detector-args=\"--noise\"");
   app.add_option("--poll-interval", o.poll_interval_s, "seconds between GetStatus polls")
@@ -283,10 +276,7 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
   bool lossless = true;
   for (const auto& [label, offered_fps] : plan) {
     StepConfig c;
-    c.server_path = o.server_path;
-    c.detector_path = o.detector_path;
-    c.backend = o.backend;
-    c.server_args = split_words(o.server_args);
+    use_programs(o.programs, c);
     c.detector_args = split_words(o.detector_args);
     c.preset = setup.name;
     c.rows = o.rows;
@@ -341,20 +331,13 @@ int main(int argc, char** argv) {
       "End-to-end ingest benchmark: slicestream-detector -> slicestream-server over tcp and ipc "
       "at a ladder of frame rates, beside bare ZeroMQ PUSH/PULL"};
   Options o;
-  o.server_path = default_binary("slicestream-server", SLICESTREAM_SERVER_BINARY);
-  o.detector_path = default_binary("slicestream-detector", SLICESTREAM_DETECTOR_BINARY);
   add_options(app, o);
   CLI11_PARSE(app, argc, argv);
   if (o.min_frames > o.max_frames) {
     std::fprintf(stderr, "--min-frames must not exceed --max-frames\n");
     return 1;
   }
-  for (const std::string* binary : {&o.server_path, &o.detector_path}) {
-    if (access(binary->c_str(), X_OK) != 0) {
-      std::fprintf(stderr, "cannot run %s (use --server / --detector)\n", binary->c_str());
-      return 1;
-    }
-  }
+  if (!programs_runnable(o.programs)) return 1;
   const bool own_work_dir = o.work_dir.empty();
   if (own_work_dir) {
     char pattern[] = "/tmp/slicestream-e2e.XXXXXX";

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench/common/bench_report.hpp"
+#include "bench_programs.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 #include "clients/common/slice_subscriber.hpp"
@@ -40,9 +41,7 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 struct Options {
-  std::string server_path;
-  std::string detector_path;
-  std::string backend = "cuda";
+  BenchPrograms programs;  // main() makes cuda the default backend
   std::string preset = "tomobank";
   int rows = 0;    // detector rows; 0: the preset's
   int cols = 0;    // detector columns; 0: the preset's
@@ -51,7 +50,6 @@ struct Options {
   double fps = 50;     // frames streamed while the slice moves
   int slice_size = 0;  // 0: as wide as the detector
   std::uint32_t slice_id = 0;
-  std::string server_args;  // more flags for the server, one string
   std::string json;
   std::string work_dir;
 };
@@ -135,10 +133,7 @@ int run(const Options& o, Report& report) {
   const int cols = o.cols > 0 ? o.cols : preset.detector.cols;
   const int side = o.slice_size > 0 ? o.slice_size : cols;
   StepConfig c;
-  c.server_path = o.server_path;
-  c.detector_path = o.detector_path;
-  c.backend = o.backend;
-  c.server_args = split_words(o.server_args);
+  use_programs(o.programs, c);
   c.preset = o.preset;
   c.rows = o.rows;
   c.cols = o.cols;
@@ -205,11 +200,8 @@ int main(int argc, char** argv) {
   using namespace slicestream::bench;
   CLI::App app{"Slice-move benchmark: SetSlice -> the moved slice received, while a scan streams"};
   Options o;
-  o.server_path = default_binary("slicestream-server", SLICESTREAM_SERVER_BINARY);
-  o.detector_path = default_binary("slicestream-detector", SLICESTREAM_DETECTOR_BINARY);
-  app.add_option("--server", o.server_path, "slicestream-server binary");
-  app.add_option("--detector", o.detector_path, "slicestream-detector binary");
-  app.add_option("--backend", o.backend, "the server's --backend");
+  o.programs.backend = "cuda";
+  add_program_options(app, o.programs);
   app.add_option("--preset", o.preset, "detector preset (flexray, highspeed, tomobank)");
   app.add_option("--rows", o.rows, "detector rows (default: the preset's)");
   app.add_option("--cols", o.cols, "detector columns (default: the preset's)");
@@ -218,9 +210,9 @@ int main(int argc, char** argv) {
   app.add_option("--fps", o.fps, "frames per second streamed meanwhile")
       ->check(CLI::Range(1.0, 100000.0));
   app.add_option("--slice-size", o.slice_size, "pixels per side (default: the detector's width)");
-  app.add_option("--server-args", o.server_args, "more flags for the server");
   app.add_option("--json", o.json, "write the results as JSON to FILE");
   CLI11_PARSE(app, argc, argv);
+  if (!programs_runnable(o.programs)) return 1;
   char pattern[] = "/tmp/slicestream-slice-move.XXXXXX";
   if (mkdtemp(pattern) == nullptr) {
     std::perror("mkdtemp");
@@ -237,7 +229,7 @@ int main(int argc, char** argv) {
   }
   report.print("slice moves");
   report.print("summary");
-  if (!o.json.empty()) report.write_json(o.json, o.backend);
+  if (!o.json.empty()) report.write_json(o.json, o.programs.backend);
   std::filesystem::remove_all(o.work_dir);
   return status;
 }

@@ -14,10 +14,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 #include <thread>
 #include <vector>
 
+#include "bench_programs.hpp"
 #include "bench_report.hpp"
 #include "ingest_step.hpp"
 #include "viewer_socket.hpp"
@@ -26,9 +26,7 @@ namespace slicestream::bench {
 namespace {
 
 struct Options {
-  std::string server_path = SLICESTREAM_SERVER_BINARY;
-  std::string detector_path = SLICESTREAM_DETECTOR_BINARY;
-  std::string backend = "auto";
+  BenchPrograms programs;
   std::string preset = "flexray";
   int rows = 0;
   int cols = 0;
@@ -41,7 +39,6 @@ struct Options {
   int moves = 40;
   double drag_seconds = 30;  // the scan the moves run in
   std::string encoding = "f16";
-  std::string server_args;
   std::string work_dir;
   std::string json;
 };
@@ -60,22 +57,10 @@ Percentiles percentiles(std::vector<double> values) {
   return {at(0.5), at(0.99), values.back()};
 }
 
-std::vector<std::string> words(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;)
-    out.push_back(w);
-  return out;
-}
-
 StepConfig step_config(const Options& o, const std::string& tag, std::uint64_t frames) {
   StepConfig c;
-  c.server_path = o.server_path;
-  c.detector_path = o.detector_path;
-  c.backend = o.backend;
   c.server_args = {"--slice-size", std::to_string(o.slice_size)};
-  for (const std::string& w : words(o.server_args))
-    c.server_args.push_back(w);
+  use_programs(o.programs, c);
   c.preset = o.preset;
   c.rows = o.rows;
   c.cols = o.cols;
@@ -192,9 +177,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "web_bench: what WebSocket viewers cost the server, and the time from a slice move "
       "to its image (server side)"};
-  app.add_option("--server", o.server_path, "slicestream-server")->capture_default_str();
-  app.add_option("--detector", o.detector_path, "slicestream-detector")->capture_default_str();
-  app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
+  add_program_options(app, o.programs);
   app.add_option("--preset", o.preset, "detector preset")->capture_default_str();
   app.add_option("--rows", o.rows, "detector rows (0: the preset's)");
   app.add_option("--cols", o.cols, "detector columns (0: the preset's)");
@@ -208,10 +191,10 @@ int main(int argc, char** argv) {
   app.add_option("--drag-seconds", o.drag_seconds, "length of the scan the moves run in")
       ->capture_default_str();
   app.add_option("--encoding", o.encoding, "f16 or f32")->capture_default_str();
-  app.add_option("--server-args", o.server_args, "more server flags");
   app.add_option("--work-dir", o.work_dir, "logs (default: a temporary folder)");
   app.add_option("--json", o.json, "write the results as JSON");
   CLI11_PARSE(app, argc, argv);
+  if (!programs_runnable(o.programs)) return 1;
   if (o.work_dir.empty()) {
     o.work_dir = (std::filesystem::temp_directory_path() /
                   ("slicestream-web-bench-" + std::to_string(getpid())))

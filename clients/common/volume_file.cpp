@@ -12,10 +12,15 @@
 #include "clients/common/client_error.hpp"
 #include "clients/common/image_file.hpp"
 #include "clients/common/slice_metadata.hpp"
+#include "hdf5/hdf5_attributes.hpp"
+#include "hdf5/hdf5_errors.hpp"
+#include "hdf5/hdf5_handle.hpp"
 
 namespace slicestream::client {
 
 namespace {
+
+using hdf5::Handle;
 
 bool is_hdf5_path(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
@@ -36,15 +41,16 @@ std::array<double, 3> voxel_mm(const v1::VolumeChunkHeader& h) {
 class Hdf5VolumeWriter : public VolumeWriter {
  public:
   Hdf5VolumeWriter(const std::string& path, const v1::VolumeChunkHeader& h) : path_(path) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our own messages instead of HDF5's stack
+    hdf5::silence_error_printing();  // our own messages instead of HDF5's stack
     const std::string temporary = path + ".tmp";
-    file_ = H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (file_ < 0) throw ClientError("cannot create " + temporary + " (HDF5)");
+    file_ = Handle(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file_.valid()) throw ClientError("cannot create " + temporary + " (HDF5)");
     const hsize_t dims[3] = {h.size_z(), h.size_y(), h.size_x()};
-    space_ = H5Screate_simple(3, dims, nullptr);
-    dataset_ = H5Dcreate2(file_, "/volume", H5T_NATIVE_FLOAT, space_, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT);
-    if (dataset_ < 0) throw ClientError("cannot create the dataset /volume in " + temporary);
+    space_ = Handle(H5Screate_simple(3, dims, nullptr), H5Sclose);
+    dataset_ = Handle(H5Dcreate2(file_.get(), "/volume", H5T_NATIVE_FLOAT, space_.get(),
+                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Dclose);
+    if (!dataset_.valid()) throw ClientError("cannot create the dataset /volume in " + temporary);
     const v1::VolumeBox& b = h.box();
     attribute("box_min_mm", {b.min_mm().x(), b.min_mm().y(), b.min_mm().z()});
     attribute("box_max_mm", {b.max_mm().x(), b.max_mm().y(), b.max_mm().z()});
@@ -68,12 +74,12 @@ class Hdf5VolumeWriter : public VolumeWriter {
   void write_planes(int first, int count, const std::vector<float>& values) override {
     const hsize_t start[3] = {static_cast<hsize_t>(first), 0, 0};
     const hsize_t extent[3] = {static_cast<hsize_t>(count), dims_[1], dims_[2]};
-    const hid_t memory = H5Screate_simple(3, extent, nullptr);
+    const Handle memory(H5Screate_simple(3, extent, nullptr), H5Sclose);
     const bool ok =
-        memory >= 0 &&
-        H5Sselect_hyperslab(space_, H5S_SELECT_SET, start, nullptr, extent, nullptr) >= 0 &&
-        H5Dwrite(dataset_, H5T_NATIVE_FLOAT, memory, space_, H5P_DEFAULT, values.data()) >= 0;
-    if (memory >= 0) H5Sclose(memory);
+        memory.valid() &&
+        H5Sselect_hyperslab(space_.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) >= 0 &&
+        H5Dwrite(dataset_.get(), H5T_NATIVE_FLOAT, memory.get(), space_.get(), H5P_DEFAULT,
+                 values.data()) >= 0;
     if (!ok) throw ClientError("cannot write planes to " + path_ + ".tmp (disk full?)");
   }
 
@@ -90,35 +96,29 @@ class Hdf5VolumeWriter : public VolumeWriter {
  private:
   void attribute(const char* name, std::vector<double> values) {
     const hsize_t n = values.size();
-    const hid_t space = H5Screate_simple(1, &n, nullptr);
-    const hid_t a = H5Acreate2(dataset_, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
-    H5Aclose(a);
-    H5Sclose(space);
+    const Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    const Handle a(
+        H5Acreate2(dataset_.get(), name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose);
+    H5Awrite(a.get(), H5T_NATIVE_DOUBLE, values.data());
   }
   void text_attribute(const char* name, const std::string& text) {
-    const hid_t type = H5Tcopy(H5T_C_S1);
-    H5Tset_size(type, text.size());
-    const hid_t space = H5Screate(H5S_SCALAR);
-    const hid_t a = H5Acreate2(dataset_, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, type, text.data());
-    H5Aclose(a);
-    H5Sclose(space);
-    H5Tclose(type);
+    if (!hdf5::write_text_attribute(dataset_.get(), name, text)) {
+      throw ClientError(std::string("cannot write the attribute ") + name + " to " + path_ +
+                        ".tmp");
+    }
   }
   bool close() {
-    bool ok = true;
-    if (dataset_ >= 0) ok = H5Dclose(dataset_) >= 0 && ok;
-    if (space_ >= 0) ok = H5Sclose(space_) >= 0 && ok;
-    if (file_ >= 0) ok = H5Fclose(file_) >= 0 && ok;
-    dataset_ = space_ = file_ = -1;
-    return ok;
+    const bool dataset_closed = dataset_.close();
+    const bool space_closed = space_.close();
+    const bool file_closed = file_.close();
+    return dataset_closed && space_closed && file_closed;
   }
 
   std::string path_;
-  hid_t file_ = -1;
-  hid_t space_ = -1;
-  hid_t dataset_ = -1;
+  Handle file_;
+  Handle space_;
+  Handle dataset_;
   hsize_t dims_[3] = {0, 0, 0};
   bool finished_ = false;
 };

@@ -8,52 +8,19 @@
 #include <stdexcept>
 #include <vector>
 
-namespace slicestream::detector {
+#include "hdf5/hdf5_errors.hpp"
+#include "hdf5/hdf5_handle.hpp"
+#include "hdf5/hdf5_pixel_type.hpp"
 
-static_assert(sizeof(hid_t) == sizeof(std::int64_t), "hid_t is stored as int64");
+namespace slicestream::detector {
 
 namespace {
 
-// Closes an HDF5 identifier with the matching H5*close when it goes out of scope.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*closer)(hid_t)) : id_(id), closer_(closer) {}
-  ~Handle() {
-    if (id_ >= 0) closer_(id_);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  hid_t get() const { return id_; }
-  bool valid() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*closer_)(hid_t);
-};
-
-// HDF5 prints its error stack to stderr by default; we report our own, clearer messages.
-void silence_hdf5_errors() {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-}
-
-// The descriptions on HDF5's error stack, innermost first ("truncated file: eof = ...").
-std::vector<std::string> hdf5_errors() {
-  std::vector<std::string> descriptions;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_DOWNWARD,
-      [](unsigned, const H5E_error2_t* error, void* data) -> herr_t {
-        if (error->desc != nullptr && *error->desc != '\0') {
-          static_cast<std::vector<std::string>*>(data)->push_back(error->desc);
-        }
-        return 0;
-      },
-      &descriptions);
-  return descriptions;
-}
+using hdf5::Handle;
 
 // Why H5Fopen failed, in words: a truncated file says how many bytes are missing.
 std::string open_failure(const std::string& path) {
-  const std::vector<std::string> errors = hdf5_errors();
+  const std::vector<std::string> errors = hdf5::error_descriptions();
   for (const std::string& error : errors) {
     unsigned long long eof = 0, base = 0, stored_eof = 0;
     if (std::sscanf(error.c_str(),
@@ -86,24 +53,11 @@ bool path_exists(hid_t file, const std::string& path) {
   return !prefix.empty();
 }
 
-PixelType wire_type_of(hid_t type, const std::string& where) {
-  const H5T_class_t type_class = H5Tget_class(type);
-  const std::size_t size = H5Tget_size(type);
-  if (type_class == H5T_INTEGER) return size <= 2 ? PixelType::kUint16 : PixelType::kUint32;
-  if (type_class == H5T_FLOAT) return PixelType::kFloat32;
-  throw std::runtime_error(where + ": pixel data must be integers or floating point");
-}
-
-hid_t memory_type(PixelType type) {
-  switch (type) {
-    case PixelType::kUint16:
-      return H5T_NATIVE_UINT16;
-    case PixelType::kUint32:
-      return H5T_NATIVE_UINT32;
-    case PixelType::kFloat32:
-      return H5T_NATIVE_FLOAT;
-  }
-  return H5T_NATIVE_FLOAT;
+PixelType stored_pixel_type(hid_t dataset, const std::string& where) {
+  const Handle type(H5Dget_type(dataset), H5Tclose);
+  const std::optional<PixelType> pixels = hdf5::pixel_type_of_stored(type.get());
+  if (!pixels) throw std::runtime_error(where + ": pixel data must be integers or floating point");
+  return *pixels;
 }
 
 }  // namespace
@@ -122,18 +76,18 @@ struct DxchangeFile::Dataset {
 };
 
 DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout) : path_(path) {
-  silence_hdf5_errors();
+  hdf5::silence_error_printing();
   if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw std::runtime_error(path + ": not an HDF5 file");
-  file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file_ < 0) throw std::runtime_error(open_failure(path));
+  file_ = std::make_unique<Handle>(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file_->valid()) throw std::runtime_error(open_failure(path));
 
   auto open_frames = [&](FrameKind kind, const std::string& dataset_path, bool required) {
-    if (!path_exists(file_, dataset_path)) {
+    if (!path_exists(file_->get(), dataset_path)) {
       if (required) throw std::runtime_error(path + ": has no dataset " + dataset_path);
       return;
     }
-    const hid_t id = H5Dopen2(file_, dataset_path.c_str(), H5P_DEFAULT);
+    const hid_t id = H5Dopen2(file_->get(), dataset_path.c_str(), H5P_DEFAULT);
     if (id < 0) throw std::runtime_error(path + ": " + dataset_path + " is not a dataset");
     auto dataset = std::make_unique<Dataset>(dataset_path, id);
     const std::string where = path + ":" + dataset_path;
@@ -155,42 +109,34 @@ DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout
                                  "x" + std::to_string(dims[2]));
       }
       shape_ = frame_shape;
-      Handle type(H5Dget_type(id), H5Tclose);
-      pixel_type_ = wire_type_of(type.get(), where);
+      pixel_type_ = stored_pixel_type(id, where);
     } else if (dataset->frames > 0 && frame_shape != shape_) {
       throw std::runtime_error(where + " frames are " + std::to_string(frame_shape.rows) + "x" +
                                std::to_string(frame_shape.cols) + " but the projections are " +
                                std::to_string(shape_.rows) + "x" + std::to_string(shape_.cols));
     } else {
-      Handle type(H5Dget_type(id), H5Tclose);
-      wire_type_of(type.get(), where);  // reject strings and other non-numeric data
+      stored_pixel_type(id, where);  // reject strings and other non-numeric data
     }
     datasets_[static_cast<int>(kind)] = std::move(dataset);
   };
-  try {
-    open_frames(FrameKind::kProjection, layout.projections, true);
-    open_frames(FrameKind::kFlat, layout.flats, false);
-    open_frames(FrameKind::kDark, layout.darks, false);
-    if (std::optional<std::vector<double>> angles = read_numbers(layout.theta_deg)) {
-      if (angles->size() != count(FrameKind::kProjection)) {
-        throw std::runtime_error(path + ":" + layout.theta_deg + " has " +
-                                 std::to_string(angles->size()) + " angles but " +
-                                 layout.projections + " has " +
-                                 std::to_string(count(FrameKind::kProjection)) + " projections");
-      }
-      angles_deg_ = std::move(*angles);
+  // On a throw the members close what was opened: the datasets first, then the file.
+  open_frames(FrameKind::kProjection, layout.projections, true);
+  open_frames(FrameKind::kFlat, layout.flats, false);
+  open_frames(FrameKind::kDark, layout.darks, false);
+  if (std::optional<std::vector<double>> angles = read_numbers(layout.theta_deg)) {
+    if (angles->size() != count(FrameKind::kProjection)) {
+      throw std::runtime_error(path + ":" + layout.theta_deg + " has " +
+                               std::to_string(angles->size()) + " angles but " +
+                               layout.projections + " has " +
+                               std::to_string(count(FrameKind::kProjection)) + " projections");
     }
-  } catch (...) {
-    for (auto& dataset : datasets_)
-      dataset.reset();
-    H5Fclose(file_);
-    throw;
+    angles_deg_ = std::move(*angles);
   }
 }
 
 std::optional<std::vector<double>> DxchangeFile::read_numbers(const std::string& dataset) const {
-  if (!path_exists(file_, dataset)) return std::nullopt;
-  Handle id(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!path_exists(file_->get(), dataset)) return std::nullopt;
+  Handle id(H5Dopen2(file_->get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
   Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
   if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
     throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of numbers");
@@ -205,8 +151,8 @@ std::optional<std::vector<double>> DxchangeFile::read_numbers(const std::string&
 }
 
 std::optional<std::string> DxchangeFile::read_bytes(const std::string& dataset) const {
-  if (!path_exists(file_, dataset)) return std::nullopt;
-  Handle id(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!path_exists(file_->get(), dataset)) return std::nullopt;
+  Handle id(H5Dopen2(file_->get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
   Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
   if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
     throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of bytes");
@@ -220,11 +166,7 @@ std::optional<std::string> DxchangeFile::read_bytes(const std::string& dataset) 
   return bytes;
 }
 
-DxchangeFile::~DxchangeFile() {
-  for (auto& dataset : datasets_)
-    dataset.reset();
-  if (file_ >= 0) H5Fclose(file_);
-}
+DxchangeFile::~DxchangeFile() = default;
 
 std::size_t DxchangeFile::count(FrameKind kind) const {
   const auto& dataset = datasets_[static_cast<int>(kind)];
@@ -254,10 +196,10 @@ void DxchangeFile::read(FrameKind kind, std::size_t index, PixelBuffer& out) {
   if (!file_space.valid() || !memory_space.valid() ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start + skip, nullptr, extent + skip,
                           nullptr) < 0 ||
-      H5Dread(data.id.get(), memory_type(pixel_type_), memory_space.get(), file_space.get(),
+      H5Dread(data.id.get(), hdf5::native_type(pixel_type_), memory_space.get(), file_space.get(),
               H5P_DEFAULT, out.bytes.data()) < 0) {
     std::string text = where + ": HDF5 read failed (corrupt or truncated file?)";
-    for (const std::string& error : hdf5_errors())
+    for (const std::string& error : hdf5::error_descriptions())
       text += ": " + error;
     throw std::runtime_error(text);
   }

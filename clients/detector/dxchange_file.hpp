@@ -11,6 +11,10 @@
 
 #include "clients/detector/recorded_scan.hpp"
 
+namespace slicestream::hdf5 {
+class Handle;
+}
+
 namespace slicestream::detector {
 
 struct DxchangeLayout {
@@ -45,7 +49,7 @@ class DxchangeFile final : public RecordedScan {
   Dataset& dataset(FrameKind kind);
 
   std::string path_;
-  std::int64_t file_ = -1;                // hid_t
+  std::unique_ptr<hdf5::Handle> file_;    // declared before the datasets: closed after them
   std::unique_ptr<Dataset> datasets_[3];  // indexed by FrameKind
   DetectorShape shape_;
   PixelType pixel_type_ = PixelType::kUint16;

@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hdf5/hdf5_attributes.hpp"
+#include "hdf5/hdf5_errors.hpp"
+#include "hdf5/hdf5_handle.hpp"
+#include "hdf5/hdf5_pixel_type.hpp"
 #include "slicestream.pb.h"
 #include "wire/kernel_enums.hpp"
 
@@ -17,34 +21,7 @@ namespace {
 
 constexpr double kDegreesPerRadian = 180.0 / 3.14159265358979323846;
 
-// An HDF5 identifier closed by the matching H5*close when it goes out of scope.
-struct Hid {
-  hid_t id = -1;
-  herr_t (*close)(hid_t) = nullptr;
-  Hid() = default;
-  Hid(hid_t value, herr_t (*closer)(hid_t)) : id(value), close(closer) {}
-  Hid(Hid&& other) noexcept : id(other.id), close(other.close) { other.id = -1; }
-  Hid& operator=(Hid&& other) noexcept {
-    std::swap(id, other.id);
-    std::swap(close, other.close);
-    return *this;
-  }
-  ~Hid() {
-    if (id >= 0) close(id);
-  }
-};
-
-hid_t pixel_type_of(PixelType type) {
-  switch (type) {
-    case PixelType::kUint16:
-      return H5T_NATIVE_UINT16;
-    case PixelType::kUint32:
-      return H5T_NATIVE_UINT32;
-    case PixelType::kFloat32:
-      return H5T_NATIVE_FLOAT;
-  }
-  return H5T_NATIVE_FLOAT;
-}
+using hdf5::Handle;
 
 // An extendible dataset of `item` elements (a frame of rows x cols, or a number when item_rank 0)
 // that grows by one item per append.
@@ -58,13 +35,14 @@ class Appendable {
       max.push_back(extent);
       chunk.push_back(extent);
     }
-    Hid space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max.data()), H5Sclose);
-    Hid properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_chunk(properties.id, static_cast<int>(chunk.size()), chunk.data());
-    dataset_ = Hid(
-        H5Dcreate2(parent, name.c_str(), type, space.id, H5P_DEFAULT, properties.id, H5P_DEFAULT),
-        H5Dclose);
-    if (dataset_.id < 0) throw std::runtime_error("cannot create dataset " + name);
+    Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max.data()),
+                 H5Sclose);
+    Handle properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data());
+    dataset_ = Handle(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT,
+                                 properties.get(), H5P_DEFAULT),
+                      H5Dclose);
+    if (!dataset_.valid()) throw std::runtime_error("cannot create dataset " + name);
   }
 
   void append(const void* values) {
@@ -74,13 +52,14 @@ class Appendable {
       start.push_back(0);
       extent.push_back(e);
     }
-    if (H5Dset_extent(dataset_.id, size.data()) < 0) throw std::runtime_error("cannot extend");
-    Hid file_space(H5Dget_space(dataset_.id), H5Sclose);
-    H5Sselect_hyperslab(file_space.id, H5S_SELECT_SET, start.data(), nullptr, extent.data(),
+    if (H5Dset_extent(dataset_.get(), size.data()) < 0) throw std::runtime_error("cannot extend");
+    Handle file_space(H5Dget_space(dataset_.get()), H5Sclose);
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, extent.data(),
                         nullptr);
-    Hid memory_space(H5Screate_simple(static_cast<int>(extent.size()), extent.data(), nullptr),
-                     H5Sclose);
-    if (H5Dwrite(dataset_.id, type_, memory_space.id, file_space.id, H5P_DEFAULT, values) < 0) {
+    Handle memory_space(H5Screate_simple(static_cast<int>(extent.size()), extent.data(), nullptr),
+                        H5Sclose);
+    if (H5Dwrite(dataset_.get(), type_, memory_space.get(), file_space.get(), H5P_DEFAULT, values) <
+        0) {
       throw std::runtime_error("cannot write");
     }
     ++count_;
@@ -89,44 +68,39 @@ class Appendable {
  private:
   hid_t type_;
   std::vector<hsize_t> item_;
-  Hid dataset_;
+  Handle dataset_;
   hsize_t count_ = 0;
 };
 
-Hid create_group(hid_t parent, const char* name) {
-  Hid group(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (group.id < 0) throw std::runtime_error(std::string("cannot create group ") + name);
+Handle create_group(hid_t parent, const char* name) {
+  Handle group(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!group.valid()) throw std::runtime_error(std::string("cannot create group ") + name);
   return group;
 }
 
 void write_bytes(hid_t parent, const char* name, const std::string& bytes) {
   const hsize_t size = bytes.size();
-  Hid space(H5Screate_simple(1, &size, nullptr), H5Sclose);
-  Hid dataset(
-      H5Dcreate2(parent, name, H5T_NATIVE_UINT8, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
-  if (dataset.id < 0 || (size > 0 && H5Dwrite(dataset.id, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL,
-                                              H5P_DEFAULT, bytes.data()) < 0)) {
+  Handle space(H5Screate_simple(1, &size, nullptr), H5Sclose);
+  Handle dataset(H5Dcreate2(parent, name, H5T_NATIVE_UINT8, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT),
+                 H5Dclose);
+  if (!dataset.valid() || (size > 0 && H5Dwrite(dataset.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL,
+                                                H5P_DEFAULT, bytes.data()) < 0)) {
     throw std::runtime_error(std::string("cannot write ") + name);
   }
 }
 
 template <typename T>
 void write_attribute(hid_t object, const char* name, hid_t type, T value) {
-  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hid attribute(H5Acreate2(object, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (attribute.id < 0 || H5Awrite(attribute.id, type, &value) < 0) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attribute(H5Acreate2(object, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute.get(), type, &value) < 0) {
     throw std::runtime_error(std::string("cannot write attribute ") + name);
   }
 }
 
 void write_text_attribute(hid_t object, const char* name, const std::string& text) {
-  Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.id, text.empty() ? 1 : text.size());
-  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hid attribute(H5Acreate2(object, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  const std::string stored = text.empty() ? std::string(1, '\0') : text;
-  if (attribute.id < 0 || H5Awrite(attribute.id, type.id, stored.data()) < 0) {
+  if (!hdf5::write_text_attribute(object, name, text)) {
     throw std::runtime_error(std::string("cannot write attribute ") + name);
   }
 }
@@ -145,16 +119,16 @@ struct DxchangeWriter::File {
   v1::ScanBegin scan;
   PixelType pixel_type = PixelType::kUint16;
   std::vector<double> slot_angles_rad;
-  Hid file;
-  Hid exchange;
-  Hid meta;
+  Handle file;
+  Handle exchange;
+  Handle meta;
   std::unique_ptr<Appendable> frames[3];  // by FrameKind
   std::unique_ptr<Appendable> theta_deg, index, position, angle_rad, timestamp_ns;
 };
 
 DxchangeWriter::DxchangeWriter(const std::string& path, const std::string& data_header)
     : path_(path), file_(std::make_unique<File>()) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our messages name the file; HDF5's go nowhere
+  hdf5::silence_error_printing();  // our messages name the file
   v1::DataHeader header;
   if (!header.ParseFromString(data_header) || !header.has_scan_begin()) {
     throw std::invalid_argument("capture: the scan's header is not a ScanBegin");
@@ -166,34 +140,34 @@ DxchangeWriter::DxchangeWriter(const std::string& path, const std::string& data_
   f.pixel_type = *type;
   f.slot_angles_rad = slot_angles_rad(f.scan);
 
-  f.file = Hid(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (f.file.id < 0) throw std::runtime_error("capture: cannot create " + path);
+  f.file = Handle(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!f.file.valid()) throw std::runtime_error("capture: cannot create " + path);
   try {
-    write_text_attribute(f.file.id, "implements", "exchange");
-    f.exchange = create_group(f.file.id, "exchange");
-    f.meta = create_group(f.file.id, "slicestream");
+    write_text_attribute(f.file.get(), "implements", "exchange");
+    f.exchange = create_group(f.file.get(), "exchange");
+    f.meta = create_group(f.file.get(), "slicestream");
     const std::vector<hsize_t> frame{f.scan.detector_rows(), f.scan.detector_cols()};
-    const hid_t pixels = pixel_type_of(f.pixel_type);
+    const hid_t pixels = hdf5::native_type(f.pixel_type);
     f.frames[static_cast<int>(FrameKind::kDark)] =
-        std::make_unique<Appendable>(f.exchange.id, "data_dark", pixels, frame);
+        std::make_unique<Appendable>(f.exchange.get(), "data_dark", pixels, frame);
     f.frames[static_cast<int>(FrameKind::kFlat)] =
-        std::make_unique<Appendable>(f.exchange.id, "data_white", pixels, frame);
+        std::make_unique<Appendable>(f.exchange.get(), "data_white", pixels, frame);
     f.frames[static_cast<int>(FrameKind::kProjection)] =
-        std::make_unique<Appendable>(f.exchange.id, "data", pixels, frame);
+        std::make_unique<Appendable>(f.exchange.get(), "data", pixels, frame);
     if (!f.slot_angles_rad.empty()) {
-      f.theta_deg = std::make_unique<Appendable>(f.exchange.id, "theta", H5T_NATIVE_DOUBLE,
+      f.theta_deg = std::make_unique<Appendable>(f.exchange.get(), "theta", H5T_NATIVE_DOUBLE,
                                                  std::vector<hsize_t>{});
     }
-    write_bytes(f.meta.id, "data_header", data_header);
-    f.index = std::make_unique<Appendable>(f.meta.id, "projection_index", H5T_NATIVE_UINT32,
+    write_bytes(f.meta.get(), "data_header", data_header);
+    f.index = std::make_unique<Appendable>(f.meta.get(), "projection_index", H5T_NATIVE_UINT32,
                                            std::vector<hsize_t>{});
-    f.position = std::make_unique<Appendable>(f.meta.id, "projection_position", H5T_NATIVE_INT64,
+    f.position = std::make_unique<Appendable>(f.meta.get(), "projection_position", H5T_NATIVE_INT64,
                                               std::vector<hsize_t>{});
-    f.angle_rad = std::make_unique<Appendable>(f.meta.id, "projection_angle_rad", H5T_NATIVE_DOUBLE,
-                                               std::vector<hsize_t>{});
-    f.timestamp_ns = std::make_unique<Appendable>(f.meta.id, "projection_timestamp_ns",
+    f.angle_rad = std::make_unique<Appendable>(f.meta.get(), "projection_angle_rad",
+                                               H5T_NATIVE_DOUBLE, std::vector<hsize_t>{});
+    f.timestamp_ns = std::make_unique<Appendable>(f.meta.get(), "projection_timestamp_ns",
                                                   H5T_NATIVE_UINT64, std::vector<hsize_t>{});
-    write_attribute(f.meta.id, "scan_id", H5T_NATIVE_UINT64, f.scan.scan_id());
+    write_attribute(f.meta.get(), "scan_id", H5T_NATIVE_UINT64, f.scan.scan_id());
   } catch (const std::exception& error) {
     throw std::runtime_error("capture: " + path + ": " + error.what());
   }
@@ -244,10 +218,10 @@ bool DxchangeWriter::append(const RawFrame& frame) {
 void DxchangeWriter::finish(const CaptureSummary& summary) {
   File& f = *file_;
   const int complete = summary.scan_ended && summary.frames_dropped == 0 ? 1 : 0;
-  write_attribute(f.meta.id, "complete", H5T_NATIVE_INT, complete);
-  write_attribute(f.meta.id, "frames_dropped", H5T_NATIVE_UINT64, summary.frames_dropped);
-  write_attribute(f.meta.id, "frames_skipped", H5T_NATIVE_UINT64, frames_skipped_);
-  write_text_attribute(f.meta.id, "end_reason", summary.end_reason);
+  write_attribute(f.meta.get(), "complete", H5T_NATIVE_INT, complete);
+  write_attribute(f.meta.get(), "frames_dropped", H5T_NATIVE_UINT64, summary.frames_dropped);
+  write_attribute(f.meta.get(), "frames_skipped", H5T_NATIVE_UINT64, frames_skipped_);
+  write_text_attribute(f.meta.get(), "end_reason", summary.end_reason);
   for (auto& frames : f.frames)
     frames.reset();
   f.theta_deg.reset();
@@ -255,12 +229,12 @@ void DxchangeWriter::finish(const CaptureSummary& summary) {
   f.position.reset();
   f.angle_rad.reset();
   f.timestamp_ns.reset();
-  f.meta = Hid();
-  f.exchange = Hid();
-  if (H5Fflush(f.file.id, H5F_SCOPE_GLOBAL) < 0) {
+  f.meta.close();
+  f.exchange.close();
+  if (H5Fflush(f.file.get(), H5F_SCOPE_GLOBAL) < 0) {
     throw std::runtime_error("capture: cannot flush " + path_);
   }
-  f.file = Hid();
+  f.file.close();
 }
 
 }  // namespace slicestream

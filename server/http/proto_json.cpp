@@ -23,19 +23,6 @@ std::string from_json(const std::string& json, google::protobuf::Message* messag
   return std::string(status.message());
 }
 
-std::string printable(const std::string& text, std::size_t max_bytes) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (out.size() >= max_bytes) return out + "...";
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-  }
-  return out;
-}
-
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (unsigned char c : text) {

@@ -2,7 +2,6 @@
 // the .proto, enums by name, 64-bit integers as strings, fields at their default printed).
 #pragma once
 
-#include <cstddef>
 #include <string>
 
 #include <google/protobuf/message.h>
@@ -13,10 +12,9 @@ std::string to_json(const google::protobuf::Message& message);
 // Fills `message` from `json`; empty when it worked, else the parser's complaint. Unknown
 // fields are refused.
 std::string from_json(const std::string& json, google::protobuf::Message* message);
-// Text that came from the wire, safe to log and to send back: bytes outside printable ASCII as
-// \xNN, cut to `max_bytes` (then ending in "...").
-std::string printable(const std::string& text, std::size_t max_bytes = 200);
-// A string as a JSON string literal (quotes included), for the few fields written by hand.
+// A string as a JSON string literal (quotes included), for the few fields written by hand. This
+// is JSON encoding, not the escaping of wire text: a string from the wire goes through
+// escape_wire_text (wire/wire_text.hpp) first, then through this or to_json like any other.
 std::string json_string(const std::string& text);
 
 }  // namespace slicestream

@@ -9,6 +9,7 @@
 #include "server/codec/wire_error.hpp"
 #include "server/http/proto_json.hpp"
 #include "server/http/websocket_hub.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream {
 
@@ -18,6 +19,8 @@ const std::string kEndpointName = "websocket";
 // Replies (and refusals) waiting to be sent; a client that keeps sending without reading them
 // is disconnected.
 constexpr std::size_t kMaxRepliesQueued = 256;
+// How much of a refused WebSocket option its error message repeats.
+constexpr std::size_t kOptionTextBytes = 60;
 
 bool parse_rate(std::string_view text, double* rate) {
   try {
@@ -52,7 +55,7 @@ std::string parse_websocket_options(std::string_view target, WebSocketOptions* o
       options->preview = value == "1";
     } else if (key == "rate" && parse_rate(value, &options->rate_hz)) {
     } else {
-      return "bad WebSocket option '" + printable(std::string(item), 60) +
+      return "bad WebSocket option '" + escape_wire_text(item, kOptionTextBytes) +
              "': use encoding=f16|f32, preview=0|1, rate=<updates per second>";
     }
   }
@@ -174,7 +177,7 @@ void WebSocketSession::handle_request(const std::string& text) {
   const std::string problem = from_json(text, &request);
   if (!problem.empty()) {
     refuse(0, "unknown", StatusCode::kInvalidArgument, wire_reason::kUndecodableRequest,
-           "not a slicestream.v1.Request in JSON: " + printable(problem));
+           "not a slicestream.v1.Request in JSON: " + escape_wire_text(problem));
     return;
   }
   ++in_flight_;

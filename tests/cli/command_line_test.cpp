@@ -12,22 +12,12 @@
 #include "cli/nearest_name.hpp"
 #include "cli/number_checks.hpp"
 #include "cli/version.hpp"
+#include "tests/common/parse_command_line.hpp"
 
 namespace slicestream::cli {
 namespace {
 
-// Parses `args`; returns CLI11's error text, or "" on success.
-std::string parse(CLI::App& app, const std::vector<std::string>& args) {
-  std::vector<const char*> argv{"program"};
-  for (const std::string& arg : args)
-    argv.push_back(arg.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
-  } catch (const CLI::ParseError& error) {
-    return error.what();
-  }
-  return "";
-}
+using test::parse_command_line;
 
 class TempFile {
  public:
@@ -70,7 +60,7 @@ TEST(ConfigFile, KnownKeysAreRead) {
   CLI::App app;
   Settings s;
   add_settings(app, s);
-  ASSERT_EQ(parse(app, {"--config", toml.path()}), "");
+  ASSERT_EQ(parse_command_line(app, {"--config", toml.path()}), "");
   EXPECT_EQ(s.filter, "hann");
   EXPECT_EQ(s.cutoff, 0.5);
   EXPECT_EQ(s.rows, 3);
@@ -82,7 +72,7 @@ TEST(ConfigFile, UnknownKeyNamesTheKeyAndTheNearestOne) {
     CLI::App app;
     Settings s;
     add_settings(app, s);
-    const std::string error = parse(app, {"--config", file.path()});
+    const std::string error = parse_command_line(app, {"--config", file.path()});
     EXPECT_NE(error.find("unknown key 'fliter'"), std::string::npos) << error;
     EXPECT_NE(error.find("did you mean 'filter'?"), std::string::npos) << error;
     EXPECT_NE(error.find(file.path()), std::string::npos) << "names the file: " << error;
@@ -95,7 +85,7 @@ TEST(ConfigFile, UnknownSectionIsAnError) {
   CLI::App app;
   Settings s;
   add_settings(app, s);
-  const std::string error = parse(app, {"--config", toml.path()});
+  const std::string error = parse_command_line(app, {"--config", toml.path()});
   EXPECT_NE(error.find("unknown section [filtre]"), std::string::npos) << error;
   EXPECT_NE(error.find("top level"), std::string::npos) << error;
 }
@@ -107,7 +97,7 @@ TEST(ConfigFile, SectionsNameSubcommands) {
   require_known_config_keys(app);
   int rows = 0;
   app.add_subcommand("simulate")->add_option("--rows", rows);
-  const std::string error = parse(app, {"--config", toml.path()});
+  const std::string error = parse_command_line(app, {"--config", toml.path()});
   EXPECT_NE(error.find("unknown key 'rosw' in section [simulate] (did you mean 'rows'?)"),
             std::string::npos)
       << error;
@@ -117,7 +107,7 @@ TEST(NumberChecks, RangeErrorsAreReadable) {
   CLI::App app;
   Settings s;
   add_settings(app, s);
-  const std::string error = parse(app, {"--rows", "0"});
+  const std::string error = parse_command_line(app, {"--rows", "0"});
   EXPECT_NE(error.find("--rows: must be > 0 (got 0)"), std::string::npos) << error;
   EXPECT_EQ(error.find("1797693"), std::string::npos) << "no DBL_MAX in full: " << error;
   CLI::App other;
@@ -125,10 +115,13 @@ TEST(NumberChecks, RangeErrorsAreReadable) {
   int count = 0;
   other.add_option("--fraction", fraction)->check(in_range(0, 1));
   other.add_option("--count", count)->check(non_negative());
-  EXPECT_NE(parse(other, {"--fraction", "2"}).find("must be in 0..1 (got 2)"), std::string::npos);
-  EXPECT_NE(parse(other, {"--count", "-3"}).find("must be >= 0 (got -3)"), std::string::npos);
-  EXPECT_NE(parse(other, {"--count", "x"}).find("'x' is not a number"), std::string::npos);
-  EXPECT_EQ(parse(other, {"--fraction", "0.5", "--count", "0"}), "");
+  EXPECT_NE(parse_command_line(other, {"--fraction", "2"}).find("must be in 0..1 (got 2)"),
+            std::string::npos);
+  EXPECT_NE(parse_command_line(other, {"--count", "-3"}).find("must be >= 0 (got -3)"),
+            std::string::npos);
+  EXPECT_NE(parse_command_line(other, {"--count", "x"}).find("'x' is not a number"),
+            std::string::npos);
+  EXPECT_EQ(parse_command_line(other, {"--fraction", "0.5", "--count", "0"}), "");
 }
 
 struct ClientEndpoints {
@@ -150,7 +143,7 @@ TEST(EndpointOptions, InvalidEndpointFlagIsRefused) {
   CLI::App app;
   ClientEndpoints e;
   add_client_endpoints(app, e);
-  const std::string error = parse(app, {"--data", "tcp://127.0.0.1:99999"});
+  const std::string error = parse_command_line(app, {"--data", "tcp://127.0.0.1:99999"});
   EXPECT_NE(error.find("--data"), std::string::npos) << error;
   EXPECT_NE(error.find("outside 1..65535"), std::string::npos) << error;
 }
@@ -159,21 +152,23 @@ TEST(EndpointOptions, ServerSetsTheEndpointsNotGivenExplicitly) {
   CLI::App app;
   ClientEndpoints e;
   add_client_endpoints(app, e);
-  ASSERT_EQ(parse(app, {"--server", "beamline:6000"}), "");
+  ASSERT_EQ(parse_command_line(app, {"--server", "beamline:6000"}), "");
   EXPECT_EQ(e.data, "tcp://beamline:6000");
   EXPECT_EQ(e.requests, "tcp://beamline:6002");
 
   CLI::App explicit_app;
   ClientEndpoints f;
   add_client_endpoints(explicit_app, f);
-  ASSERT_EQ(parse(explicit_app, {"--data", "ipc:///tmp/d", "--server", "beamline"}), "");
+  ASSERT_EQ(parse_command_line(explicit_app, {"--data", "ipc:///tmp/d", "--server", "beamline"}),
+            "");
   EXPECT_EQ(f.data, "ipc:///tmp/d") << "an explicit endpoint flag wins over --server";
   EXPECT_EQ(f.requests, "tcp://beamline:5572");
 
   CLI::App bad;
   ClientEndpoints g;
   add_client_endpoints(bad, g);
-  EXPECT_NE(parse(bad, {"--server", "beamline:70000"}).find("--server"), std::string::npos);
+  EXPECT_NE(parse_command_line(bad, {"--server", "beamline:70000"}).find("--server"),
+            std::string::npos);
 }
 
 TEST(Version, PrintsProgramAndVersion) {

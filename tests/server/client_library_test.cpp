@@ -16,6 +16,7 @@
 #include "clients/common/slice_metadata.hpp"
 #include "clients/common/volume_file.hpp"
 #include "clients/common/volume_planes.hpp"
+#include "hdf5/hdf5_handle.hpp"
 #include "tests/server/wire_builders.hpp"
 
 namespace slicestream::client {
@@ -218,30 +219,27 @@ TEST(VolumeFile, Hdf5ChunksMakeOneDataset) {
   writer->write_planes(3, 2, std::vector<float>(all.begin() + 3 * plane, all.end()));
   writer->finish();
 
-  const hid_t file = H5Fopen(dir.file("v.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  ASSERT_GE(file, 0);
-  const hid_t dataset = H5Dopen2(file, "/volume", H5P_DEFAULT);
-  ASSERT_GE(dataset, 0);
-  const hid_t space = H5Dget_space(dataset);
+  const hdf5::Handle file(H5Fopen(dir.file("v.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  ASSERT_TRUE(file.valid());
+  const hdf5::Handle dataset(H5Dopen2(file.get(), "/volume", H5P_DEFAULT), H5Dclose);
+  ASSERT_TRUE(dataset.valid());
+  const hdf5::Handle space(H5Dget_space(dataset.get()), H5Sclose);
   hsize_t dims[3] = {0, 0, 0};
-  ASSERT_EQ(H5Sget_simple_extent_ndims(space), 3);
-  H5Sget_simple_extent_dims(space, dims, nullptr);
+  ASSERT_EQ(H5Sget_simple_extent_ndims(space.get()), 3);
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
   EXPECT_EQ(dims[0], 5u);
   EXPECT_EQ(dims[1], 9u);
   EXPECT_EQ(dims[2], 10u);
   std::vector<float> read(all.size());
-  ASSERT_GE(H5Dread(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()), 0);
+  ASSERT_GE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()),
+            0);
   EXPECT_EQ(read, all);
   double voxel[3] = {0, 0, 0};
-  const hid_t attribute = H5Aopen(dataset, "voxel_size_mm", H5P_DEFAULT);
-  ASSERT_GE(H5Aread(attribute, H5T_NATIVE_DOUBLE, voxel), 0);
+  const hdf5::Handle attribute(H5Aopen(dataset.get(), "voxel_size_mm", H5P_DEFAULT), H5Aclose);
+  ASSERT_GE(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, voxel), 0);
   EXPECT_DOUBLE_EQ(voxel[0], 2.0);
   EXPECT_DOUBLE_EQ(voxel[1], 2.0);
   EXPECT_DOUBLE_EQ(voxel[2], 2.0);
-  H5Aclose(attribute);
-  H5Sclose(space);
-  H5Dclose(dataset);
-  H5Fclose(file);
 }
 
 // A TIFF stack: one upright float TIFF per plane, each an axial slice at its plane's height.

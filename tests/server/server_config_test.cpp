@@ -6,6 +6,7 @@
 
 #include "server/server_options.hpp"
 #include "server/stats_report.hpp"
+#include "tests/common/parse_command_line.hpp"
 
 namespace slicestream {
 namespace {
@@ -14,15 +15,8 @@ namespace {
 std::string parse(std::vector<std::string> args, ServerConfig& config) {
   CLI::App app;
   add_server_options(app, config);
-  std::vector<const char*> argv{"slicestream-server"};
-  for (const std::string& arg : args)
-    argv.push_back(arg.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
-  } catch (const CLI::ParseError& error) {
-    return error.what();
-  }
-  return finalize_server_config(config);
+  const std::string error = test::parse_command_line(app, args);
+  return error.empty() ? finalize_server_config(config) : error;
 }
 
 TEST(ServerOptions, FlagsFillTheConfig) {

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "hdf5/hdf5_handle.hpp"
 #include "temp_dir.hpp"
 
 namespace slicestream::detector {
@@ -19,28 +20,26 @@ using testing::TempDir;
 class H5Writer {
  public:
   explicit H5Writer(const std::string& path)
-      : file_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {
-    EXPECT_GE(file_, 0);
+      : file_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose) {
+    EXPECT_TRUE(file_.valid());
   }
-  ~H5Writer() { H5Fclose(file_); }
 
   template <typename T>
   void write(const std::string& path, hid_t type, std::vector<hsize_t> dims,
              const std::vector<T>& values) {
-    const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-    const hid_t dataset =
-        H5Dcreate2(file_, path.c_str(), type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    ASSERT_GE(dataset, 0) << path;
-    ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
-    H5Dclose(dataset);
-    H5Sclose(space);
-    H5Pclose(lcpl);
+    const hdf5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    const hdf5::Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                             H5Sclose);
+    const hdf5::Handle dataset(H5Dcreate2(file_.get(), path.c_str(), type, space.get(), lcpl.get(),
+                                          H5P_DEFAULT, H5P_DEFAULT),
+                               H5Dclose);
+    ASSERT_TRUE(dataset.valid()) << path;
+    ASSERT_GE(H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
   }
 
  private:
-  hid_t file_;
+  hdf5::Handle file_;
 };
 
 template <typename T>

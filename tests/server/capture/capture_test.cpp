@@ -14,6 +14,7 @@
 #include "capture_test_support.hpp"
 #include "clients/detector/capture_replay_source.hpp"
 #include "clients/detector/dxchange_file.hpp"
+#include "hdf5/hdf5_handle.hpp"
 #include "server/capture/capture_recorder.hpp"
 #include "server/capture/dxchange_writer.hpp"
 #include "server/capture/pretrigger_ring.hpp"
@@ -35,14 +36,11 @@ bool same_pixels(DxchangeFile& file, FrameKind kind, std::size_t index, const Ra
 }
 
 std::uint64_t read_attribute(const std::string& path, const char* name) {
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  const hid_t group = H5Gopen2(file, "slicestream", H5P_DEFAULT);
-  const hid_t attribute = H5Aopen(group, name, H5P_DEFAULT);
+  const hdf5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  const hdf5::Handle group(H5Gopen2(file.get(), "slicestream", H5P_DEFAULT), H5Gclose);
+  const hdf5::Handle attribute(H5Aopen(group.get(), name, H5P_DEFAULT), H5Aclose);
   std::uint64_t value = ~std::uint64_t{0};
-  H5Aread(attribute, H5T_NATIVE_UINT64, &value);
-  H5Aclose(attribute);
-  H5Gclose(group);
-  H5Fclose(file);
+  H5Aread(attribute.get(), H5T_NATIVE_UINT64, &value);
   return value;
 }
 

@@ -11,6 +11,7 @@
 
 #include "server/codec/publish_codec.hpp"
 #include "server/http/http_endpoint.hpp"
+#include "server/http/websocket_session.hpp"
 #include "tests/server/http/fake_server_port.hpp"
 #include "tests/server/http/http_test_client.hpp"
 
@@ -170,6 +171,32 @@ TEST_F(WebSocketTest, MalformedMessagesAreAnsweredWithTheirReasonAndTheSessionGo
   EXPECT_EQ(reply->string_at({"reply", "code"}), "STATUS_CODE_OK");
   EXPECT_EQ(port_.refusals().size(), 3u);
   EXPECT_EQ(counters_.websocket_messages_refused.load(), 3u);
+}
+
+// Wire text in an error message is escaped once (escape_wire_text) and then JSON-encoded: the
+// reply stays valid JSON and shows the control bytes instead of passing them to a terminal.
+TEST_F(WebSocketTest, ControlBytesInAMalformedRequestAreEscapedInItsValidJsonReply) {
+  start();
+  TestWebSocket ws(endpoint_->address());
+  ws.send_text("{\"protocol_version\":1,\"bogus\\u001b[2J\\nline\":3}");
+  const auto reply = ws.receive_type("reply");
+  ASSERT_TRUE(reply);  // parsed as JSON
+  EXPECT_EQ(reply->string_at({"reply", "reason"}), "undecodable_request");
+  const std::string message = reply->string_at({"reply", "message"});
+  EXPECT_NE(message.find("bogus"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(WebSocketOptionsTest, ARefusedOptionIsQuotedEscapedAndCut) {
+  WebSocketOptions options;
+  const std::string refused =
+      parse_websocket_options("/ws?rate=2&bad\x1b[2J\n=" + std::string(200, 'x'), &options);
+  EXPECT_NE(refused.find("bad\\x1b[2J\\n="), std::string::npos) << refused;
+  EXPECT_EQ(refused.find('\x1b'), std::string::npos) << refused;
+  EXPECT_NE(refused.find("more bytes)"), std::string::npos) << refused;
+  EXPECT_EQ(options.rate_hz, 2.0);
+  EXPECT_TRUE(parse_websocket_options("/ws?encoding=f16&preview=1", &options).empty());
 }
 
 TEST_F(WebSocketTest, RequestRateAndRequestsInFlightAreLimited) {
