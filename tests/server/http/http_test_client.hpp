@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -158,7 +159,7 @@ class TestWebSocket {
   // Connects and upgrades; `origin` empty: no Origin header (not a browser).
   TestWebSocket(const std::string& address, const std::string& target = "/ws",
                 const std::string& origin = "", int timeout_ms = 10000)
-      : ws_(connect_to(io_, address, timeout_ms)) {
+      : ws_(connect_to(io_, address, timeout_ms)), timeout_ms_(timeout_ms) {
     const std::string host = host_port(address).first + ":" + host_port(address).second;
     ws_.set_option(websocket::stream_base::decorator([origin](websocket::request_type& request) {
       if (!origin.empty()) request.set(http::field::origin, origin);
@@ -173,11 +174,26 @@ class TestWebSocket {
     ws_.binary(true);
     ws_.write(net::buffer(bytes));
   }
-  // The next message; nullopt on timeout or close (error() says which).
+  // The next message; nullopt on timeout or close (error() says which). The read runs
+  // asynchronously against a deadline: a blocking websocket read ignores SO_RCVTIMEO, so a lost
+  // message would hang the test instead of failing it.
   std::optional<WsMessage> receive() {
     beast::flat_buffer buffer;
     beast::error_code error;
-    ws_.read(buffer, error);
+    bool done = false;
+    ws_.async_read(buffer, [&](beast::error_code result, std::size_t) {
+      error = result;
+      done = true;
+    });
+    io_.restart();
+    io_.run_for(std::chrono::milliseconds(timeout_ms_));
+    if (!done) {
+      ws_.next_layer().cancel();  // the read completes with operation_aborted
+      io_.restart();
+      io_.run();
+      error_ = net::error::timed_out;
+      return std::nullopt;
+    }
     if (error) {
       error_ = error;
       return std::nullopt;
@@ -201,6 +217,7 @@ class TestWebSocket {
   websocket::stream<tcp::socket> ws_;
   websocket::response_type response_;
   beast::error_code error_;
+  int timeout_ms_;
 };
 
 }  // namespace slicestream::test
