@@ -100,8 +100,13 @@ for _ in $(seq 60); do
   podman exec slicestream_server_1 slicestream-ctl --timeout 1 status >/dev/null 2>&1 && break
   sleep 1
 done
-podman-compose -p slicestream up --no-deps detector | tee "$work/detector.log" \
-  || blocked "the detector container failed"
+# Started detached and waited for: podman-compose 1.0.3's attached `up` ignores --no-deps and
+# stays attached to the server, which never exits.
+podman-compose -p slicestream up -d detector >/dev/null 2>&1 || true
+podman container exists slicestream_detector_1 || blocked "podman-compose cannot start the detector"
+detector_exit=$(podman wait slicestream_detector_1)
+podman logs slicestream_detector_1 2>&1 | tee "$work/detector.log"
+[[ $detector_exit == 0 ]] || blocked "the detector container failed (exit $detector_exit)"
 grep -q "confirmed: the server ended scan" "$work/detector.log" \
   || blocked "the detector's scan was not confirmed by the server"
 proved "the detector's scan reached the server in another container and was confirmed"
