@@ -6,7 +6,8 @@
 # scan was confirmed, the viewer saved slices and the server captured the scan. Each step says
 # what it proved; the first that cannot run stops the script with the reason (docs/operations.md,
 # "Deployment", records what this sandbox could and could not do).
-#   docker/build-and-run.sh [--skip-stack]
+#   docker/build-and-run.sh [--skip-stack | --stack-only]
+# --stack-only runs the stack on the image built before (no rebuild after a change to the sources).
 # Environment: MIRROR (Debian mirror, default http://deb.debian.org/debian), JOBS (build jobs,
 # default 2), WORK (scratch directory, default /var/tmp/slicestream-docker), KEEP=1 keeps the
 # stack's containers and volumes for inspection.
@@ -19,7 +20,9 @@ work=${WORK:-/var/tmp/slicestream-docker}
 base=localhost/debian:bookworm
 image=localhost/slicestream:latest
 skip_stack=0
+stack_only=0
 [[ ${1:-} == --skip-stack ]] && skip_stack=1
+[[ ${1:-} == --stack-only ]] && stack_only=1
 mkdir -p "$work"
 
 step() { echo; echo "==== $*"; }
@@ -77,11 +80,16 @@ fi
 proved "containers start${CONTAINERS_CONF:+ (with $CONTAINERS_CONF)}"
 
 step "image $image (docker/Dockerfile: build stage, slim runtime stage)"
-start=$(date +%s)
-nice -n 19 podman build --isolation chroot -f docker/Dockerfile --build-arg BASE="$base" \
-  --build-arg JOBS="$jobs" -t "$image" . || blocked "podman build failed"
-echo "built in $(($(date +%s) - start)) s; runtime image $(podman image inspect "$image" --format '{{.Size}}') bytes"
-proved "the multi-stage image builds"
+if ((stack_only)); then
+  podman image exists "$image" || blocked "--stack-only needs $image: run without it first"
+  echo "using $image built $(podman image inspect "$image" --format '{{.Created}}')"
+else
+  start=$(date +%s)
+  nice -n 19 podman build --isolation chroot -f docker/Dockerfile --build-arg BASE="$base" \
+    --build-arg JOBS="$jobs" -t "$image" . || blocked "podman build failed"
+  echo "built in $(($(date +%s) - start)) s; runtime image $(podman image inspect "$image" --format '{{.Size}}') bytes"
+  proved "the multi-stage image builds"
+fi
 
 step "the binaries in the image"
 podman run --rm "$image" --version || blocked "podman run cannot start a container"
