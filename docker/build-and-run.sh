@@ -121,7 +121,8 @@ proved "the detector's scan reached the server in another container and was conf
 podman exec slicestream_server_1 slicestream-ctl capture status | tee "$work/capture.txt"
 grep -q "files finished 1" "$work/capture.txt" || blocked "the scan was not captured"
 podman logs slicestream_viewer_1 2>&1 | tail -5
-viewer_files=$(podman run --rm -v slicestream_viewer:/v --entrypoint ls "$image" /v | grep -c png || true)
+# The viewer writes one folder per scan (scan_<id>/), each slice's latest image as a PNG.
+viewer_files=$(podman run --rm -v slicestream_viewer:/v --entrypoint ls "$image" -R /v | grep -c png || true)
 ((viewer_files > 0)) || blocked "the viewer saved no slices"
 proved "the viewer container saved $viewer_files PNG images of the scan's slices"
 if [[ ${KEEP:-0} != 1 ]]; then podman-compose -p slicestream down -v >/dev/null; fi
