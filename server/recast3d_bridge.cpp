@@ -80,8 +80,7 @@ void Recast3dBridge::stop() {
 
 // ------------------------------------------------------------------ publish thread (PublishSink)
 
-bool Recast3dBridge::charge_copy(std::size_t value_count,
-                                 std::shared_ptr<MemoryCharge>* charge) {
+bool Recast3dBridge::charge_copy(std::size_t value_count, std::shared_ptr<MemoryCharge>* charge) {
   if (!memory_) return true;
   const std::size_t bytes = 2 * value_count * sizeof(float);
   *charge = memory_->try_charge(bytes);

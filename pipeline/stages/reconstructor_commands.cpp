@@ -92,9 +92,11 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   Slice slice = client_slice(command, store_ready_ ? &scan_.volume : nullptr);
   const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
   if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
+  // With frames waiting, the slice is computed in units beside them (shown once complete).
+  const bool in_units = store_ready_ && frames_waiting();
   if (store_ready_) {
     try {
-      build_slice_targets(slice);  // the old slice stays if this fails
+      build_slice_targets(slice, in_units);  // the old slice stays if this fails
     } catch (const BackendError& e) {
       return reply(StatusCode::kResourceExhausted, e.what());
     }
@@ -112,7 +114,9 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
     message << "; it misses the box of scan " << scan_.scan_id << " (" << describe_box(scan_.volume)
             << ") and shows nothing";
   }
-  if (store_ready_) {
+  if (in_units) {
+    message << "; frames are waiting: it is computed beside them and published when complete";
+  } else if (store_ready_) {
     publish_slice(command.slice_id, stored, Clock::now());
   } else {
     message << "; it is reconstructed when a scan starts";
@@ -299,9 +303,15 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
   preview_timing_.store_changed();
   preview_.cancel();
   arrivals_.rotation_shown();
+  // With frames waiting, the slices are computed in units beside them (shown once complete).
+  const bool in_units = frames_waiting();
   for (auto& [id, slice] : slices_.slices()) {
-    if (!slice.live) continue;
+    if (!slice.live && !slice.building) continue;
     slice.shadow_active = false;
+    if (in_units || slice.building) {
+      slices_.start_build(slice);  // a build in progress starts again with the new maps
+      continue;
+    }
     recompute(slice);
     if (!sliding() && scan_running_) slices_.start_shadow(slice);
     image_changed(id);

@@ -82,8 +82,7 @@ std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) 
   const int index = encoding == ImageEncoding::kHalf ? 1 : 0;
   if (!is_encoded_[index]) {
     if (budget_) {
-      encoded_charges_[index] =
-          budget_->try_charge(image_message_bytes(values_.size(), encoding));
+      encoded_charges_[index] = budget_->try_charge(image_message_bytes(values_.size(), encoding));
       if (!encoded_charges_[index]) return nullptr;
     }
     encoded_[index] =

@@ -53,8 +53,8 @@ class WebSocketHub : public PublishSink {
   // An update of `values` (copied when they fit in the budget, else counted and left out).
   void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
              const std::vector<float>& values, std::array<float, 9> place = {});  // any thread
-  void schedule_delivery();                         // with mutex_ held
-  void deliver();                                   // HTTP thread
+  void schedule_delivery();  // with mutex_ held
+  void deliver();            // HTTP thread
 
   std::shared_ptr<IoMailbox> mailbox_;
   HttpCounters& counters_;

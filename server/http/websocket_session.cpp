@@ -309,9 +309,10 @@ void WebSocketSession::write_next() {
   context_.counters.websocket_bytes_sent += next.data->size();
   ws_.binary(next.binary);
   // The message stays alive in the handler until the write completes.
-  ws_.async_write(net::buffer(*next.data),
-                  [self = shared_from_this(), data = next.data, memory = next.memory](
-                      beast::error_code error, std::size_t bytes) { self->on_write(error, bytes); });
+  ws_.async_write(
+      net::buffer(*next.data),
+      [self = shared_from_this(), data = next.data, memory = next.memory](
+          beast::error_code error, std::size_t bytes) { self->on_write(error, bytes); });
 }
 
 void WebSocketSession::on_write(beast::error_code error, std::size_t /*bytes*/) {

@@ -59,7 +59,7 @@ class WebSocketSession : public Connection, public std::enable_shared_from_this<
     std::shared_ptr<ImageUpdate> waiting;
     std::uint64_t offered = 0;  // order of offers, for fairness between streams
     Clock::time_point next_allowed{};
-    Clock::time_point budget_retry{};  // the memory budget had no room to encode it before this
+    Clock::time_point budget_retry{};   // the memory budget had no room to encode it before this
     std::array<float, 9> sent_place{};  // where the last image sent was
   };
 
