@@ -407,11 +407,7 @@ void Reconstructor::start_shadow(std::uint32_t id, Slice& slice) {
   }
 }
 
-void Reconstructor::build_slice_targets(Slice& slice, bool in_units) {
-  if (in_units) {
-    slices_.start_build(slice);
-    return;
-  }
+void Reconstructor::build_slice_targets(Slice& slice) {
   slices_.build_targets(slice, content_, rotation_);
   if (!sliding() && scan_running_) slices_.start_shadow(slice);
 }

@@ -23,9 +23,9 @@
 // A filter change applies to projections filtered from then on: the window turns over within
 // one rotation, after which every slice is again consistent with the new filter.
 //
-// A slice that needs a full recompute (SetSlice, a rotation-axis change) while frames are waiting
-// is built in units of slots instead (SliceSet::start_build), within the ThreadShare, and shown
-// once complete; with no frame waiting it is computed at once.
+// A slice that needs a full recompute (SetSlice, a rotation-axis change) is computed at once when
+// no frame waits and that is quick; else it is built in units of slots (SliceSet::start_build)
+// within the ThreadShare, and shown once complete.
 #pragma once
 
 #include <chrono>
@@ -117,9 +117,12 @@ class Reconstructor {
   void start_shadows();
   void start_shadow(std::uint32_t id, Slice& slice);
   void recompute(Slice& slice) { slices_.recompute(slice, content_, rotation_); }
-  // Creates the targets of a slice for the current scan and fills them from the store: at once,
-  // or (`in_units`) in units beside the frames (run_slice_build).
-  void build_slice_targets(Slice& slice, bool in_units = false);
+  // Creates the targets of a slice for the current scan and fills them from the store.
+  void build_slice_targets(Slice& slice);
+  // Fills the slice's live target anew from the store (reconstructor_builds.cpp): at once when no
+  // frame waits and its first unit says the rest is quick (true: live now), else it is built in
+  // units beside the frames (run_slice_build). Throws BackendError.
+  bool compute_slice(Slice& slice);
   bool frames_waiting() const { return frames_waiting_ && frames_waiting_(); }
   void backend_error(const std::string& what, const std::exception& e, std::uint64_t frames);
 

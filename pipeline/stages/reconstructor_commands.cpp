@@ -92,11 +92,10 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   Slice slice = client_slice(command, store_ready_ ? &scan_.volume : nullptr);
   const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
   if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
-  // With frames waiting, the slice is computed in units beside them (shown once complete).
-  const bool in_units = store_ready_ && frames_waiting();
+  bool in_units = false;  // computed beside the frames, shown once complete
   if (store_ready_) {
     try {
-      build_slice_targets(slice, in_units);  // the old slice stays if this fails
+      in_units = !compute_slice(slice);  // the old slice stays if this fails
     } catch (const BackendError& e) {
       return reply(StatusCode::kResourceExhausted, e.what());
     }
@@ -115,7 +114,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
             << ") and shows nothing";
   }
   if (in_units) {
-    message << "; frames are waiting: it is computed beside them and published when complete";
+    message << "; it is computed beside the frames and published when complete";
   } else if (store_ready_) {
     publish_slice(command.slice_id, stored, Clock::now());
   } else {
@@ -303,18 +302,11 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
   preview_timing_.store_changed();
   preview_.cancel();
   arrivals_.rotation_shown();
-  // With frames waiting, the slices are computed in units beside them (shown once complete).
-  const bool in_units = frames_waiting();
   for (auto& [id, slice] : slices_.slices()) {
     if (!slice.live && !slice.building) continue;
     slice.shadow_active = false;
-    if (in_units || slice.building) {
-      slices_.start_build(slice);  // a build in progress starts again with the new maps
-      continue;
-    }
-    recompute(slice);
-    if (!sliding() && scan_running_) slices_.start_shadow(slice);
-    image_changed(id);
+    // A build in progress starts again with the new maps.
+    if (compute_slice(slice)) image_changed(id);
   }
   publish_due(Clock::now(), /*force=*/true);
 }
