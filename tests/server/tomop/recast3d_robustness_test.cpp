@@ -171,5 +171,49 @@ TEST(Recast3dRobustness, AnAbsentOrSilentViewerNeverHoldsThePipeline) {
   EXPECT_EQ(server.counters().at("recast3d_scenes"), 0u);
 }
 
+// The bridge's copies of the images for the viewer count against the memory budget: without room
+// they are not kept (counted in recast3d_over_budget), the budget is never exceeded, and the
+// viewer gets the images again once there is room.
+TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCountedNotKept) {
+  ServerConfig config = test::loopback_config(32);
+  config.tomop.data = "tcp://127.0.0.1:*";
+  TestViewer viewer("tcp://127.0.0.1:*", "tcp://127.0.0.1:*");
+  config.tomop.recast3d.requests = viewer.requests_address();
+  config.tomop.recast3d.updates = viewer.updates_address();
+  Server server(config, test::cpu_backend());
+  server.start();
+  const test::PhantomScan scan = test::make_parallel_scan(1, kDetector, kProjections);
+  TestAdapter adapter(server.tomop_data_address());
+  adapter.send_scan_header(scan);
+  adapter.send_projections(scan, 0, kProjections);
+  ASSERT_TRUE(viewer.wait_for([&] { return viewer.images().size() == 3; }));
+  std::size_t image_bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(viewer.mutex());
+    for (const auto& [id, image] : viewer.images())
+      image_bytes = std::max(image_bytes, image.values.size() * sizeof(float));
+  }
+  server.wait_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was in flight has left
+
+  // Room for a publication (its image and the outgoing copy) but not for the bridge's copies.
+  const SharedMemoryBudget& budget = server.backend().host_memory();
+  auto others = budget->try_charge(budget->free_bytes() - 3 * image_bytes);
+  ASSERT_TRUE(others);
+  const std::uint64_t images_before = viewer.received(tomop::PacketId::kSliceData);
+  adapter.send_projections(scan, kProjections, 10);
+  server.wait_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(server.counters().at("recast3d_over_budget"), 0u);
+  EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
+  EXPECT_GT(server.metrics().slices_published, 0u) << "the pipeline's own publications went on";
+
+  others.reset();
+  adapter.send_projections(scan, kProjections + 10, 10);
+  EXPECT_TRUE(viewer.wait_for([&] {
+    return viewer.received(tomop::PacketId::kSliceData) > images_before;
+  })) << "the viewer gets images again once there is room";
+}
+
 }  // namespace
 }  // namespace slicestream
