@@ -5,6 +5,7 @@
 // capacity, never blocking) lets commands overtake queued frames.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -110,6 +111,14 @@ class BoundedQueue {
   bool exhausted() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return closed_ && items_.empty() && priority_.empty();
+  }
+  // Whether an item waiting in either lane satisfies `predicate` (a snapshot: it may change at
+  // once).
+  template <class Predicate>
+  bool any_of(Predicate predicate) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::any_of(items_.begin(), items_.end(), predicate) ||
+           std::any_of(priority_.begin(), priority_.end(), predicate);
   }
   bool empty() const {
     std::lock_guard<std::mutex> lock(mutex_);

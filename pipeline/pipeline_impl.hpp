@@ -60,7 +60,12 @@ struct Pipeline::Impl {
                   .exclude_wait(std::chrono::steady_clock::now() - begin);
               return pushed;
             },
-            publication_backlog, [this] { return snapshot(); })) {}
+            publication_backlog, [this] { return snapshot(); },
+            [this] {
+              return reconstruct_queue.any_of([](const StageItem& item) {
+                return std::holds_alternative<ProjectionItem>(item);
+              });
+            })) {}
 
   // Declaration order is destruction order in reverse: queues (holding backend buffers) and the
   // reconstructor (holding targets) go before the backend.

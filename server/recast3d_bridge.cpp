@@ -51,12 +51,13 @@ std::string default_updates_address(const std::string& requests) {
 
 Recast3dBridge::Recast3dBridge(zmq::context_t& context, const Recast3dConfig& config,
                                int fallback_slice_size, int max_slice_side, PipelinePort& pipeline,
-                               ServerCounters& counters)
+                               ServerCounters& counters, SharedMemoryBudget memory)
     : config_(config),
       fallback_slice_size_(fallback_slice_size),
       max_slice_side_(max_slice_side),
       pipeline_(pipeline),
       counters_(counters),
+      memory_(std::move(memory)),
       session_(context, config.requests,
                config.updates.empty() ? default_updates_address(config.requests) : config.updates,
                config.reply_timeout),
@@ -79,12 +80,31 @@ void Recast3dBridge::stop() {
 
 // ------------------------------------------------------------------ publish thread (PublishSink)
 
+bool Recast3dBridge::charge_copy(std::size_t value_count, std::shared_ptr<MemoryCharge>* charge) {
+  if (!memory_) return true;
+  const std::size_t bytes = 2 * value_count * sizeof(float);
+  *charge = memory_->try_charge(bytes);
+  if (*charge) return true;
+  ++counters_.recast3d_over_budget;
+  std::uint64_t suppressed = 0;
+  if (over_budget_log_.allow(&suppressed)) {
+    spdlog::warn("RECAST3D bridge: an image for the viewer was not kept: {}{}",
+                 memory_->shortfall(bytes, "its copy"),
+                 suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+  return false;
+}
+
 void Recast3dBridge::publish_slice(const SliceImage& slice) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (outbox_.live.count(slice.slice_id) == 0) return;
     if (outbox_.refined_slice == slice.slice_id && outbox_.refined_arrived) return;
-    outbox_.slices[slice.slice_id] = slice;
+    std::shared_ptr<MemoryCharge> charge;
+    if (!charge_copy(slice.values.size(), &charge)) return;
+    SliceImage& kept = outbox_.slices[slice.slice_id];
+    kept = slice;
+    kept.memory = std::move(charge);  // the copy's own charge, not the publication's
   }
   replies_->wake();
 }
@@ -94,7 +114,11 @@ void Recast3dBridge::publish_refined(const RefinedSliceImage& refined) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (outbox_.refined_slice != refined.slice.slice_id) return;
     outbox_.refined_arrived = true;
-    outbox_.slices[refined.slice.slice_id] = refined.slice;
+    std::shared_ptr<MemoryCharge> charge;
+    if (!charge_copy(refined.slice.values.size(), &charge)) return;
+    SliceImage& kept = outbox_.slices[refined.slice.slice_id];
+    kept = refined.slice;
+    kept.memory = std::move(charge);
   }
   replies_->wake();
 }
@@ -102,7 +126,10 @@ void Recast3dBridge::publish_refined(const RefinedSliceImage& refined) {
 void Recast3dBridge::publish_preview(const PreviewVolume& preview) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    std::shared_ptr<MemoryCharge> charge;
+    if (!charge_copy(preview.values.size(), &charge)) return;
     outbox_.preview = preview;
+    outbox_.preview->memory = std::move(charge);
   }
   replies_->wake();
 }

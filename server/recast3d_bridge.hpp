@@ -11,6 +11,10 @@
 // the bridge talks to the viewer, so a slow, absent or restarting viewer never holds the pipeline.
 // A viewer that does not answer is logged, counted (recast3d_* counters in GetStatus) and retried
 // every second; a restarted one gets a new scene, the controls and a GroupRequestSlices.
+//
+// The images it keeps for the viewer count against the server's memory budget before they are
+// copied (the copy and the packet made from it); one without room is not kept, counted in
+// recast3d_over_budget and logged, and the next update of that image goes out instead.
 #pragma once
 
 #include <atomic>
@@ -26,6 +30,7 @@
 
 #include <zmq.hpp>
 
+#include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/log_throttle.hpp"
 #include "server/pipeline_port.hpp"
@@ -39,8 +44,10 @@ namespace slicestream::tomop {
 class Recast3dBridge final : public PublishSink {
  public:
   // `fallback_slice_size`: the server's default slice edge (0: the detector width).
+  // `memory`: the server's memory budget (null: copies are not charged).
   Recast3dBridge(zmq::context_t& context, const Recast3dConfig& config, int fallback_slice_size,
-                 int max_slice_side, PipelinePort& pipeline, ServerCounters& counters);
+                 int max_slice_side, PipelinePort& pipeline, ServerCounters& counters,
+                 SharedMemoryBudget memory = nullptr);
   ~Recast3dBridge() override;
   Recast3dBridge(const Recast3dBridge&) = delete;
   Recast3dBridge& operator=(const Recast3dBridge&) = delete;
@@ -71,6 +78,9 @@ class Recast3dBridge final : public PublishSink {
     bool refined_arrived = false;
   };
 
+  // The charge of a copy of `value_count` floats kept for the viewer (the copy and its packet);
+  // false when the budget has no room (counted, logged). Publish thread, mutex_ held.
+  bool charge_copy(std::size_t value_count, std::shared_ptr<MemoryCharge>* charge);
   void run();
   void step();
   void try_start_session();
@@ -95,6 +105,8 @@ class Recast3dBridge final : public PublishSink {
   int max_slice_side_;
   PipelinePort& pipeline_;
   ServerCounters& counters_;
+  SharedMemoryBudget memory_;
+  LogThrottle over_budget_log_;
   Recast3dSession session_;
   std::shared_ptr<ReplyQueue> replies_;
 

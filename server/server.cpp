@@ -82,7 +82,8 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
     dispatcher_->attach_capture(*capture_);
   }
   if (config.http.enabled()) {
-    http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_);
+    http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_,
+                                           pipeline_->backend().host_memory());
     publications_.add(http_->publish_sink());  // before the pipeline starts
     warn_if_exposed("tcp://" + config.http.listen, "HTTP", /*encrypted=*/false,
                     "CURVE does not cover HTTP: put it behind a reverse proxy with TLS and "
@@ -97,7 +98,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   if (!tomop.recast3d.requests.empty()) {
     recast3d_ = std::make_unique<tomop::Recast3dBridge>(
         context_, tomop.recast3d, config.pipeline.default_slice_size, config.limits.max_slice_side,
-        *port_, counters_);
+        *port_, counters_, pipeline_->backend().host_memory());
     publications_.add(*recast3d_);
   }
   publisher_->watch_transport(monitor_);

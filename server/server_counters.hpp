@@ -29,6 +29,8 @@ struct ServerCounters {
   std::atomic<std::uint64_t> recast3d_slices_sent{0};   // SliceData taken by the viewer
   std::atomic<std::uint64_t> recast3d_volumes_sent{0};  // VolumeData (previews) taken
   std::atomic<std::uint64_t> recast3d_refused{0};       // viewer updates not applied
+  // Images (slices, previews) not copied for the viewer: no room in the memory budget.
+  std::atomic<std::uint64_t> recast3d_over_budget{0};
 
   // Counters named at run time (per endpoint: connections, disconnects, handshake and
   // authentication failures), e.g. add("data_connections").
@@ -58,7 +60,8 @@ struct ServerCounters {
                         {"recast3d_unreachable", recast3d_unreachable.load()},
                         {"recast3d_slices_sent", recast3d_slices_sent.load()},
                         {"recast3d_volumes_sent", recast3d_volumes_sent.load()},
-                        {"recast3d_refused", recast3d_refused.load()}};
+                        {"recast3d_refused", recast3d_refused.load()},
+                        {"recast3d_over_budget", recast3d_over_budget.load()}};
     std::lock_guard<std::mutex> lock(named_mutex_);
     counters.insert(named_.begin(), named_.end());
     return counters;

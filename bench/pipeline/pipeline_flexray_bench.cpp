@@ -3,12 +3,13 @@
 // window. Measures (a) the maximum sustained frame rate with every frame integrated, (b) a
 // detector feeding at 83 Hz: loss, frame -> slice latency and per-stage busy fractions, (c) the
 // same with the 128^3 preview volume, (d) the same while a viewer asks for a large on-demand slice
-// (GetSlice, --get-slice-side) again as soon as the previous one arrived, and the CPU time per
-// frame of each backend step (robust to other load on the machine). Prints a table; --json FILE
-// writes the results.
+// (GetSlice, --get-slice-side) again as soon as the previous one arrived, (e) the same while a
+// viewer moves a large live slice (SetSlice, --set-slice-side) again as soon as the previous place
+// was published, and the CPU time per frame of each backend step (robust to other load on the
+// machine). Prints a table; --json FILE writes the results.
 //
 //   pipeline_flexray_bench [--rotations N] [--rate HZ] [--threads N] [--json FILE] [--no-preview]
-//                          [--get-slice-side N] [--cost-only]
+//                          [--get-slice-side N] [--set-slice-side N] [--cost-only]
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -53,10 +54,14 @@ constexpr float kFlat = 40000;
 // Measures frame arrival -> first publication containing it, for the measured frames only (the
 // warm-up rotation is fed as fast as possible and would dominate the pipeline's own histogram).
 // Frames carry their index as detector timestamp.
+// The slice a viewer moves in the SetSlice case.
+constexpr std::uint32_t kMovedSliceId = 9;
+
 class LatencySink : public PublishSink {
  public:
   void measure_from(std::uint64_t index) { measure_from_ = index; }
   void publish_slice(const SliceImage& slice) override {
+    if (slice.slice_id == kMovedSliceId) ++moved_published_;
     const std::uint64_t index = slice.newest_detector_timestamp_ns;
     if (index < measure_from_ || (newest_ && index <= *newest_)) return;
     newest_ = index;
@@ -73,8 +78,10 @@ class LatencySink : public PublishSink {
   }
   LatencySummary latency() const { return latency_.summary(); }
   int previews() const { return previews_; }
+  std::uint64_t moved_published() const { return moved_published_; }
 
  private:
+  std::atomic<std::uint64_t> moved_published_{0};
   std::atomic<std::uint64_t> measure_from_{~std::uint64_t{0}};
   std::optional<std::uint64_t> newest_;
   LatencyHistogram latency_;
@@ -174,15 +181,51 @@ struct CaseResult {
   int previews = 0;
   int get_slice_side = 0;       // GetSlice requests of this side sent back to back (0: none)
   int get_slices = 0;           // answered during the measured phase
+  int set_slice_side = 0;       // SetSlice of this side, each once the previous one was shown
+  int set_slices = 0;           // published during the measured phase
   double cpu_ms_per_frame = 0;  // process CPU time (all threads) per measured frame
   double load_average = 0;      // of the machine, at the end of the case
   LatencySummary latency;       // measured frames only
   MetricsSnapshot metrics;      // taken at the end of the measured phase
 };
 
+// A viewer's requests during the measured phase: a GetSlice of `get_side` again as soon as the
+// previous one was answered, or a slice of `set_side` moved again as soon as its previous place
+// was published; `done` counts them.
+std::thread start_viewer(Pipeline& pipeline, const Scan& scan, const LatencySink& sink,
+                         const std::atomic<bool>& feeding, std::atomic<int>& done, int get_side,
+                         int set_side) {
+  if (get_side > 0) {
+    const GetSliceCommand get{default_slices(scan.description.volume)[2], get_side, get_side};
+    return std::thread([&pipeline, &feeding, &done, get] {
+      while (feeding) {
+        std::promise<void> answered;
+        pipeline.submit_command(get, [&](CommandReply) { answered.set_value(); });
+        answered.get_future().wait();
+        ++done;
+      }
+    });
+  }
+  if (set_side <= 0) return {};
+  return std::thread([&pipeline, &scan, &sink, &feeding, &done, set_side] {
+    const SliceOrientation axial = default_slices(scan.description.volume)[2];
+    for (int move = 0; feeding; ++move) {
+      SetSliceCommand set{kMovedSliceId, axial, set_side, set_side};
+      set.orientation.values[8] += 0.05f * static_cast<float>(move % 20);  // up and down the axis
+      const std::uint64_t published = sink.moved_published();
+      std::promise<void> answered;
+      pipeline.submit_command(set, [&](CommandReply) { answered.set_value(); });
+      answered.get_future().wait();
+      while (feeding && sink.moved_published() == published)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (sink.moved_published() != published) ++done;
+    }
+  });
+}
+
 // One pipeline per case: a warm-up rotation fills the window, then `rotations` are measured.
 CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, int preview_size,
-                    int rotations, int threads, int get_slice_side = 0) {
+                    int rotations, int threads, int get_slice_side = 0, int set_slice_side = 0) {
   LatencySink sink;
   PipelineConfig config;
   config.default_slice_size = kSliceSize;
@@ -210,22 +253,10 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   const Clock::time_point begin = Clock::now();
   const auto period =
       rate_hz > 0 ? std::chrono::duration<double>(1.0 / rate_hz) : std::chrono::duration<double>(0);
-  // A viewer asking for a large on-demand slice again as soon as the previous one arrived.
   std::atomic<bool> feeding{true};
-  std::atomic<int> get_slices{0};
-  std::thread requester;
-  if (get_slice_side > 0) {
-    const GetSliceCommand get{default_slices(scan.description.volume)[2], get_slice_side,
-                              get_slice_side};
-    requester = std::thread([&pipeline, &feeding, &get_slices, get] {
-      while (feeding) {
-        std::promise<void> answered;
-        pipeline.submit_command(get, [&](CommandReply) { answered.set_value(); });
-        answered.get_future().wait();
-        ++get_slices;
-      }
-    });
-  }
+  std::atomic<int> requests_done{0};
+  std::thread requester =
+      start_viewer(pipeline, scan, sink, feeding, requests_done, get_slice_side, set_slice_side);
   for (std::uint64_t i = 0; i < r.frames; ++i, ++index) {
     if (rate_hz > 0) {
       std::this_thread::sleep_until(
@@ -237,7 +268,9 @@ CaseResult run_case(const Scan& scan, const std::string& name, double rate_hz, i
   feeding = false;
   if (requester.joinable()) requester.join();
   r.get_slice_side = get_slice_side;
-  r.get_slices = get_slices;
+  r.get_slices = get_slice_side > 0 ? requests_done.load() : 0;
+  r.set_slice_side = set_slice_side;
+  r.set_slices = set_slice_side > 0 ? requests_done.load() : 0;
   pipeline.wait_idle();
   r.seconds = seconds_since(begin);
   r.cpu_ms_per_frame = (process_cpu_ms() - cpu_begin) / static_cast<double>(r.frames);
@@ -324,19 +357,20 @@ void print_table(const std::vector<CaseResult>& results, const BackendInfo& info
       " sliding window\nbackend %s, %s, %d threads\n\n",
       kRows, kCols, kProjections, kSliceSize, kSliceSize, info.name.c_str(), info.device.c_str(),
       info.threads);
-  std::printf("%-20s %6s %8s %14s %5s %10s %10s %10s %8s %9s %10s %5s\n", "case", "target",
+  std::printf("%-20s %6s %8s %14s %5s %10s %10s %10s %8s %9s %9s %10s %5s\n", "case", "target",
               "frames/s", "integrated", "lost", "lat p50 ms", "lat p99 ms", "lat max ms",
-              "previews", "GetSlices", "cpu ms/frm", "load");
+              "previews", "GetSlices", "SetSlices", "cpu ms/frm", "load");
   for (const CaseResult& r : results) {
     const LatencySummary& l = r.latency;
     const std::string target =
         r.target_hz > 0 ? std::to_string(static_cast<int>(r.target_hz)) + " Hz" : "max";
-    std::printf("%-20s %6s %8.1f %9llu/%-4llu %5llu %10.1f %10.1f %10.1f %8d %9d %10.2f %5.1f\n",
-                r.name.c_str(), target.c_str(), r.frames_per_s,
-                static_cast<unsigned long long>(r.integrated),
-                static_cast<unsigned long long>(r.frames),
-                static_cast<unsigned long long>(r.discarded), l.p50_us / 1000, l.p99_us / 1000,
-                l.max_us / 1000, r.previews, r.get_slices, r.cpu_ms_per_frame, r.load_average);
+    std::printf(
+        "%-20s %6s %8.1f %9llu/%-4llu %5llu %10.1f %10.1f %10.1f %8d %9d %9d %10.2f %5.1f\n",
+        r.name.c_str(), target.c_str(), r.frames_per_s,
+        static_cast<unsigned long long>(r.integrated), static_cast<unsigned long long>(r.frames),
+        static_cast<unsigned long long>(r.discarded), l.p50_us / 1000, l.p99_us / 1000,
+        l.max_us / 1000, r.previews, r.get_slices, r.set_slices, r.cpu_ms_per_frame,
+        r.load_average);
   }
   std::printf(
       "cpu ms/frm: process CPU time per frame, all threads (two otherwise idle cores "
@@ -375,7 +409,8 @@ void write_json(const std::string& path, const std::vector<CaseResult>& results,
         << ", \"preview_size\": " << r.preview_size << ", \"frames\": " << r.frames
         << ", \"integrated\": " << r.integrated << ", \"discarded\": " << r.discarded
         << ", \"previews\": " << r.previews << ", \"get_slice_side\": " << r.get_slice_side
-        << ", \"get_slices\": " << r.get_slices << ", \"cpu_ms_per_frame\": " << r.cpu_ms_per_frame
+        << ", \"get_slices\": " << r.get_slices << ", \"set_slice_side\": " << r.set_slice_side
+        << ", \"set_slices\": " << r.set_slices << ", \"cpu_ms_per_frame\": " << r.cpu_ms_per_frame
         << ", \"load_average\": " << r.load_average << ", \"seconds\": " << r.seconds
         << ", \"frames_per_s\": " << r.frames_per_s << ", \"latency_us\": {\"p50\": " << l.p50_us
         << ", \"p99\": " << l.p99_us << ", \"max\": " << l.max_us << "}, \"stages\": [";
@@ -416,6 +451,11 @@ int main(int argc, char** argv) {
                  "side of the GetSlice requests sent back to back in the on-demand case (0: skip "
                  "the case)")
       ->check(CLI::Range(0, 8192));
+  int set_slice_side = 0;
+  app.add_option("--set-slice-side", set_slice_side,
+                 "side of a live slice moved again as soon as its previous place was published, "
+                 "in the SetSlice case (0: skip the case)")
+      ->check(CLI::Range(0, 8192));
   app.add_flag("--cost-only", cost_only, "only the CPU time per frame of each backend step");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
@@ -437,6 +477,10 @@ int main(int argc, char** argv) {
   if (get_slice_side > 0) {
     results.push_back(
         run_case(scan, "detector + GetSlice", rate_hz, 0, rotations, threads, get_slice_side));
+  }
+  if (set_slice_side > 0) {
+    results.push_back(
+        run_case(scan, "detector + SetSlice", rate_hz, 0, rotations, threads, 0, set_slice_side));
   }
   const BackendInfo info = CpuBackend(CpuBackendOptions{threads, 0}).info();
   print_table(results, info);

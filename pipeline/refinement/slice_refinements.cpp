@@ -120,6 +120,11 @@ Status SliceRefinements::configure(const SetRefinementCommand& command,
     }
     if (auto problem = check_matrix(plan)) return refusal(*problem);
     if (!planned) {
+      if (!backend_.host_memory()->fits(window_bytes(*slice))) {
+        return refusal(StatusCode::kResourceExhausted, "memory_budget",
+                       backend_.host_memory()->shortfall(
+                           window_bytes(*slice), "the slice's sinogram window and its snapshot"));
+      }
       if (auto problem = check_memory(plan)) return refusal(*problem);
     }
   }
@@ -234,6 +239,7 @@ void SliceRefinements::release_scan() {
   scan_running_ = false;
   for (auto& [id, entry] : entries_) {
     entry.window.reset(0, 0);
+    entry.memory.reset();
     entry.generation = next_generation_++;
   }
   replan_all();  // no plans without a scan; the orientations are still checked
@@ -345,6 +351,7 @@ bool SliceRefinements::replan(Entry& entry, MatrixBudget& budget, RefinementSetu
   entry.unavailable.reset();
   if (!wanted(entry)) {
     entry.window.reset(0, 0);
+    entry.memory.reset();
     drop_matrix(entry);
     return false;
   }
@@ -374,9 +381,11 @@ bool SliceRefinements::replan(Entry& entry, MatrixBudget& budget, RefinementSetu
     }
   }
   if (!problem && !counted) budget.setups.push_back(*setup);
+  if (!problem) problem = charge_window(entry);
   if (problem) {
     entry.unavailable = std::move(problem);
     entry.window.reset(0, 0);
+    entry.memory.reset();
     drop_matrix(entry);
     return false;
   }
@@ -387,6 +396,28 @@ bool SliceRefinements::replan(Entry& entry, MatrixBudget& budget, RefinementSetu
     reset_window(entry);
   }
   return true;
+}
+
+std::size_t SliceRefinements::window_bytes(const SetSliceCommand& slice) const {
+  const std::size_t window =
+      geometry_.vectors.size() * static_cast<std::size_t>(geometry_.detector.cols);
+  const std::size_t image =
+      static_cast<std::size_t>(slice.width) * static_cast<std::size_t>(slice.height);
+  return (2 * window + image) * sizeof(float);
+}
+
+std::optional<RefinementProblem> SliceRefinements::charge_window(Entry& entry) {
+  const std::size_t bytes = window_bytes(entry.slice);
+  if (entry.memory && entry.memory->bytes() == bytes) return std::nullopt;
+  const std::size_t replaced = entry.memory ? entry.memory->bytes() : 0;
+  std::shared_ptr<MemoryCharge> charge = backend_.host_memory()->try_charge(bytes, replaced);
+  if (!charge) {
+    return RefinementProblem{
+        StatusCode::kResourceExhausted, "memory_budget",
+        backend_.host_memory()->shortfall(bytes, "the slice's sinogram window and its snapshot")};
+  }
+  entry.memory = std::move(charge);
+  return std::nullopt;
 }
 
 void SliceRefinements::forget_results(std::uint32_t id, Entry& entry) {

@@ -100,6 +100,8 @@ class SliceRefinements {
     std::optional<RefinementPlan> plan;
     std::optional<RefinementProblem> unavailable;  // why there is no plan
     SinogramWindow window;
+    // The window's room in the memory budget, with a job's copies of it and of the FBP image.
+    std::shared_ptr<MemoryCharge> memory;
     std::shared_ptr<RefinerCache> cache = std::make_shared<RefinerCache>();
     // Automatic checks capture the slice's detector rows only from arming (the check is due)
     // until the check starts: one window of row reads per interval instead of one per frame of
@@ -140,6 +142,10 @@ class SliceRefinements {
   void replan_all();
   // Plans `entry` (or clears its plan); true when it has one, with its 2D problem in `setup`.
   bool replan(Entry& entry, MatrixBudget& budget, RefinementSetup* setup);
+  // Bytes of a slice's sinogram window and of a job's copies (window and FBP image).
+  std::size_t window_bytes(const SetSliceCommand& slice) const;
+  // Charges the entry's window_bytes to the memory budget (a problem when there is no room).
+  std::optional<RefinementProblem> charge_window(Entry& entry);
   // Refuses a matrix over the limit; `setup` and `bytes` get the 2D problem and its estimate.
   std::optional<RefinementProblem> check_matrix(const RefinementPlan& plan,
                                                 RefinementSetup* setup = nullptr,

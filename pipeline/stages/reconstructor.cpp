@@ -15,7 +15,8 @@ namespace slicestream {
 Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
                              MetricsRegistry& metrics, EventReporter& events,
                              DetectorRowSelection& rows, Publish publish,
-                             PublicationBacklog& backlog, MetricsSource metrics_source)
+                             PublicationBacklog& backlog, MetricsSource metrics_source,
+                             FramesWaiting frames_waiting)
     : config_(config),
       backend_(backend),
       metrics_(metrics),
@@ -23,6 +24,7 @@ Reconstructor::Reconstructor(const PipelineConfig& config, Backend& backend,
       publish_(std::move(publish)),
       backlog_(backlog),
       metrics_source_(std::move(metrics_source)),
+      frames_waiting_(std::move(frames_waiting)),
       params_(config.parameters),
       slices_(backend),
       preview_(backend, config.preview_size),
@@ -322,6 +324,7 @@ void Reconstructor::rebuild_after_failure() {
   for (auto& [id, slice] : slices_.slices()) {
     slice.shadow_active = false;
     try {
+      if (slice.building) slices_.start_build(slice);
       if (slice.live) recompute(slice);
     } catch (const std::exception& again) {
       backend_error("slice " + std::to_string(id) + " not rebuilt", again, 0);

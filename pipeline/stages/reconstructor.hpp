@@ -6,8 +6,8 @@
 //   PreviewBuilder       the preview volume, rebuilt in units (preview_builder.hpp), and
 //   PreviewTiming        when a rebuild is due (preview_timing.hpp)
 //   OnDemandSlices       GetSlice requests, computed in bands of rows (on_demand_slices.hpp)
-//   ThreadShare          the share of the thread the preview and GetSlice units take while
-//                        frames are queued (thread_share.hpp)
+//   ThreadShare          the share of the thread the preview, GetSlice units and slice builds
+//                        take while frames are queued (thread_share.hpp)
 //   ArrivalLog           arrival times of integrated frames until published (arrival_log.hpp)
 //   SliceRefinements     refinement and data-consistency checks (pipeline/refinement/)
 //
@@ -22,6 +22,10 @@
 //
 // A filter change applies to projections filtered from then on: the window turns over within
 // one rotation, after which every slice is again consistent with the new filter.
+//
+// A slice that needs a full recompute (SetSlice, a rotation-axis change) is computed at once when
+// no frame waits and that is quick; else it is built in units of slots (SliceSet::start_build)
+// within the ThreadShare, and shown once complete.
 #pragma once
 
 #include <chrono>
@@ -56,10 +60,13 @@ class Reconstructor {
   // Hands a publication to the publish stage; false when the pipeline is stopping.
   using Publish = std::function<bool(PublishItem&&)>;
   using MetricsSource = std::function<MetricsSnapshot()>;
+  // Whether projections wait in the stage's queue now.
+  using FramesWaiting = std::function<bool()>;
 
   Reconstructor(const PipelineConfig& config, Backend& backend, MetricsRegistry& metrics,
                 EventReporter& events, DetectorRowSelection& rows, Publish publish,
-                PublicationBacklog& backlog, MetricsSource metrics_source);
+                PublicationBacklog& backlog, MetricsSource metrics_source,
+                FramesWaiting frames_waiting = nullptr);
   ~Reconstructor();
   Reconstructor(const Reconstructor&) = delete;
   Reconstructor& operator=(const Reconstructor&) = delete;
@@ -112,6 +119,11 @@ class Reconstructor {
   void recompute(Slice& slice) { slices_.recompute(slice, content_, rotation_); }
   // Creates the targets of a slice for the current scan and fills them from the store.
   void build_slice_targets(Slice& slice);
+  // Fills the slice's live target anew from the store (reconstructor_builds.cpp): at once when no
+  // frame waits and its first unit says the rest is quick (true: live now), else it is built in
+  // units beside the frames (run_slice_build). Throws BackendError.
+  bool compute_slice(Slice& slice);
+  bool frames_waiting() const { return frames_waiting_ && frames_waiting_(); }
   void backend_error(const std::string& what, const std::exception& e, std::uint64_t frames);
 
   // --- output (reconstructor_publication.cpp)
@@ -130,6 +142,12 @@ class Reconstructor {
   void run_preview(Clock::time_point now, bool input_waiting);
   // One unit of the oldest GetSlice, within the thread share.
   void run_on_demand(Clock::time_point now, bool input_waiting);
+  // One unit of a slice built in units (reconstructor_builds.cpp), within the thread share.
+  void run_slice_build(Clock::time_point now, bool input_waiting);
+  // One unit of the build of `id`; true when the build is over: the slice shown (published), or
+  // removed after a backend failure (reported).
+  bool run_build_unit(std::uint32_t id, Slice& slice);
+  void finish_slice_builds();  // at stop: every build completed at once
   void release_markers_if_clean();
 
   // --- commands (reconstructor_commands.cpp)
@@ -157,6 +175,7 @@ class Reconstructor {
   Publish publish_;
   PublicationBacklog& backlog_;
   MetricsSource metrics_source_;
+  FramesWaiting frames_waiting_;
   Parameters params_;
 
   SliceSet slices_;
@@ -178,7 +197,7 @@ class Reconstructor {
   PreviewTiming preview_timing_;
   std::uint64_t preview_integrated_ = 0;  // what the preview being built shows
   OnDemandSlices on_demand_{backend_};
-  ThreadShare background_;  // preview and GetSlice units while frames are queued
+  ThreadShare background_;  // preview, GetSlice and slice build units while frames are queued
 
   std::vector<FlushMarker> markers_;
 

@@ -92,9 +92,10 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   Slice slice = client_slice(command, store_ready_ ? &scan_.volume : nullptr);
   const std::string shortfall = slices_.reserve(slice, replaced, /*with_target=*/!store_ready_);
   if (!shortfall.empty()) return over_budget(shortfall + "; remove or shrink a slice first");
+  bool in_units = false;  // computed beside the frames, shown once complete
   if (store_ready_) {
     try {
-      build_slice_targets(slice);  // the old slice stays if this fails
+      in_units = !compute_slice(slice);  // the old slice stays if this fails
     } catch (const BackendError& e) {
       return reply(StatusCode::kResourceExhausted, e.what());
     }
@@ -112,7 +113,9 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
     message << "; it misses the box of scan " << scan_.scan_id << " (" << describe_box(scan_.volume)
             << ") and shows nothing";
   }
-  if (store_ready_) {
+  if (in_units) {
+    message << "; it is computed beside the frames and published when complete";
+  } else if (store_ready_) {
     publish_slice(command.slice_id, stored, Clock::now());
   } else {
     message << "; it is reconstructed when a scan starts";
@@ -300,11 +303,10 @@ void Reconstructor::apply_rotation_axis_offset(double offset_px) {
   preview_.cancel();
   arrivals_.rotation_shown();
   for (auto& [id, slice] : slices_.slices()) {
-    if (!slice.live) continue;
+    if (!slice.live && !slice.building) continue;
     slice.shadow_active = false;
-    recompute(slice);
-    if (!sliding() && scan_running_) slices_.start_shadow(slice);
-    image_changed(id);
+    // A build in progress starts again with the new maps.
+    if (compute_slice(slice)) image_changed(id);
   }
   publish_due(Clock::now(), /*force=*/true);
 }

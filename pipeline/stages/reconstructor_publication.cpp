@@ -139,7 +139,8 @@ void Reconstructor::run_on_demand(Clock::time_point now, bool input_waiting) {
 
 void Reconstructor::release_markers_if_clean() {
   if (markers_.empty()) return;
-  if (schedule_.any_dirty()) return;  // wait_idle also waits for deferred publications
+  // wait_idle also waits for deferred publications and for slices still being built.
+  if (schedule_.any_dirty() || slices_.any_build()) return;
   for (FlushMarker& marker : markers_)
     publish_(PublishItem(std::move(marker)));
   markers_.clear();
@@ -147,7 +148,9 @@ void Reconstructor::release_markers_if_clean() {
 
 void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
   publish_due(now, /*force=*/false);
-  // A client asked for this slice; the preview is periodic: GetSlice units go first.
+  // Slices a client sees go first, then GetSlice units (a client asked for them), then the
+  // periodic preview.
+  run_slice_build(now, input_waiting);
   run_on_demand(now, input_waiting);
   run_preview(now, input_waiting);
   refinements_.on_tick(
@@ -158,7 +161,7 @@ void Reconstructor::on_tick(Clock::time_point now, bool input_waiting) {
 }
 
 Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point now) const {
-  if (preview_.building() || on_demand_.pending()) return now;
+  if (preview_.building() || on_demand_.pending() || slices_.any_build()) return now;
   Clock::time_point deadline = std::min(now + kMaxIdleWait, refinements_.next_deadline(now));
   if (preview_.enabled() && store_ready_ && content_.projections_integrated > 0) {
     deadline = std::min(deadline, preview_timing_.rebuild_deadline(params_.preview_interval_s));
@@ -169,6 +172,7 @@ Reconstructor::Clock::time_point Reconstructor::next_deadline(Clock::time_point 
 }
 
 void Reconstructor::finish() {
+  finish_slice_builds();
   while (on_demand_.pending()) {
     on_demand_.run_unit(slices_.all_slots(), slices_.scale(), content_);
   }

@@ -131,30 +131,73 @@ std::shared_ptr<MemoryCharge> SliceSet::image_charge(const Slice& slice) {
 void SliceSet::release_targets() {
   for (auto& [id, slice] : slices_) {
     slice.live.reset();
+    slice.building.reset();
     slice.shadow.reset();
     slice.shadow_active = false;
     if (slice.reservation) slice.reservation->set(publication_bytes(slice) + target_bytes(slice));
   }
 }
 
-void SliceSet::build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
+std::unique_ptr<ReconTarget> SliceSet::new_target(Slice& slice) {
   // The reservation makes room for the target the backend charges now.
   if (slice.reservation) slice.reservation->set(publication_bytes(slice));
-  std::unique_ptr<ReconTarget> live;
   try {
-    live = backend_.create_target(
+    return backend_.create_target(
         slice_grid(slice.spec.orientation, slice.spec.width, slice.spec.height));
   } catch (...) {
-    if (slice.reservation && !slice.live) {
+    if (slice.reservation && !slice.live && !slice.building) {
       slice.reservation->set(publication_bytes(slice) + target_bytes(slice));
     }
     throw;
   }
+}
+
+void SliceSet::build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
+  std::unique_ptr<ReconTarget> live = new_target(slice);
   slice.live = std::move(live);
+  slice.building.reset();
   slice.shadow.reset();
   slice.shadow_active = false;
   slice.covered.clear();
   recompute(slice, content, rotation);
+}
+
+void SliceSet::start_build(Slice& slice) {
+  if (!slice.building) slice.building = slice.live ? std::move(slice.live) : new_target(slice);
+  slice.live.reset();
+  slice.shadow_active = false;
+  slice.built_slots = 0;
+}
+
+bool SliceSet::build_unit(Slice& slice, std::size_t max_updates, const WindowContent& content,
+                          std::uint64_t rotation) {
+  const std::size_t pixels = std::max<std::size_t>(slice.building->grid().points(), 1);
+  const auto left = static_cast<std::size_t>(std::max(window_ - slice.built_slots, 0));
+  std::vector<int> slots(std::min(std::max<std::size_t>(max_updates / pixels, 1), left));
+  std::iota(slots.begin(), slots.end(), slice.built_slots);
+  if (!slots.empty()) {
+    backend_.backproject_store(slots, *slice.building, scale_,
+                               /*accumulate=*/slice.built_slots > 0, 0,
+                               slice.building->grid().depth);
+  }
+  slice.built_slots += static_cast<int>(slots.size());
+  if (slice.built_slots < window_) return false;
+  slice.live = std::move(slice.building);
+  slice.rebuilt_rotation = rotation;
+  slice.shows = content;
+  return true;
+}
+
+std::pair<std::uint32_t, Slice*> SliceSet::next_build() {
+  for (auto& [id, slice] : slices_) {
+    if (slice.building) return {id, &slice};
+  }
+  return {0, nullptr};
+}
+
+bool SliceSet::any_build() const {
+  return std::any_of(slices_.begin(), slices_.end(),
+                     [](const auto& entry) { return entry.second.building != nullptr; });
 }
 
 void SliceSet::recompute(Slice& slice, const WindowContent& content, std::uint64_t rotation) {
@@ -197,6 +240,8 @@ bool SliceSet::any_shadow_full() const {
 
 void SliceSet::add_targets(int slot, bool sliding, ProjectionUpdate& update) {
   for (auto& [id, slice] : slices_) {
+    // A build holds the slots before built_slots; it reads the others from the store later.
+    if (slice.building && slot < slice.built_slots) update.live.push_back(slice.building.get());
     if (!slice.live) continue;
     if (sliding) update.live.push_back(slice.live.get());
     if (!slice.shadow_active) continue;

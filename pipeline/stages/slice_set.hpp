@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/grid_spec.hpp"
@@ -45,6 +46,12 @@ struct Slice {
   std::size_t covered_count = 0;
   std::uint64_t rebuilt_rotation = 0;  // the live target was last rebuilt in this rotation
   WindowContent shows;                 // what the live target shows
+  // A live target computed from the store in units (build_unit) because frames were waiting when
+  // it had to be computed: slots [0, built_slots) are in it, and a frame for one of them updates
+  // it as a live target (the others it reads from the store later). It is not shown until every
+  // slot is in; then it becomes `live`.
+  std::unique_ptr<ReconTarget> building;
+  int built_slots = 0;
   // A client's slice holds its room in the memory budget from SetSlice to RemoveSlice: one
   // publication on its way to the viewers (the image and the outgoing message's copy), and before
   // a scan builds its target the target's host memory too, so that a scan start never has to drop a
@@ -98,6 +105,18 @@ class SliceSet {
 
   // A new live target filled from the store (throws BackendError; the slice is then unchanged).
   void build_targets(Slice& slice, const WindowContent& content, std::uint64_t rotation);
+  // The slice's live target is computed anew in units instead (build_unit): its live target, or
+  // a new one (throws BackendError as build_targets), becomes the target being built, not shown
+  // meanwhile. A build in progress starts again from the first slot.
+  void start_build(Slice& slice);
+  // Adds the next slots of the store to the slice's build, about `max_updates` pixel-projection
+  // updates (one slot at least); when every slot is in, the target becomes live, showing
+  // `content`, and it returns true.
+  bool build_unit(Slice& slice, std::size_t max_updates, const WindowContent& content,
+                  std::uint64_t rotation);
+  // The slice with the lowest id whose build is in progress, or null.
+  std::pair<std::uint32_t, Slice*> next_build();
+  bool any_build() const;
   // The live target := the backprojection of the whole store.
   void recompute(Slice& slice, const WindowContent& content, std::uint64_t rotation);
   // The shadow starts empty and collects this rotation's projections.
@@ -114,6 +133,8 @@ class SliceSet {
   void add_targets(int slot, bool sliding, ProjectionUpdate& update);
 
  private:
+  // A target for the slice's grid, charged in place of the target its reservation held.
+  std::unique_ptr<ReconTarget> new_target(Slice& slice);
   std::size_t publication_bytes(const Slice& slice) const;
   std::size_t target_bytes(const Slice& slice) const;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/http/beast.hpp"
 #include "server/http/http_config.hpp"
@@ -21,7 +22,10 @@ namespace slicestream {
 class HttpEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the endpoint and address on failure).
-  HttpEndpoint(const HttpConfig& config, ServerPort& port, HttpCounters& counters);
+  // `memory`: the server's memory budget, charged with the WebSocket sessions' image copies
+  // (null: not charged).
+  HttpEndpoint(const HttpConfig& config, ServerPort& port, HttpCounters& counters,
+               SharedMemoryBudget memory = nullptr);
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;

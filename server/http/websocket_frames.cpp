@@ -61,21 +61,36 @@ std::string encode_image_message(const std::string& type, const std::string& fie
   return out;
 }
 
+std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding) {
+  // The length prefix and a header well above any PublishHeader or Reply in JSON.
+  constexpr std::size_t kHeaderBytes = 4096;
+  return kHeaderBytes + count * (encoding == ImageEncoding::kHalf ? 2 : 4);
+}
+
 ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-                         std::vector<float> values, std::array<float, 9> place)
+                         std::vector<float> values, std::array<float, 9> place,
+                         SharedMemoryBudget budget, std::shared_ptr<MemoryCharge> values_charge)
     : type_(std::move(type)),
       slice_id_(slice_id),
       place_(place),
       header_(std::move(header)),
-      values_(std::move(values)) {}
+      values_(std::move(values)),
+      budget_(std::move(budget)),
+      values_charge_(std::move(values_charge)) {}
 
 std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) {
-  auto& cached = encoded_[encoding == ImageEncoding::kHalf ? 1 : 0];
-  if (!cached) {
-    cached = std::make_shared<const std::string>(
-        encode_image_message(type_, "\"header\":" + to_json(header_), values_, encoding));
+  const int index = encoding == ImageEncoding::kHalf ? 1 : 0;
+  if (!is_encoded_[index]) {
+    if (budget_) {
+      encoded_charges_[index] = budget_->try_charge(image_message_bytes(values_.size(), encoding));
+      if (!encoded_charges_[index]) return nullptr;
+    }
+    encoded_[index] =
+        encode_image_message(type_, "\"header\":" + to_json(header_), values_, encoding);
+    is_encoded_[index] = true;
   }
-  return cached;
+  // Shares ownership of this update: its charges last as long as the message.
+  return std::shared_ptr<const std::string>(shared_from_this(), &encoded_[index]);
 }
 
 std::string event_message(const v1::Event& event) {

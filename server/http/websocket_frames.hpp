@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/backend/memory_budget.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {
@@ -29,16 +30,26 @@ const char* to_string(ImageEncoding encoding);  // "f32", "f16"
 std::string encode_image_message(const std::string& type, const std::string& fields,
                                  const std::vector<float>& values, ImageEncoding encoding);
 
+// Bytes of the image message of `count` values in `encoding`, at most (the header included).
+std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding);
+
 // A publication waiting to be sent: encoded at most once per encoding, when first sent (on the
-// HTTP thread), and shared by every connection that sends it.
-class ImageUpdate {
+// HTTP thread), and shared by every connection that sends it. Its copies of the values count
+// against the server's memory budget: the values by the charge it is made with, each encoding by
+// a charge taken before it is encoded. Create it with std::make_shared (encoded() shares it).
+class ImageUpdate : public std::enable_shared_from_this<ImageUpdate> {
  public:
-  // `place`: the slice's orientation (none for the preview).
+  // `place`: the slice's orientation (none for the preview). `budget`: where encodings are
+  // charged (null: nowhere); `values_charge`: the charge of `values`.
   ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-              std::vector<float> values, std::array<float, 9> place = {});
+              std::vector<float> values, std::array<float, 9> place = {},
+              SharedMemoryBudget budget = nullptr,
+              std::shared_ptr<MemoryCharge> values_charge = nullptr);
   const std::string& type() const { return type_; }
   std::uint32_t slice_id() const { return slice_id_; }
   const std::array<float, 9>& place() const { return place_; }
+  // The message in `encoding`; null while the memory budget has no room to encode it. The
+  // message keeps this update, with its charges, alive until it is let go (sent).
   std::shared_ptr<const std::string> encoded(ImageEncoding encoding);
 
  private:
@@ -47,7 +58,11 @@ class ImageUpdate {
   std::array<float, 9> place_{};
   v1::PublishHeader header_;
   std::vector<float> values_;
-  std::shared_ptr<const std::string> encoded_[2];
+  SharedMemoryBudget budget_;
+  std::shared_ptr<MemoryCharge> values_charge_;
+  std::string encoded_[2];
+  std::shared_ptr<MemoryCharge> encoded_charges_[2];
+  bool is_encoded_[2] = {false, false};
 };
 
 std::string event_message(const v1::Event& event);

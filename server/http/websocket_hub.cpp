@@ -11,27 +11,27 @@
 namespace slicestream {
 
 WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& counters,
-                           std::size_t max_events_queued)
-    : mailbox_(std::move(mailbox)), counters_(counters), max_events_queued_(max_events_queued) {}
+                           std::size_t max_events_queued, SharedMemoryBudget budget)
+    : mailbox_(std::move(mailbox)),
+      counters_(counters),
+      max_events_queued_(max_events_queued),
+      budget_(std::move(budget)) {}
 
 void WebSocketHub::publish_slice(const SliceImage& slice) {
   if (session_count_.load() == 0) return;
-  offer(std::make_shared<ImageUpdate>(kSliceTopic, slice.slice_id,
-                                      encode_slice(slice, steady_now_ns()), slice.values,
-                                      slice.orientation.values));
+  offer(kSliceTopic, slice.slice_id, encode_slice(slice, steady_now_ns()), slice.values,
+        slice.orientation.values);
 }
 
 void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
   if (session_count_.load() == 0) return;
-  offer(std::make_shared<ImageUpdate>(kRefinedTopic, refined.slice.slice_id,
-                                      encode_refined(refined, steady_now_ns()),
-                                      refined.slice.values, refined.slice.orientation.values));
+  offer(kRefinedTopic, refined.slice.slice_id, encode_refined(refined, steady_now_ns()),
+        refined.slice.values, refined.slice.orientation.values);
 }
 
 void WebSocketHub::publish_preview(const PreviewVolume& preview) {
   if (session_count_.load() == 0) return;
-  offer(std::make_shared<ImageUpdate>(kPreviewTopic, 0, encode_preview(preview, steady_now_ns()),
-                                      preview.values));
+  offer(kPreviewTopic, 0, encode_preview(preview, steady_now_ns()), preview.values);
 }
 
 void WebSocketHub::publish_event(const ServerEvent& event) {
@@ -48,7 +48,21 @@ void WebSocketHub::publish_event(const ServerEvent& event) {
   schedule_delivery();
 }
 
-void WebSocketHub::offer(std::shared_ptr<ImageUpdate> update) {
+void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
+                         const std::vector<float>& values, std::array<float, 9> place) {
+  std::shared_ptr<MemoryCharge> charge;
+  if (budget_) {
+    charge = budget_->try_charge(values.size() * sizeof(float));
+    if (!charge) {
+      ++counters_.websocket_updates_over_budget;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++updates_over_budget_;
+      schedule_delivery();
+      return;
+    }
+  }
+  auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), values, place,
+                                              budget_, std::move(charge));
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = incoming_[{update->type(), update->slice_id()}];
   if (slot) ++counters_.websocket_updates_superseded;
@@ -65,16 +79,24 @@ void WebSocketHub::deliver() {
   std::map<StreamKey, std::shared_ptr<ImageUpdate>> updates;
   std::deque<std::shared_ptr<const std::string>> events;
   std::uint64_t dropped = 0;
+  std::uint64_t over_budget = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     updates.swap(incoming_);
     events.swap(incoming_events_);
     std::swap(dropped, events_dropped_);
+    std::swap(over_budget, updates_over_budget_);
     delivery_scheduled_ = false;
   }
   if (dropped > 0) {
     events.push_back(std::make_shared<const std::string>(notice_message(
         fmt::format("{} events were dropped before the server could send them", dropped))));
+  }
+  if (over_budget > 0) {
+    events.push_back(std::make_shared<const std::string>(notice_message(fmt::format(
+        "{} image updates were not passed on: the server's memory budget had no room for "
+        "their copies (--memory-limit-mb); later updates of the same images are",
+        over_budget))));
   }
   for (auto& [key, update] : updates)
     latest_[key] = update;

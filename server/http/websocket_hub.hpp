@@ -6,6 +6,10 @@
 // preview), and the HTTP thread picks the map up. Each session again keeps only the latest per
 // slice until its connection can take it. Events queue up to a bound; beyond it they are counted
 // and the sessions are told how many were dropped.
+//
+// Every copy counts against the server's memory budget before it is made: an update whose values
+// do not fit is not taken (counted in websocket_updates_over_budget, and the sessions are told);
+// an encoding that does not fit waits in its session until there is room (websocket_session.hpp).
 #pragma once
 
 #include <atomic>
@@ -29,8 +33,9 @@ class WebSocketSession;
 
 class WebSocketHub : public PublishSink {
  public:
+  // `budget`: the server's memory budget (null: copies are not charged).
   WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& counters,
-               std::size_t max_events_queued);
+               std::size_t max_events_queued, SharedMemoryBudget budget = nullptr);
 
   // PublishSink (the pipeline's publish thread, or any thread for events).
   void publish_slice(const SliceImage& slice) override;
@@ -45,19 +50,23 @@ class WebSocketHub : public PublishSink {
  private:
   using StreamKey = std::pair<std::string, std::uint32_t>;  // type, slice id
 
-  void offer(std::shared_ptr<ImageUpdate> update);  // any thread
-  void schedule_delivery();                         // with mutex_ held
-  void deliver();                                   // HTTP thread
+  // An update of `values` (copied when they fit in the budget, else counted and left out).
+  void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
+             const std::vector<float>& values, std::array<float, 9> place = {});  // any thread
+  void schedule_delivery();  // with mutex_ held
+  void deliver();            // HTTP thread
 
   std::shared_ptr<IoMailbox> mailbox_;
   HttpCounters& counters_;
   const std::size_t max_events_queued_;
+  const SharedMemoryBudget budget_;
   std::atomic<int> session_count_{0};
 
   std::mutex mutex_;  // what waits for the HTTP thread
   std::map<StreamKey, std::shared_ptr<ImageUpdate>> incoming_;
   std::deque<std::shared_ptr<const std::string>> incoming_events_;
   std::uint64_t events_dropped_ = 0;
+  std::uint64_t updates_over_budget_ = 0;  // since the sessions were last told
   bool delivery_scheduled_ = false;
 
   // HTTP thread only.

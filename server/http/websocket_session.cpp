@@ -21,6 +21,8 @@ const std::string kEndpointName = "websocket";
 constexpr std::size_t kMaxRepliesQueued = 256;
 // How much of a refused WebSocket option its error message repeats.
 constexpr std::size_t kOptionTextBytes = 60;
+// An image the memory budget had no room to encode is tried again after this long.
+constexpr auto kOverBudgetRetry = std::chrono::milliseconds(20);
 
 bool parse_rate(std::string_view text, double* rate) {
   try {
@@ -114,7 +116,7 @@ void WebSocketSession::on_accept(beast::error_code error) {
                    to_string(options_.encoding), options_.preview ? "true" : "false",
                    min_interval_.count() > 0 ? 1e9 / static_cast<double>(min_interval_.count()) : 0,
                    c.max_message_bytes, c.max_requests_per_s, c.max_requests_in_flight)),
-               false});
+               false, nullptr});
   context_.hub.add(shared_from_this());
   // Counted once the hub offers it every publication: a client (or test) that sees the count
   // and then publishes gets that publication.
@@ -200,12 +202,13 @@ void WebSocketSession::refuse(std::uint64_t request_id, const std::string& kind,
 
 void WebSocketSession::send_reply(WireReply reply) {
   if (reply.values) {
+    // The encoded copy takes the values' place in the budget (it is no larger than they are).
     queue_reply(
         {std::make_shared<const std::string>(encode_image_message(
              "reply", "\"reply\":" + to_json(reply.reply), *reply.values, options_.encoding)),
-         true});
+         true, std::move(reply.memory)});
   } else {
-    queue_reply({std::make_shared<const std::string>(reply_message(reply.reply)), false});
+    queue_reply({std::make_shared<const std::string>(reply_message(reply.reply)), false, nullptr});
   }
 }
 
@@ -238,7 +241,7 @@ void WebSocketSession::offer_event(const std::shared_ptr<const std::string>& mes
     ++events_dropped_;
     ++context_.counters.websocket_events_dropped;
   }
-  events_.push_back({message, false});
+  events_.push_back({message, false, nullptr});
   write_next();
 }
 
@@ -251,14 +254,25 @@ bool WebSocketSession::next_image(Outgoing* out) {
     // A slice at a new place (moved by someone) goes out at once: the rate limits the steady
     // updates, not the answer to a move.
     const bool moved = stream.waiting->place() != stream.sent_place;
-    if (moved || stream.next_allowed <= now) {
+    const Clock::time_point allowed =
+        std::max(stream.budget_retry, moved ? Clock::time_point{} : stream.next_allowed);
+    if (allowed <= now) {
       if (!best || stream.offered < best->offered) best = &stream;
-    } else if (!earliest || stream.next_allowed < *earliest) {
-      earliest = stream.next_allowed;
+    } else if (!earliest || allowed < *earliest) {
+      earliest = allowed;
     }
   }
+  std::shared_ptr<const std::string> encoded;
+  if (best) encoded = best->waiting->encoded(options_.encoding);
+  if (best && !encoded) {
+    // No room in the memory budget for its message now: it waits (counted), others go first.
+    ++context_.counters.websocket_updates_over_budget;
+    best->budget_retry = now + kOverBudgetRetry;
+    if (!earliest || best->budget_retry < *earliest) earliest = best->budget_retry;
+    best = nullptr;
+  }
   if (best) {
-    *out = {best->waiting->encoded(options_.encoding), true};
+    *out = {std::move(encoded), true, nullptr};
     best->sent_place = best->waiting->place();
     best->waiting.reset();
     best->next_allowed = now + min_interval_;
@@ -285,7 +299,7 @@ void WebSocketSession::write_next() {
     next = {std::make_shared<const std::string>(notice_message(fmt::format(
                 "{} events were dropped because this connection could not take them in time",
                 events_dropped_))),
-            false};
+            false, nullptr};
     events_dropped_ = 0;
   } else if (!events_.empty()) {
     next = std::move(events_.front());
@@ -298,10 +312,10 @@ void WebSocketSession::write_next() {
   context_.counters.websocket_bytes_sent += next.data->size();
   ws_.binary(next.binary);
   // The message stays alive in the handler until the write completes.
-  ws_.async_write(net::buffer(*next.data), [self = shared_from_this(), data = next.data](
-                                               beast::error_code error, std::size_t bytes) {
-    self->on_write(error, bytes);
-  });
+  ws_.async_write(
+      net::buffer(*next.data),
+      [self = shared_from_this(), data = next.data, memory = next.memory](
+          beast::error_code error, std::size_t bytes) { self->on_write(error, bytes); });
 }
 
 void WebSocketSession::on_write(beast::error_code error, std::size_t /*bytes*/) {

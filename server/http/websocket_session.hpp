@@ -52,11 +52,14 @@ class WebSocketSession : public Connection, public std::enable_shared_from_this<
   struct Outgoing {
     std::shared_ptr<const std::string> data;
     bool binary = false;
+    // A GetSlice's charge in the memory budget: it covers the encoded copy until it is sent.
+    std::shared_ptr<const void> memory;
   };
   struct Stream {
     std::shared_ptr<ImageUpdate> waiting;
     std::uint64_t offered = 0;  // order of offers, for fairness between streams
     Clock::time_point next_allowed{};
+    Clock::time_point budget_retry{};   // the memory budget had no room to encode it before this
     std::array<float, 9> sent_place{};  // where the last image sent was
   };
 

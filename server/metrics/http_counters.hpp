@@ -23,6 +23,8 @@ struct HttpCounters {
   std::atomic<std::uint64_t> websocket_updates_superseded{0};
   // Events a connection could not take (its event queue was full); it is told how many.
   std::atomic<std::uint64_t> websocket_events_dropped{0};
+  // Image copies the memory budget had no room for: updates not taken, encodings that waited.
+  std::atomic<std::uint64_t> websocket_updates_over_budget{0};
   std::atomic<std::uint64_t> websocket_messages_refused{0};  // too large, too fast, not JSON
 
   // HTTP responses by route ("/metrics", "static", "upgrade", ...) and status code.

@@ -196,6 +196,10 @@ void write_http(PrometheusWriter& out, const HttpCounterValues& http) {
   out.single("slicestream_websocket_events_dropped_total", kCounter,
              "Events a slow connection could not take (it is told how many).",
              as_double(http.websocket_events_dropped));
+  out.single("slicestream_websocket_updates_over_budget_total", kCounter,
+             "Image copies for WebSocket sessions the memory budget had no room for (updates not "
+             "taken, encodings that waited).",
+             as_double(http.websocket_updates_over_budget));
   out.single("slicestream_websocket_messages_refused_total", kCounter,
              "WebSocket messages refused (not JSON, too many in flight, too fast).",
              as_double(http.websocket_messages_refused));
@@ -227,6 +231,7 @@ HttpCounterValues snapshot(const HttpCounters& c) {
   v.websocket_bytes_sent = c.websocket_bytes_sent.load();
   v.websocket_updates_superseded = c.websocket_updates_superseded.load();
   v.websocket_events_dropped = c.websocket_events_dropped.load();
+  v.websocket_updates_over_budget = c.websocket_updates_over_budget.load();
   v.websocket_messages_refused = c.websocket_messages_refused.load();
   v.responses = c.responses();
   return v;

@@ -26,6 +26,7 @@ struct HttpCounterValues {
   std::uint64_t websocket_bytes_sent = 0;
   std::uint64_t websocket_updates_superseded = 0;
   std::uint64_t websocket_events_dropped = 0;
+  std::uint64_t websocket_updates_over_budget = 0;
   std::uint64_t websocket_messages_refused = 0;
   std::map<std::pair<std::string, unsigned>, std::uint64_t> responses;
 };

@@ -150,5 +150,34 @@ TEST_F(RefinementRequestsTest, BadRequestsAreRefusedCountedAndThePipelineLives) 
   EXPECT_EQ(call(*pipeline_, GetStatusCommand{}).status.code, StatusCode::kOk);
 }
 
+// A refined slice's sinogram window and the worker's snapshot of it (with the FBP image) count
+// against the memory budget: charged while the refinement lasts, and a SetRefinement without
+// room is refused with the numbers.
+TEST_F(RefinementRequestsTest, TheSinogramWindowIsChargedAndRefusedWithoutRoom) {
+  test::begin_scan(*pipeline_, scan_);
+  pipeline_->wait_idle();
+  const SharedMemoryBudget& budget = pipeline_->backend().host_memory();
+  const std::size_t window_bytes = (2 * std::size_t{48} * 64 + 32 * 32) * sizeof(float);
+  const std::size_t before = budget->used_bytes();
+  expect_ok(test::axial_slice(scan_.description, 3, 32));
+  expect_ok(SetRefinementCommand{3, true, 5, 0, {}});
+  EXPECT_GE(budget->used_bytes(), before + window_bytes) << "the window is charged";
+
+  // Room for another slice (its image and target: 12 KiB) but not for its window (29 KiB).
+  auto others = budget->try_charge(budget->free_bytes() - 16 * 1024);
+  ASSERT_TRUE(others);
+  expect_ok(test::axial_slice_at(4, 32, kPixelMm, 0, 0, 1.0));
+  expect_refused(SetRefinementCommand{4, true, 5, 0, {}}, StatusCode::kResourceExhausted,
+                 "memory_budget");
+  const CommandReply refused = call(*pipeline_, SetRefinementCommand{4, true, 5, 0, {}});
+  ++expected_["memory_budget"];
+  EXPECT_NE(refused.status.message.find("sinogram window"), std::string::npos)
+      << refused.status.message;
+  EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
+  others.reset();
+  expect_ok(SetRefinementCommand{4, true, 5, 0, {}});
+  EXPECT_EQ(pipeline_->metrics().requests_refused, expected_);
+}
+
 }  // namespace
 }  // namespace slicestream

@@ -3,6 +3,9 @@
 // hand out (a restarted viewer gets a new scene first).
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "clients/common/request_client.hpp"
 #include "tests/server/live_subscriber.hpp"
 #include "tests/server/loopback_support.hpp"
@@ -19,6 +22,29 @@ using test::TestViewer;
 
 const DetectorShape kDetector{16, 64};
 constexpr int kProjections = 90;
+
+// A server whose RECAST3D bridge talks to the viewer at `requests` / `updates`, and one scan
+// streamed to it through the tomop data port.
+struct BridgedScan {
+  BridgedScan(const std::string& requests, const std::string& updates)
+      : server(config(requests, updates), test::cpu_backend()) {
+    server.start();
+    adapter.emplace(server.tomop_data_address());
+    adapter->send_scan_header(scan);
+    adapter->send_projections(scan, 0, kProjections);
+  }
+  static ServerConfig config(const std::string& requests, const std::string& updates) {
+    ServerConfig c = test::loopback_config(32);
+    c.tomop.data = "tcp://127.0.0.1:*";
+    c.tomop.recast3d.requests = requests;
+    c.tomop.recast3d.updates = updates;
+    return c;
+  }
+
+  Server server;
+  const test::PhantomScan scan = test::make_parallel_scan(1, kDetector, kProjections);
+  std::optional<TestAdapter> adapter;
+};
 
 TEST(Recast3dRobustness, BadTomopInputIsAnsweredCountedAndTheNextScanIsCorrect) {
   ServerConfig config = test::loopback_config(64);
@@ -85,20 +111,13 @@ TEST(Recast3dRobustness, BadTomopInputIsAnsweredCountedAndTheNextScanIsCorrect) 
 }
 
 TEST(Recast3dRobustness, ARestartedViewerGetsANewSceneAndNothingStale) {
-  std::string requests_address, updates_address;
-  ServerConfig config = test::loopback_config(32);
-  config.tomop.data = "tcp://127.0.0.1:*";
   auto first = std::make_unique<TestViewer>("tcp://127.0.0.1:*", "tcp://127.0.0.1:*");
-  requests_address = first->requests_address();
-  updates_address = first->updates_address();
-  config.tomop.recast3d.requests = requests_address;
-  config.tomop.recast3d.updates = updates_address;
-  Server server(config, test::cpu_backend());
-  server.start();
-  const test::PhantomScan scan = test::make_parallel_scan(1, kDetector, kProjections);
-  TestAdapter adapter(server.tomop_data_address());
-  adapter.send_scan_header(scan);
-  adapter.send_projections(scan, 0, kProjections);
+  const std::string requests_address = first->requests_address();
+  const std::string updates_address = first->updates_address();
+  BridgedScan bridged(requests_address, updates_address);
+  Server& server = bridged.server;
+  TestAdapter& adapter = *bridged.adapter;
+  const test::PhantomScan& scan = bridged.scan;
   ASSERT_TRUE(first->wait_for([&] { return first->images().size() == 3; }));
   {
     std::lock_guard<std::mutex> lock(first->mutex());
@@ -169,6 +188,46 @@ TEST(Recast3dRobustness, AnAbsentOrSilentViewerNeverHoldsThePipeline) {
   }
   EXPECT_GE(server.counters().at("recast3d_unreachable"), 2u) << "retried after each timeout";
   EXPECT_EQ(server.counters().at("recast3d_scenes"), 0u);
+}
+
+// The bridge's copies of the images for the viewer count against the memory budget: without room
+// they are not kept (counted in recast3d_over_budget), the budget is never exceeded, and the
+// viewer gets the images again once there is room.
+TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCountedNotKept) {
+  TestViewer viewer("tcp://127.0.0.1:*", "tcp://127.0.0.1:*");
+  BridgedScan bridged(viewer.requests_address(), viewer.updates_address());
+  Server& server = bridged.server;
+  TestAdapter& adapter = *bridged.adapter;
+  const test::PhantomScan& scan = bridged.scan;
+  ASSERT_TRUE(viewer.wait_for([&] { return viewer.images().size() == 3; }));
+  std::size_t image_bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(viewer.mutex());
+    for (const auto& [id, image] : viewer.images())
+      image_bytes = std::max(image_bytes, image.values.size() * sizeof(float));
+  }
+  server.wait_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was in flight has left
+
+  // The viewer's slices are client slices (SetSlice from the bridge): each holds the room of its
+  // publications already. Less room than the bridge's copy of one image (the copy and its packet)
+  // is left.
+  const SharedMemoryBudget& budget = server.backend().host_memory();
+  auto others = budget->try_charge(budget->free_bytes() - image_bytes);
+  ASSERT_TRUE(others);
+  const std::uint64_t images_before = viewer.received(tomop::PacketId::kSliceData);
+  adapter.send_projections(scan, kProjections, 10);
+  server.wait_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(server.counters().at("recast3d_over_budget"), 0u);
+  EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
+  EXPECT_GT(server.metrics().slices_published, 0u) << "the pipeline's own publications went on";
+
+  others.reset();
+  adapter.send_projections(scan, kProjections + 10, 10);
+  EXPECT_TRUE(viewer.wait_for([&] {
+    return viewer.received(tomop::PacketId::kSliceData) > images_before;
+  })) << "the viewer gets images again once there is room";
 }
 
 }  // namespace
