@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "kernels/steady_clock.hpp"
 #include "server/codec/publish_codec.hpp"
@@ -18,19 +19,19 @@ WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& cou
       budget_(std::move(budget)) {}
 
 void WebSocketHub::publish_slice(const SliceImage& slice) {
-  if (session_count_.load() == 0) return;
+  if (skipped_without_sessions(kSliceTopic, slice.slice_id)) return;
   offer(kSliceTopic, slice.slice_id, encode_slice(slice, steady_now_ns()), slice.values,
         slice.orientation.values);
 }
 
 void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
-  if (session_count_.load() == 0) return;
+  if (skipped_without_sessions(kRefinedTopic, refined.slice.slice_id)) return;
   offer(kRefinedTopic, refined.slice.slice_id, encode_refined(refined, steady_now_ns()),
         refined.slice.values, refined.slice.orientation.values);
 }
 
 void WebSocketHub::publish_preview(const PreviewVolume& preview) {
-  if (session_count_.load() == 0) return;
+  if (skipped_without_sessions(kPreviewTopic, 0)) return;
   offer(kPreviewTopic, 0, encode_preview(preview, steady_now_ns()), preview.values);
 }
 
@@ -46,6 +47,16 @@ void WebSocketHub::publish_event(const ServerEvent& event) {
   }
   incoming_events_.push_back(std::move(message));
   schedule_delivery();
+}
+
+bool WebSocketHub::skipped_without_sessions(const char* type, std::uint32_t slice_id) {
+  if (session_count_.load() != 0) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Checked again under the lock that add() takes: a session joining now either counts here or
+  // finds this stream marked stale.
+  if (session_count_.load() != 0) return false;
+  stale_.insert({type, slice_id});
+  return true;
 }
 
 void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
@@ -112,7 +123,16 @@ void WebSocketHub::deliver() {
 
 void WebSocketHub::add(const std::shared_ptr<WebSocketSession>& session) {
   sessions_.push_back(session);
-  ++session_count_;
+  std::set<StreamKey> stale;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++session_count_;
+    stale.swap(stale_);
+  }
+  // Streams published while no session was open have a newer image than the one kept here: the
+  // joining viewer gets none of them rather than an old one (it asks for what it lacks).
+  for (const auto& key : stale)
+    latest_.erase(key);
   for (const auto& [key, update] : latest_)
     session->offer(update);
 }

@@ -1,7 +1,8 @@
 // The WebSocket side of publication: a PublishSink beside the ZeroMQ publisher that hands every
 // slice, refined slice, preview and event to the open WebSocket sessions.
 //
-// The publish thread never waits for a browser: with no session open it returns at once; else it
+// The publish thread never waits for a browser: with no session open it returns at once (marking
+// the stream stale, so that a viewer joining later is not shown an older image); else it
 // copies the publication and leaves it in a map that keeps only the latest per slice (and one
 // preview), and the HTTP thread picks the map up. Each session again keeps only the latest per
 // slice until its connection can take it. Events queue up to a bound; beyond it they are counted
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,13 +45,16 @@ class WebSocketHub : public PublishSink {
   void publish_refined(const RefinedSliceImage& refined) override;
   void publish_event(const ServerEvent& event) override;
 
-  // HTTP thread. A session added gets the latest image of every stream at once.
+  // HTTP thread. A session added gets the latest image of every stream at once, except streams
+  // published while no session was open (it gets their next image).
   void add(const std::shared_ptr<WebSocketSession>& session);
   void remove(const WebSocketSession* session);
 
  private:
   using StreamKey = std::pair<std::string, std::uint32_t>;  // type, slice id
 
+  // True when no session is open: the publication is skipped and its stream marked stale.
+  bool skipped_without_sessions(const char* type, std::uint32_t slice_id);
   // An update of `values` (copied when they fit in the budget, else counted and left out).
   void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
              const std::vector<float>& values, std::array<float, 9> place = {});  // any thread
@@ -68,10 +73,11 @@ class WebSocketHub : public PublishSink {
   std::uint64_t events_dropped_ = 0;
   std::uint64_t updates_over_budget_ = 0;  // since the sessions were last told
   bool delivery_scheduled_ = false;
+  std::set<StreamKey> stale_;  // streams published while no session was open
 
   // HTTP thread only.
   std::vector<std::weak_ptr<WebSocketSession>> sessions_;
-  std::map<StreamKey, std::shared_ptr<ImageUpdate>> latest_;
+  std::map<StreamKey, std::shared_ptr<ImageUpdate>> latest_;  // for sessions that join later
 };
 
 }  // namespace slicestream

@@ -290,6 +290,32 @@ TEST_F(WebSocketTest, PublicationsAndEventsReachEveryClient) {
   EXPECT_EQ(image->values, slice.values);
 }
 
+TEST_F(WebSocketTest, AClientJoiningLaterIsNeverShownAnImageOlderThanThosePublishedMeanwhile) {
+  start();
+  const SliceImage first = make_slice(4, 32, 16, 1, 5);
+  {
+    TestWebSocket a(endpoint_->address(), "/ws?encoding=f32&preview=0");
+    wait_sessions(1);
+    endpoint_->publish_sink().publish_slice(first);
+    ASSERT_TRUE(a.receive_type("slice"));
+  }
+  wait_sessions(0);
+  // Published while nobody watches: not kept, and the image kept from before is now old.
+  endpoint_->publish_sink().publish_slice(make_slice(4, 32, 16, 2, 6));
+  TestWebSocket late(endpoint_->address(), "/ws?encoding=f32&preview=0");
+  wait_sessions(1);
+  const SliceImage marker = make_slice(9, 8, 8, 1, 7);
+  endpoint_->publish_sink().publish_slice(marker);
+  for (;;) {
+    auto image = late.receive_type("slice");
+    ASSERT_TRUE(image) << "the marker slice must arrive";
+    const double id = image->number_at({"header", "slice", "slice_id"});
+    if (id == 9) break;
+    EXPECT_NE(image->number_at({"header", "slice", "sequence"}), 1)
+        << "slice 4's image from before the client joined is older than one published since";
+  }
+}
+
 TEST_F(WebSocketTest, ASlowClientGetsTheLatestImageAndNeverSlowsThePublisher) {
   config_.max_update_rate_hz = 0;
   start();
