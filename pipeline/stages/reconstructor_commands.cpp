@@ -113,7 +113,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
             << ") and shows nothing";
   }
   if (store_ready_) {
-    publish_slice(command.slice_id, stored, Clock::now());
+    publish_slice(command.slice_id, stored, Clock::now(), /*moved=*/true);
   } else {
     message << "; it is reconstructed when a scan starts";
   }
@@ -156,7 +156,7 @@ CommandReply Reconstructor::reset_slices() {
   std::vector<std::uint32_t> placed;
   for (auto& [id, slice] : slices_.slices()) {
     refinements_.slice_changed(slice.spec);
-    if (slice.live) publish_slice(id, slice, Clock::now());
+    if (slice.live) publish_slice(id, slice, Clock::now(), /*moved=*/true);
     placed.push_back(id);
   }
   message << "; default slices " << join_ids(placed) << " placed on the box of scan "
