@@ -9,7 +9,7 @@
 //
 //   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
 //                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
-//                    [--server-args ARGS] [--json FILE]
+//                    [--subscriber-hwm N] [--server-args ARGS] [--json FILE]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -51,6 +51,9 @@ struct Options {
   double fps = 50;     // frames streamed while the slice moves
   int slice_size = 0;  // 0: as wide as the detector
   std::uint32_t slice_id = 0;
+  // The viewer's receive queue (ZeroMQ RCVHWM): images it holds before it decodes them, which a
+  // moved slice waits behind.
+  int subscriber_hwm = 8;
   std::string server_args;  // more flags for the server, one string
   std::string json;
   std::string work_dir;
@@ -165,7 +168,7 @@ int run(const Options& o, Report& report) {
   v1::StatusReport status;
   std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
   const std::string backend = status.backend() + " (" + status.backend_device() + ")";
-  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, 8);
+  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm);
   ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");
   wait_for_window(*client, static_cast<std::uint64_t>(window), *server);
   // The box the preset's slices span: as wide as the detector at the axis.
@@ -200,6 +203,7 @@ int run(const Options& o, Report& report) {
       .set("window", static_cast<double>(window), 0)
       .set("frames/s streamed", o.fps)
       .set("moves", static_cast<double>(o.moves), 0)
+      .set("subscriber HWM", static_cast<double>(o.subscriber_hwm), 0)
       .set("reply median ms", percentile(reply_ms, 0.5))
       .set("published median ms", percentile(published_ms, 0.5))
       .set("slice received median ms", percentile(shown_ms, 0.5))
@@ -229,6 +233,9 @@ int main(int argc, char** argv) {
   app.add_option("--fps", o.fps, "frames per second streamed meanwhile")
       ->check(CLI::Range(1.0, 100000.0));
   app.add_option("--slice-size", o.slice_size, "pixels per side (default: the detector's width)");
+  app.add_option("--subscriber-hwm", o.subscriber_hwm,
+                 "the viewer's receive queue in messages (its ZeroMQ RCVHWM)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--server-args", o.server_args, "more flags for the server");
   app.add_option("--json", o.json, "write the results as JSON to FILE");
   CLI11_PARSE(app, argc, argv);
