@@ -58,12 +58,26 @@ void wait_until_subscribed(SlicePublisher& publisher, SliceSubscriber& subscribe
   FAIL() << "the subscriber never received anything";
 }
 
-TEST(SlowSubscriber, GetsTheNewestImageOfEverySliceAndEveryEvent) {
-  zmq::context_t context(1);
+// The slices endpoint with a ZeroMQ queue of one per subscriber, and a viewer that receives one
+// image at a time (slices and events).
+struct Endpoint {
+  Endpoint(const char* name, std::chrono::milliseconds slow_subscriber_wait)
+      : publisher(context, ipc_address(name), 1, ServerSecurity{}, counters, slow_subscriber_wait),
+        viewer(publisher.address(), {Topic::kSlice, Topic::kEvent}, 1) {
+    wait_until_subscribed(publisher, viewer);
+  }
+
+  zmq::context_t context{1};
   ServerCounters counters;
-  SlicePublisher publisher(context, ipc_address("slow"), 1, ServerSecurity{}, counters, kPatient);
-  SliceSubscriber subscriber(publisher.address(), {Topic::kSlice, Topic::kEvent}, 1);
-  wait_until_subscribed(publisher, subscriber);
+  SlicePublisher publisher;
+  SliceSubscriber viewer;
+};
+
+TEST(SlowSubscriber, GetsTheNewestImageOfEverySliceAndEveryEvent) {
+  Endpoint endpoint("slow", kPatient);
+  SlicePublisher& publisher = endpoint.publisher;
+  SliceSubscriber& subscriber = endpoint.viewer;
+  ServerCounters& counters = endpoint.counters;
   const std::uint64_t sent_before = counters.publications.load();
 
   constexpr std::uint32_t kSlices = 3;
@@ -118,11 +132,9 @@ TEST(SlowSubscriber, GetsTheNewestImageOfEverySliceAndEveryEvent) {
 }
 
 TEST(SlowSubscriber, AMovedSliceOvertakesTheImagesWaitingForIt) {
-  zmq::context_t context(1);
-  ServerCounters counters;
-  SlicePublisher publisher(context, ipc_address("moved"), 1, ServerSecurity{}, counters, kPatient);
-  SliceSubscriber subscriber(publisher.address(), {Topic::kSlice, Topic::kEvent}, 1);
-  wait_until_subscribed(publisher, subscriber);
+  Endpoint endpoint("moved", kPatient);
+  SlicePublisher& publisher = endpoint.publisher;
+  SliceSubscriber& subscriber = endpoint.viewer;
 
   // A backlog of routine images of slices 1..16 while the viewer takes nothing.
   constexpr std::uint32_t kBacklog = 16;
@@ -148,17 +160,15 @@ TEST(SlowSubscriber, AMovedSliceOvertakesTheImagesWaitingForIt) {
   // Only what had left the endpoint before the move arrives before the moved slice.
   EXPECT_EQ(static_cast<std::size_t>(order.end() - moved - 1), waiting)
       << "every image waiting in the endpoint went after the moved slice";
-  EXPECT_EQ(counters.named("publications_missed_by_slow_subscribers"), 0u);
+  EXPECT_EQ(endpoint.counters.named("publications_missed_by_slow_subscribers"), 0u);
 }
 
 TEST(SlowSubscriber, AStalledOneHoldsTheOthersBackOnlyForTheWait) {
-  zmq::context_t context(1);
-  ServerCounters counters;
-  SlicePublisher publisher(context, ipc_address("stalled"), 1, ServerSecurity{}, counters, 50ms);
+  Endpoint endpoint("stalled", 50ms);
+  SlicePublisher& publisher = endpoint.publisher;
+  SliceSubscriber& viewer = endpoint.viewer;
   SliceSubscriber stalled(publisher.address(), {Topic::kSlice, Topic::kEvent}, 1);
-  SliceSubscriber viewer(publisher.address(), {Topic::kSlice, Topic::kEvent}, 1);
   wait_until_subscribed(publisher, stalled);
-  wait_until_subscribed(publisher, viewer);
   // `stalled` takes nothing from now on; the viewer takes everything.
   constexpr std::uint64_t kVersions = 20;
   SliceImage slice = image_of(0, 0);
@@ -176,7 +186,7 @@ TEST(SlowSubscriber, AStalledOneHoldsTheOthersBackOnlyForTheWait) {
     EXPECT_GT(got->header.slice().sequence(), newest);
     newest = got->header.slice().sequence();
   }
-  EXPECT_GT(counters.named("publications_missed_by_slow_subscribers"), 0u)
+  EXPECT_GT(endpoint.counters.named("publications_missed_by_slow_subscribers"), 0u)
       << "the stalled subscriber's misses are counted";
   EXPECT_EQ(publisher.waiting(), 0u);
 }
