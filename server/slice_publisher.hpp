@@ -12,7 +12,8 @@
 // subscriber that has taken nothing for kSlowSubscriberWait misses what waits (it goes
 // to the subscribers with room; counted as "publications_missed_by_slow_subscribers" and logged),
 // and so does what follows until every subscriber has room again, so one stalled viewer holds the
-// others back once, for that long. What waits is sent as soon as
+// others back once, for that long (a subscriber that is full at such a moment misses that one too;
+// XPUB cannot tell which subscriber had no room). What waits is sent as soon as
 // room frees (the publish stage's next call or the housekeeping thread, which then looks every
 // millisecond). The subscriptions the XPUB socket receives are read (and dropped) on every
 // publication and by the housekeeping thread, so that they cannot pile up. At close what still
