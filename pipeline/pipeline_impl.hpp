@@ -21,11 +21,15 @@
 #include "pipeline/refinement/detector_row_selection.hpp"
 #include "pipeline/stages/reconstructor.hpp"
 #include "pipeline/stages/scan_ingest.hpp"
+#include "pipeline/superseded_publications.hpp"
 
 namespace slicestream {
 
 // Commands overtake queued frames through the reconstruct queue's priority lane.
 constexpr std::size_t kCommandQueueCapacity = 64;
+// Moved slices' images overtake routine publications through the publish queue's priority lane
+// (a full lane: the image queues as any other).
+constexpr std::size_t kMovedSliceLaneCapacity = 8;
 
 struct Pipeline::Impl {
   Impl(const PipelineConfig& config_, std::unique_ptr<Backend> backend_, PublishSink& sink_)
@@ -36,7 +40,7 @@ struct Pipeline::Impl {
         preprocess_queue(static_cast<std::size_t>(config.queue_depth)),
         filter_queue(static_cast<std::size_t>(config.queue_depth)),
         reconstruct_queue(static_cast<std::size_t>(config.queue_depth), kCommandQueueCapacity),
-        publish_queue(static_cast<std::size_t>(config.queue_depth)),
+        publish_queue(static_cast<std::size_t>(config.queue_depth), kMovedSliceLaneCapacity),
         events(metrics,
                [this](ServerEvent&& event) {
                  return publish_queue.push(PublishItem(std::move(event)));
@@ -55,7 +59,7 @@ struct Pipeline::Impl {
             config, *backend, metrics, events, row_selection,
             [this](PublishItem&& item) {
               const auto begin = std::chrono::steady_clock::now();
-              const bool pushed = publish_queue.push(std::move(item));
+              const bool pushed = push_publication(std::move(item));
               metrics.stage(Stage::kReconstruct)
                   .exclude_wait(std::chrono::steady_clock::now() - begin);
               return pushed;
@@ -86,6 +90,8 @@ struct Pipeline::Impl {
       static_cast<std::size_t>(std::max(1, config.queue_depth / 2))};
   ScanIngest ingest;
   std::unique_ptr<Reconstructor> reconstructor;
+  std::uint64_t publications_queued = 0;  // reconstruct stage: SlicePublication::order
+  SupersededPublications superseded;      // publish stage
 
   std::mutex lifecycle;
   bool started = false;
@@ -101,8 +107,12 @@ struct Pipeline::Impl {
   void report_preprocess_counts(std::deque<FrameMeta>& uncounted);
   void filter_loop();
   void reconstruct_loop();
+  // Reconstruct stage -> publish queue: numbers slice publications; a moved slice's image
+  // takes the priority lane.
+  bool push_publication(PublishItem&& item);
   void publish_loop();
   void publish(PublishItem& item);
+  void publish_slice(SlicePublication& publication);
   void internal_error(const char* stage, const std::exception& e);
 
   // Shutdown accounting of what a stop without drain leaves behind.

@@ -268,38 +268,51 @@ void Pipeline::Impl::reconstruct_loop() {
   publish_queue.close();
 }
 
+bool Pipeline::Impl::push_publication(PublishItem&& item) {
+  if (auto* publication = std::get_if<SlicePublication>(&item)) {
+    publication->order = ++publications_queued;
+    if (publication->image.moved && publish_queue.try_push_priority(std::move(item))) return true;
+  }
+  return publish_queue.push(std::move(item));
+}
+
+void Pipeline::Impl::publish_slice(SlicePublication& p) {
+  // The reconstruct stage may hold the slice's latest update back until now.
+  if (publication_backlog.taken(p.image.slice_id)) reconstruct_queue.wake();
+  if (superseded.superseded(p)) {
+    if (p.readback) p.readback->wait();  // the copy into its buffer ends before the buffer goes
+    ++metrics.counters().publications_coalesced;
+    return;
+  }
+  if (p.readback) {
+    p.readback->wait();
+    p.image.values.assign(p.readback->values(), p.readback->values() + p.readback->size());
+    p.readback.reset();
+  }
+  sink.publish_slice(p.image);
+  ++metrics.counters().slices_published;
+  const std::uint64_t now_ns = steady_now_ns();
+  for (std::uint64_t arrival_ns : p.arrivals_ns) {
+    if (arrival_ns == 0 || arrival_ns > now_ns) continue;
+    metrics.add_frame_to_slice_latency(static_cast<double>(now_ns - arrival_ns) / 1000.0);
+  }
+}
+
 void Pipeline::Impl::publish(PublishItem& item) {
-  std::visit(
-      Overloaded{
-          [&](SlicePublication& p) {
-            // The reconstruct stage may hold the slice's latest update back until now.
-            if (publication_backlog.taken(p.image.slice_id)) reconstruct_queue.wake();
-            if (p.readback) {
-              p.readback->wait();
-              p.image.values.assign(p.readback->values(),
-                                    p.readback->values() + p.readback->size());
-              p.readback.reset();
-            }
-            sink.publish_slice(p.image);
-            ++metrics.counters().slices_published;
-            const std::uint64_t now_ns = steady_now_ns();
-            for (std::uint64_t arrival_ns : p.arrivals_ns) {
-              if (arrival_ns == 0 || arrival_ns > now_ns) continue;
-              metrics.add_frame_to_slice_latency(static_cast<double>(now_ns - arrival_ns) / 1000.0);
-            }
-          },
-          [&](PreviewVolume& p) {
-            sink.publish_preview(p);
-            ++metrics.counters().previews_published;
-          },
-          [&](ServerEvent& e) { sink.publish_event(e); },
-          [&](FlushMarker& m) { m.done->set_value(); },
-          [&](RefinedSliceImage& r) {
-            sink.publish_refined(r);
-            ++metrics.counters().refined_slices_published;
-          },
-      },
-      item);
+  std::visit(Overloaded{
+                 [&](SlicePublication& p) { publish_slice(p); },
+                 [&](PreviewVolume& p) {
+                   sink.publish_preview(p);
+                   ++metrics.counters().previews_published;
+                 },
+                 [&](ServerEvent& e) { sink.publish_event(e); },
+                 [&](FlushMarker& m) { m.done->set_value(); },
+                 [&](RefinedSliceImage& r) {
+                   sink.publish_refined(r);
+                   ++metrics.counters().refined_slices_published;
+                 },
+             },
+             item);
 }
 
 void Pipeline::Impl::publish_loop() {

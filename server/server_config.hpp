@@ -34,8 +34,10 @@ struct ServerConfig {
   // block; small, because the pipeline's queues already hold queue_depth frames per stage.
   static constexpr int kDefaultDataHwm = 16;
   int data_hwm = kDefaultDataHwm;
-  int slices_hwm = 32;  // publications queued per subscriber before a slow one misses some
-  HttpConfig http;      // the viewer, /metrics, /api/status, /healthz, /ws
+  // Messages ZeroMQ queues per subscriber; beyond them the slices endpoint keeps the latest
+  // of each stream (server/slice_publisher.hpp).
+  int slices_hwm = 1;
+  HttpConfig http;  // the viewer, /metrics, /api/status, /healthz, /ws
   WireLimits limits;
   PipelineConfig pipeline;
   BackendKind backend = BackendKind::kAuto;

@@ -19,16 +19,17 @@ struct ServerCounters {
   std::atomic<std::uint64_t> requests{0};            // requests read from the socket
   std::atomic<std::uint64_t> requests_rejected{0};   // refused by the codec (error reply)
   std::atomic<std::uint64_t> replies{0};             // replies sent
-  std::atomic<std::uint64_t> replies_undeliverable{0};  // the requester had gone
-  std::atomic<std::uint64_t> publications{0};           // slices, previews and events sent
-  std::atomic<std::uint64_t> publications_invalid{0};   // refused: values do not match the size
-  std::atomic<std::uint64_t> tomop_packets{0};          // tomop data packets read
-  std::atomic<std::uint64_t> tomop_rejected{0};         // refused (reported as discards)
-  std::atomic<std::uint64_t> recast3d_scenes{0};        // scenes made in a RECAST3D viewer
-  std::atomic<std::uint64_t> recast3d_unreachable{0};   // MakeScene without an answer
-  std::atomic<std::uint64_t> recast3d_slices_sent{0};   // SliceData taken by the viewer
-  std::atomic<std::uint64_t> recast3d_volumes_sent{0};  // VolumeData (previews) taken
-  std::atomic<std::uint64_t> recast3d_refused{0};       // viewer updates not applied
+  std::atomic<std::uint64_t> replies_undeliverable{0};    // the requester had gone
+  std::atomic<std::uint64_t> publications{0};             // slices, previews and events sent
+  std::atomic<std::uint64_t> publications_invalid{0};     // refused: values do not match the size
+  std::atomic<std::uint64_t> publications_superseded{0};  // replaced while waiting, never sent
+  std::atomic<std::uint64_t> tomop_packets{0};            // tomop data packets read
+  std::atomic<std::uint64_t> tomop_rejected{0};           // refused (reported as discards)
+  std::atomic<std::uint64_t> recast3d_scenes{0};          // scenes made in a RECAST3D viewer
+  std::atomic<std::uint64_t> recast3d_unreachable{0};     // MakeScene without an answer
+  std::atomic<std::uint64_t> recast3d_slices_sent{0};     // SliceData taken by the viewer
+  std::atomic<std::uint64_t> recast3d_volumes_sent{0};    // VolumeData (previews) taken
+  std::atomic<std::uint64_t> recast3d_refused{0};         // viewer updates not applied
   // Images (slices, previews) not copied for the viewer: no room in the memory budget.
   std::atomic<std::uint64_t> recast3d_over_budget{0};
 
@@ -54,6 +55,7 @@ struct ServerCounters {
                         {"replies_undeliverable", replies_undeliverable.load()},
                         {"publications", publications.load()},
                         {"publications_invalid", publications_invalid.load()},
+                        {"publications_superseded", publications_superseded.load()},
                         {"tomop_packets", tomop_packets.load()},
                         {"tomop_rejected", tomop_rejected.load()},
                         {"recast3d_scenes", recast3d_scenes.load()},

@@ -103,7 +103,8 @@ void add_endpoint_options(CLI::App& app, ServerConfig& config) {
       ->check(kPositive)
       ->group(group);
   app.add_option("--slices-hwm", config.slices_hwm,
-                 "publications queued per subscriber before a slow one misses some")
+                 "messages ZeroMQ queues per subscriber; beyond them the latest of each stream "
+                 "waits in the server (a moved slice first)")
       ->check(kPositive)
       ->group(group);
 }

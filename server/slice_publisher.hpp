@@ -2,18 +2,26 @@
 // [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)].
 //
 // The pipeline calls it from its publish stage thread; a mutex makes a call from any other thread
-// (e.g. an event reported while stopping) safe as well. Publishing never blocks: a subscriber that
-// cannot keep up misses publications beyond its queue of --slices-hwm (viewers want the newest
-// image, not a backlog). Unlike PUB, the XPUB socket says when that happens (ZMQ_XPUB_NODROP makes
-// the send fail while some subscriber's queue is full; the publication then goes to every
-// subscriber with room), so every publication a slow subscriber misses is counted
-// ("publications_missed_by_slow_subscribers") and logged. The subscriptions the XPUB socket
-// receives are read (and dropped) on every publication and by a small housekeeping thread, so
-// that they cannot pile up. At close the socket lingers a moment, so that the last publications
-// (the final slices of a scan) leave.
+// (e.g. an event reported while stopping) safe as well. Publishing never blocks. Each subscriber's
+// ZeroMQ queue holds --slices-hwm messages; what does not fit waits here (PendingPublications):
+// one publication per slice, refined stream and preview, the latest (latest wins: a newer image
+// replaces the waiting one, counted as "publications_superseded"), every event in order, a moved
+// slice's image before the rest. So a slow subscriber gets the newest image of every slice
+// instead of a backlog of old ones, and a moved slice does not wait behind old images. Sending
+// waits for the slowest subscriber (XPUB with ZMQ_XPUB_NODROP has one queue limit for all): a
+// subscriber that has taken nothing for kSlowSubscriberWait misses what waits (it goes
+// to the subscribers with room; counted as "publications_missed_by_slow_subscribers" and logged),
+// and so does what follows until every subscriber has room again, so one stalled viewer holds the
+// others back once, for that long (a subscriber that is full at such a moment misses that one too;
+// XPUB cannot tell which subscriber had no room). What waits is sent as soon as
+// room frees (the publish stage's next call or the housekeeping thread, which then looks every
+// millisecond). The subscriptions the XPUB socket receives are read (and dropped) on every
+// publication and by the housekeeping thread, so that they cannot pile up. At close what still
+// waits gets a moment to leave (the final slices of a scan), then the socket lingers a moment.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -23,6 +31,7 @@
 
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/log_throttle.hpp"
+#include "server/pending_publications.hpp"
 #include "server/server_counters.hpp"
 #include "server/socket_security.hpp"
 #include "server/transport_monitor.hpp"
@@ -32,9 +41,14 @@ namespace slicestream {
 
 class SlicePublisher : public PublishSink {
  public:
+  // A subscriber that takes nothing for this long is stalled, not slow (a 13 MB slice crosses a
+  // 1 Gb/s link in about 0.1 s): what waits then goes to the others without it.
+  static constexpr std::chrono::milliseconds kSlowSubscriberWait{200};
+
   // Binds at once (throws std::runtime_error naming the address on failure).
   SlicePublisher(zmq::context_t& context, const std::string& address, int send_hwm,
-                 const ServerSecurity& security, ServerCounters& counters);
+                 const ServerSecurity& security, ServerCounters& counters,
+                 std::chrono::milliseconds slow_subscriber_wait = kSlowSubscriberWait);
   ~SlicePublisher() override;
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
@@ -46,21 +60,38 @@ class SlicePublisher : public PublishSink {
   void publish_event(const ServerEvent& event) override;
 
   void close();  // later publications are ignored
+  // Publications waiting for a subscriber's room (PendingPublications).
+  std::size_t waiting();
 
  private:
   // Counts and logs a slice whose values do not fill width x height; true when they do.
   bool values_match(const SliceImage& slice, const char* what);
   // `memory`: the values' charge in the memory budget, held until ZeroMQ lets go of its copy.
-  void send(const char* topic, const v1::PublishHeader& header, const std::vector<float>* values,
-            std::shared_ptr<const void> memory = nullptr);
-  // Sends the first part; when a subscriber's queue is full, counts the miss and sends it to the
-  // subscribers with room.
-  void send_first_part(zmq::message_t& part, const char* topic);
+  OutgoingPublication outgoing(const char* topic, const v1::PublishHeader& header,
+                               const std::vector<float>* values,
+                               std::shared_ptr<const void> memory = nullptr);
+  // Waits as the latest of its stream (PendingPublications), then sends what fits.
+  void put_latest(PendingPublications::Stream stream, std::uint32_t id,
+                  OutgoingPublication publication, bool moved = false);
+  // Sends what waits, in line, until a subscriber has no room (mutex held). `lossy`: everything
+  // goes now, a subscriber without room misses it.
+  void send_pending(bool lossy = false);
+  // False when a subscriber has no room and not `lossy`.
+  bool try_send(OutgoingPublication& publication, bool lossy);
+  // Sends the first part; when a subscriber's queue is full and `lossy`, counts the miss and
+  // sends it to the subscribers with room. False when it is full and not `lossy`.
+  bool send_first_part(zmq::message_t& part, const char* topic, bool lossy);
+  // At close (mutex held): what waits gets kWaitingAtClose to leave, then goes lossy.
+  void send_waiting_at_close();
   void drain_subscriptions();  // mutex held
   void housekeeping();
 
   std::mutex mutex_;
   zmq::socket_t socket_;
+  PendingPublications pending_;
+  const std::chrono::milliseconds slow_subscriber_wait_;
+  // The last publication every subscriber had room for.
+  PendingPublications::Clock::time_point last_sent_to_all_{};
   std::string address_;
   ServerCounters& counters_;
   LogThrottle log_throttle_;

@@ -9,7 +9,7 @@
 //
 //   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
 //                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
-//                    [--server-args ARGS] [--json FILE]
+//                    [--subscriber-hwm N] [--server-args ARGS] [--json FILE]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -50,6 +50,9 @@ struct Options {
   double fps = 50;     // frames streamed while the slice moves
   int slice_size = 0;  // 0: as wide as the detector
   std::uint32_t slice_id = 0;
+  // The viewer's receive queue (ZeroMQ RCVHWM): images it holds before it decodes them, which a
+  // moved slice waits behind.
+  int subscriber_hwm = 8;
   std::string json;
   std::string work_dir;
 };
@@ -94,6 +97,10 @@ void wait_for_window(client::RequestClient& client, std::uint64_t count, ChildPr
 
 struct Move {
   double reply_ms = 0;
+  // SetSlice sent -> the server's slices endpoint took the new slice (its header's published_ns:
+  // the same monotonic clock on one host). The rest of shown_ms is the endpoint, ZeroMQ, the
+  // transfer and the subscriber's decoding.
+  double published_ms = 0;
   double shown_ms = 0;
   std::uint64_t integrated = 0;
 };
@@ -103,6 +110,7 @@ Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscrib
                 const Options& o, const client::Orientation& orientation, int side) {
   Move m;
   const SteadyClock::time_point sent = SteadyClock::now();
+  const std::uint64_t sent_ns = steady_now_ns();
   const client::Response reply = client.set_slice(
       o.slice_id, orientation, static_cast<std::uint32_t>(side), static_cast<std::uint32_t>(side));
   m.reply_ms = 1e3 * seconds_since(sent);
@@ -117,6 +125,8 @@ Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscrib
       continue;
     }
     m.shown_ms = 1e3 * seconds_since(sent);
+    m.published_ms =
+        1e-6 * (static_cast<double>(header.published_ns()) - static_cast<double>(sent_ns));
     m.integrated = header.projections_integrated();
     if (p->values.size() != static_cast<std::size_t>(side) * static_cast<std::size_t>(side)) {
       throw std::runtime_error("the moved slice arrived with the wrong size");
@@ -153,7 +163,7 @@ int run(const Options& o, Report& report) {
   v1::StatusReport status;
   std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
   const std::string backend = status.backend() + " (" + status.backend_device() + ")";
-  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, 8);
+  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm);
   ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");
   wait_for_window(*client, static_cast<std::uint64_t>(window), *server);
   // The box the preset's slices span: as wide as the detector at the axis.
@@ -164,14 +174,17 @@ int run(const Options& o, Report& report) {
   const double side_mm = cols * preset.pixel_size_mm / magnification;
   std::vector<double> reply_ms;
   std::vector<double> shown_ms;
+  std::vector<double> published_ms;
   for (int k = 0; k < o.moves; ++k) {
     const double angle = kPi * (0.1 + 0.37 * k);
     const Move m = move_slice(*client, subscriber, o, vertical_slice(angle, side_mm), side);
     reply_ms.push_back(m.reply_ms);
     shown_ms.push_back(m.shown_ms);
+    published_ms.push_back(m.published_ms);
     report.add("slice moves")
         .set("move", static_cast<double>(k), 0)
         .set("SetSlice -> reply ms", m.reply_ms)
+        .set("SetSlice -> published ms", m.published_ms)
         .set("SetSlice -> slice received ms", m.shown_ms)
         .set("projections integrated", static_cast<double>(m.integrated), 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -185,7 +198,9 @@ int run(const Options& o, Report& report) {
       .set("window", static_cast<double>(window), 0)
       .set("frames/s streamed", o.fps)
       .set("moves", static_cast<double>(o.moves), 0)
+      .set("subscriber HWM", static_cast<double>(o.subscriber_hwm), 0)
       .set("reply median ms", percentile(reply_ms, 0.5))
+      .set("published median ms", percentile(published_ms, 0.5))
       .set("slice received median ms", percentile(shown_ms, 0.5))
       .set("slice received p90 ms", percentile(shown_ms, 0.9))
       .set("slice received max ms", percentile(shown_ms, 1.0));
@@ -210,6 +225,9 @@ int main(int argc, char** argv) {
   app.add_option("--fps", o.fps, "frames per second streamed meanwhile")
       ->check(CLI::Range(1.0, 100000.0));
   app.add_option("--slice-size", o.slice_size, "pixels per side (default: the detector's width)");
+  app.add_option("--subscriber-hwm", o.subscriber_hwm,
+                 "the viewer's receive queue in messages (its ZeroMQ RCVHWM)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--json", o.json, "write the results as JSON to FILE");
   CLI11_PARSE(app, argc, argv);
   if (!programs_runnable(o.programs)) return 1;

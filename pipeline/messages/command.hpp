@@ -102,8 +102,11 @@ struct SliceImage {
   std::uint64_t newest_detector_timestamp_ns = 0;
   std::uint64_t newest_arrival_ns = 0;  // arrival of the newest integrated frame
   std::uint64_t sequence = 0;           // per-slice publication counter
-  FilterConfig filter;                  // the ramp filter in force when it was read
-  std::vector<float> values;            // width * height, row 0 at the bottom, x fastest
+  // The first image of a slice set anew (SetSlice, ResetSlices): a viewer waits for it, so the
+  // publish stage and the sinks send it before routine updates of other slices.
+  bool moved = false;
+  FilterConfig filter;        // the ramp filter in force when it was read
+  std::vector<float> values;  // width * height, row 0 at the bottom, x fastest
   // Its share of the memory budget (memory_budget.hpp), held by every copy and by the server's
   // outgoing message until the last is gone; null for an image nobody charged.
   std::shared_ptr<MemoryCharge> memory;

@@ -81,6 +81,9 @@ struct SlicePublication {
   // into image.values.
   std::unique_ptr<TargetReadback> readback;
   std::vector<std::uint64_t> arrivals_ns;  // frames published here for the first time
+  // The order in which the reconstruct stage queued it (1, 2, ...): a moved image overtakes the
+  // queue, and the older images of its slice still queued behind it are not published after it.
+  std::uint64_t order = 0;
 };
 
 using PublishItem =

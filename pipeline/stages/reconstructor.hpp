@@ -130,7 +130,8 @@ class Reconstructor {
   // The live image of a slice with its metadata (the sequence is left to the caller); its values
   // are read back at once, or (`values` false) left to a readback.
   SliceImage live_image(std::uint32_t id, const Slice& slice, bool values = true);
-  void publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now);
+  // `moved`: the slice's first image at a new place (SliceImage::moved).
+  void publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now, bool moved = false);
   // SliceRefinements::ReadFbp: the live image when it shows the current window.
   bool read_current_fbp(std::uint32_t id, SliceImage& image);
   // The live image of `id` changed: due for publication (an update of it held back for the

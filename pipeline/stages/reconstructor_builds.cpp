@@ -41,10 +41,9 @@ bool Reconstructor::run_build_unit(std::uint32_t id, Slice& slice) {
     slices_.slices().erase(id);
     return true;
   }
-  // Shown from now on.
+  // Shown from now on, first in the publish queue like a slice moved at once.
   if (!sliding() && scan_running_) start_shadow(id, slice);
-  image_changed(id);
-  publish_due(Clock::now(), /*force=*/false);
+  publish_slice(id, slice, Clock::now(), /*moved=*/true);
   return true;
 }
 

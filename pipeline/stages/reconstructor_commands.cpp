@@ -116,7 +116,7 @@ CommandReply Reconstructor::set_slice(const SetSliceCommand& command) {
   if (in_units) {
     message << "; it is computed beside the frames and published when complete";
   } else if (store_ready_) {
-    publish_slice(command.slice_id, stored, Clock::now());
+    publish_slice(command.slice_id, stored, Clock::now(), /*moved=*/true);
   } else {
     message << "; it is reconstructed when a scan starts";
   }
@@ -159,7 +159,7 @@ CommandReply Reconstructor::reset_slices() {
   std::vector<std::uint32_t> placed;
   for (auto& [id, slice] : slices_.slices()) {
     refinements_.slice_changed(slice.spec);
-    if (slice.live) publish_slice(id, slice, Clock::now());
+    if (slice.live) publish_slice(id, slice, Clock::now(), /*moved=*/true);
     placed.push_back(id);
   }
   message << "; default slices " << join_ids(placed) << " placed on the box of scan "

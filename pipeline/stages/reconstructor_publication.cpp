@@ -42,7 +42,8 @@ bool Reconstructor::read_current_fbp(std::uint32_t id, SliceImage& image) {
   return true;
 }
 
-void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now) {
+void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_point now,
+                                  bool moved) {
   // The image is charged before it is copied out; without room it waits (still dirty) until the
   // images before it have left.
   std::shared_ptr<MemoryCharge> memory = slices_.image_charge(slice);
@@ -63,6 +64,7 @@ void Reconstructor::publish_slice(std::uint32_t id, Slice& slice, Clock::time_po
     return;
   }
   image.memory = std::move(memory);
+  image.moved = moved;
   image.sequence = schedule_.published(id, now);
   publication.arrivals_ns = arrivals_.take_shown();
   backlog_.queued(id);

@@ -29,6 +29,11 @@ const std::map<std::string, std::string>& endpoint_counter_help() {
       {"replies_undeliverable", "Replies whose requester had gone."},
       {"publications", "Messages published on the slices socket (slices, previews, events)."},
       {"publications_invalid", "Publications refused because their values did not fit."},
+      {"publications_superseded",
+       "Publications the slices socket never sent: a newer one of the same stream replaced it "
+       "while a subscriber had no room."},
+      {"publications_missed_by_slow_subscribers",
+       "Publications a subscriber missed: it took nothing for the slow-subscriber wait."},
   };
   return help;
 }

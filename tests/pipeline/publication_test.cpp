@@ -38,14 +38,21 @@ class PublicationTest : public ::testing::Test {
     ASSERT_TRUE(pipeline_->submit(test::make_random_frame(scan_.description, index, rng_)));
   }
 
-  // Every slice's publications carry sequence numbers 1, 2, ... without a gap, and its last one
-  // shows `integrated` projections and equals a full recompute from the store.
-  void expect_latest_state_published(std::uint64_t integrated) {
+  // Every slice's publications carry sequence numbers 1, 2, ... without a gap (increasing only,
+  // where a moved slice's image overtook images of its old place: `gapless` false), and its
+  // last one shows `integrated` projections and equals a full recompute from the store.
+  void expect_latest_state_published(std::uint64_t integrated, bool gapless = true) {
     for (const SetSliceCommand& slice : slices_) {
       const std::vector<SliceImage> published = sink_.slices_of(slice.slice_id);
       ASSERT_FALSE(published.empty());
-      for (std::size_t k = 0; k < published.size(); ++k)
-        EXPECT_EQ(published[k].sequence, k + 1) << "slice " << slice.slice_id;
+      for (std::size_t k = 0; k < published.size(); ++k) {
+        if (gapless) {
+          EXPECT_EQ(published[k].sequence, k + 1) << "slice " << slice.slice_id;
+        }
+        if (k > 0) {
+          EXPECT_GT(published[k].sequence, published[k - 1].sequence);
+        }
+      }
       EXPECT_EQ(published.back().projections_integrated, integrated);
       test::expect_last_publication_is_current(*pipeline_, sink_, slice, 1e-6);
     }
@@ -130,7 +137,50 @@ TEST_F(PublicationTest, ASliceSetWhileThePublishStageIsHeldBackGoesOutWithItsLat
   EXPECT_EQ(sink_.slices().size() + pipeline_->metrics().publications_coalesced,
             test::slice_count(*pipeline_) * 2 * kWindow + 1)
       << "every update published or coalesced, and the moved slice's own publication";
-  expect_latest_state_published(2u * kWindow);
+  expect_latest_state_published(2u * kWindow, /*gapless=*/false);
+}
+
+TEST_F(PublicationTest, AMovedSliceOvertakesTheBacklogAndItsOldPlaceIsNotShownAfterIt) {
+  start();
+  for (std::uint32_t i = 0; i < kWindow; ++i)
+    feed(i);
+  pipeline_->wait_idle();
+  const std::size_t before = sink_.slices().size();
+  sink_.block();  // the publish stage stops in the sink; routine updates queue behind it
+  for (std::uint32_t i = kWindow; i < 2 * kWindow; ++i)
+    feed(i);
+  ASSERT_TRUE(sink_.wait_for(
+      [&] { return pipeline_->metrics().projections_integrated == 2u * kWindow; }, 20s));
+  const SetSliceCommand old_place = slices_[1];
+  slices_[1] = test::axial_slice_at(6, 20, 0.5, 0.25, 0.1, -0.2, 0.4);
+  ASSERT_TRUE(call(*pipeline_, slices_[1]).status.ok());
+  sink_.release();
+  pipeline_->wait_idle();
+
+  const std::vector<SliceImage> all = sink_.slices();
+  ASSERT_GT(all.size(), before + 1);
+  // The image the sink held when blocked, then at once the moved slice, ahead of the routine
+  // updates of every slice queued before the move.
+  const SliceImage& first_after = all[before + 1];
+  EXPECT_EQ(first_after.slice_id, slices_[1].slice_id);
+  EXPECT_TRUE(first_after.moved);
+  EXPECT_EQ(first_after.orientation.values, slices_[1].orientation.values);
+  std::size_t routine_after_move = 0;
+  for (std::size_t k = before + 2; k < all.size(); ++k) {
+    EXPECT_FALSE(all[k].moved);
+    if (all[k].slice_id != slices_[1].slice_id) {
+      ++routine_after_move;
+      continue;
+    }
+    EXPECT_NE(all[k].orientation.values, old_place.orientation.values)
+        << "the slice's old place shown after its new one";
+  }
+  EXPECT_GT(routine_after_move, 0u) << "no backlog overtaken: the test shows nothing";
+  const MetricsSnapshot m = pipeline_->metrics();
+  EXPECT_EQ(all.size() + m.publications_coalesced, test::slice_count(*pipeline_) * 2 * kWindow + 1)
+      << "every update published or coalesced (the old place's too), and the moved image";
+  EXPECT_EQ(m.slices_published, all.size());
+  expect_latest_state_published(2u * kWindow, /*gapless=*/false);
 }
 
 }  // namespace
