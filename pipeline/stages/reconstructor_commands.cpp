@@ -155,15 +155,33 @@ CommandReply Reconstructor::reset_slices() {
     return reply(StatusCode::kOk, message.str());
   }
   place_slices_on_box();
-  build_all_slice_targets();
   std::vector<std::uint32_t> placed;
-  for (auto& [id, slice] : slices_.slices()) {
-    refinements_.slice_changed(slice.spec);
-    if (slice.live) publish_slice(id, slice, Clock::now(), /*moved=*/true);
+  bool in_units = false;
+  SliceSet::Slices& all = slices_.slices();
+  for (auto it = all.begin(); it != all.end();) {
+    const std::uint32_t id = it->first;
+    try {
+      // Like SetSlice: at once when that is quick and no frame waits, else in units beside the
+      // frames, published once complete.
+      if (compute_slice(it->second)) {
+        publish_slice(id, it->second, Clock::now(), /*moved=*/true);
+      } else {
+        in_units = true;
+      }
+    } catch (const std::exception& e) {
+      backend_error("slice " + std::to_string(id) + " removed", e, 0);
+      schedule_.forget(id);
+      refinements_.slice_removed(id);
+      it = all.erase(it);
+      continue;
+    }
+    refinements_.slice_changed(it->second.spec);
     placed.push_back(id);
+    ++it;
   }
   message << "; default slices " << join_ids(placed) << " placed on the box of scan "
           << scan_.scan_id;
+  if (in_units) message << "; computed beside the frames and published when complete";
   return reply(StatusCode::kOk, message.str());
 }
 

@@ -5,6 +5,7 @@
 // integrated into it, and the result equals a recompute from scratch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -90,12 +91,15 @@ class SliceBuildsTest : public ::testing::Test {
     backend_ = backend.get();
     PipelineConfig config = test::small_config();
     config.max_projection_batch = 1;  // one store update per frame
+    configure(config);
     pipeline_ = std::make_unique<Pipeline>(config, std::move(backend), sink_);
     pipeline_->start();
     test::begin_scan(*pipeline_, scan_);
     feed(0, kWindow);
     pipeline_->wait_idle();
   }
+
+  virtual void configure(PipelineConfig&) {}
 
   void feed(int first, int count) {
     for (int i = first; i < first + count; ++i) {
@@ -295,6 +299,52 @@ TEST_F(SliceBuildsTest, ALargeSliceMovedWhileNoFrameWaitsIsPublishedOnceComplete
   EXPECT_EQ(sink_.slices_of(8).size(), 1u);
   expect_no_read_while_built(backend_->calls());
   expect_current(slice, kWindow);
+}
+
+}  // namespace
+}  // namespace slicestream
+
+namespace slicestream {
+namespace {
+
+class LargeDefaultSlicesTest : public SliceBuildsTest {
+ protected:
+  void configure(PipelineConfig& config) override {
+    config.default_slice_size = kSide;
+    // Not the subject here, and slow for three slices of this size.
+    config.refinement.residual_interval_s = 0;
+  }
+};
+
+TEST_F(LargeDefaultSlicesTest, AResetWhileFramesWaitBuildsTheDefaultsInUnitsBesideThem) {
+  const std::size_t calls_before = backend_->calls().size();
+  with_frames_waiting(kWindow, kWaiting, [&] {
+    pipeline_->submit_command(ResetSlicesCommand{}, [this](CommandReply reply) {
+      std::lock_guard<std::mutex> lock(replies_mutex_);
+      replies_.push_back(std::move(reply));
+    });
+  });
+  ASSERT_EQ(replies().size(), 1u);
+  ASSERT_TRUE(replies()[0].status.ok()) << replies()[0].status.message;
+  EXPECT_NE(replies()[0].status.message.find("computed beside the frames"), std::string::npos)
+      << replies()[0].status.message;
+  std::vector<BackendCall> calls = backend_->calls();
+  calls.erase(calls.begin(), calls.begin() + static_cast<std::ptrdiff_t>(calls_before));
+  // The first unit of a default slice's rebuild: a fresh (not accumulating) backprojection.
+  std::size_t first = calls.size();
+  for (std::size_t i = 0; i < calls.size() && first == calls.size(); ++i) {
+    if (calls[i].kind == BackendCall::kBackproject && !calls[i].accumulate) first = i;
+  }
+  ASSERT_LT(first, calls.size()) << "the default slices were not rebuilt";
+  // Before, the three whole recomputes ran between two frames.
+  expect_units_beside_frames(calls, first, 1);
+  for (std::uint32_t id = 0; id < kDefaultSliceCount; ++id) {
+    const std::optional<SliceImage> last = sink_.last_slice(id);
+    ASSERT_TRUE(last.has_value()) << id;
+    EXPECT_EQ(std::max(last->width, last->height), kSide) << id;
+    expect_current(SetSliceCommand{id, last->orientation, last->width, last->height},
+                   kWindow + kWaiting);
+  }
 }
 
 }  // namespace
