@@ -1,8 +1,6 @@
 // The client library's image files and preview planes: float32 TIFF keeps every value, PNG is
 // auto-contrasted, both upright (slice row 0 is the bottom); extensions choose the format; a
 // TIFF carries its pixel size in the resolution tags and the rest as JSON in ImageDescription.
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <png.h>
@@ -11,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "clients/common/image_file.hpp"
 #include "clients/common/slice_metadata.hpp"
@@ -107,21 +107,20 @@ TEST(ImageFile, TiffCarriesTheSliceMetadata) {
   EXPECT_NEAR(x_resolution, 10 / 0.48, 1e-3);  // pixels per cm
   EXPECT_NEAR(y_resolution, 10 / 0.48, 1e-3);
 
-  google::protobuf::Struct json;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &json).ok()) << text;
-  const auto& f = json.fields();
-  EXPECT_EQ(f.at("slice_id").number_value(), 1);
-  EXPECT_EQ(f.at("scan_id").number_value(), 7);
-  EXPECT_EQ(f.at("projections_integrated").number_value(), 180);
-  EXPECT_EQ(f.at("filter").string_value(), "hann");
-  EXPECT_NEAR(f.at("filter_cutoff").number_value(), 0.8, 1e-6);
-  EXPECT_EQ(f.at("units").string_value(), "1/mm");
-  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(0).number_value(), 0.48, 1e-9);
-  EXPECT_NEAR(f.at("pixel_size_mm").list_value().values(1).number_value(), 0.48, 1e-9);
-  const auto& orientation = f.at("orientation_mm").struct_value().fields();
-  EXPECT_EQ(orientation.at("y_axis").list_value().values(2).number_value(), 48);
-  EXPECT_EQ(orientation.at("base").list_value().values(0).number_value(), -48);
-  EXPECT_NE(f.at("row_order").string_value().find("top"), std::string::npos);
+  const auto f = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(f.is_object()) << text;
+  EXPECT_EQ(f.at("slice_id").get<double>(), 1);
+  EXPECT_EQ(f.at("scan_id").get<double>(), 7);
+  EXPECT_EQ(f.at("projections_integrated").get<double>(), 180);
+  EXPECT_EQ(f.at("filter").get<std::string>(), "hann");
+  EXPECT_NEAR(f.at("filter_cutoff").get<double>(), 0.8, 1e-6);
+  EXPECT_EQ(f.at("units").get<std::string>(), "1/mm");
+  EXPECT_NEAR(f.at("pixel_size_mm").at(0).get<double>(), 0.48, 1e-9);
+  EXPECT_NEAR(f.at("pixel_size_mm").at(1).get<double>(), 0.48, 1e-9);
+  const auto& orientation = f.at("orientation_mm");
+  EXPECT_EQ(orientation.at("y_axis").at(2).get<double>(), 48);
+  EXPECT_EQ(orientation.at("base").at(0).get<double>(), -48);
+  EXPECT_NE(f.at("row_order").get<std::string>().find("top"), std::string::npos);
 }
 
 TEST(ImageFile, PngIsAutoContrastedAndUpright) {
@@ -262,10 +261,9 @@ TEST(VolumeFile, TiffStackHasOnePlanePerFileWithItsHeight) {
     EXPECT_EQ(std::memcmp(row.data(), all.data() + top, row.size() * sizeof(float)), 0);
     char* description = nullptr;
     ASSERT_EQ(TIFFGetField(tiff, TIFFTAG_IMAGEDESCRIPTION, &description), 1);
-    google::protobuf::Struct json;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(description, &json).ok());
-    const auto& base = json.fields().at("orientation_mm").struct_value().fields().at("base");
-    EXPECT_DOUBLE_EQ(base.list_value().values(2).number_value(), -5 + (z + 0.5) * 2);
+    const auto json = nlohmann::json::parse(description, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(json.is_object()) << description;
+    EXPECT_DOUBLE_EQ(json.at("orientation_mm").at("base").at(2).get<double>(), -5 + (z + 0.5) * 2);
     TIFFClose(tiff);
   }
 }

@@ -1,15 +1,17 @@
 // Blocking HTTP and WebSocket clients for the HTTP endpoint's tests (Boost.Beast), with receive
 // timeouts so that a missing answer fails a test instead of hanging it, and a decoder of the
-// WebSocket's messages (JSON through protobuf's Struct; images with their values).
+// WebSocket's messages (JSON through nlohmann/json; images with their values). Not protobuf's
+// Struct: reading a google::protobuf::Map that Debian's uninstrumented libprotobuf filled crashes
+// in ThreadSanitizer builds.
 #pragma once
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,43 +82,71 @@ inline HttpResult http_get(const std::string& address, const std::string& target
 // A decoded WebSocket message: JSON (text, or the header of an image) and image values.
 struct WsMessage {
   bool binary = false;
-  google::protobuf::Struct json;
+  nlohmann::json json;
   std::vector<float> values;
   std::string raw;
 
   std::string type() const { return string_at({"type"}); }
-  const google::protobuf::Value* at(const std::vector<std::string>& path) const {
-    const google::protobuf::Struct* object = &json;
-    const google::protobuf::Value* value = nullptr;
+  // The value under `path` through nested objects; nullptr when any key is absent.
+  const nlohmann::json* at(const std::vector<std::string>& path) const {
+    const nlohmann::json* value = &json;
     for (const std::string& key : path) {
-      if (!object) return nullptr;
-      auto it = object->fields().find(key);
-      if (it == object->fields().end()) return nullptr;
-      value = &it->second;
-      object = value->has_struct_value() ? &value->struct_value() : nullptr;
+      if (!value->is_object()) return nullptr;
+      const auto it = value->find(key);
+      if (it == value->end()) return nullptr;
+      value = &*it;
     }
     return value;
   }
+  // Empty when absent or not a string.
   std::string string_at(const std::vector<std::string>& path) const {
     const auto* value = at(path);
-    return value ? value->string_value() : std::string();
+    return value && value->is_string() ? value->get<std::string>() : std::string();
   }
-  // A JSON list of numbers (empty when absent).
+  // A JSON list of numbers (empty when absent; NaN for an item that is not a number).
   std::vector<double> numbers_at(const std::vector<std::string>& path) const {
     std::vector<double> numbers;
     const auto* value = at(path);
-    if (value == nullptr || !value->has_list_value()) return numbers;
-    for (const auto& item : value->list_value().values())
-      numbers.push_back(item.number_value());
+    if (value == nullptr || !value->is_array()) return numbers;
+    for (const auto& item : *value)
+      numbers.push_back(item.is_number() ? item.get<double>() : std::nan(""));
     return numbers;
   }
+  // NaN when absent or neither a number nor a number's string.
   double number_at(const std::vector<std::string>& path) const {
     const auto* value = at(path);
-    if (!value) return std::nan("");
+    if (value == nullptr) return std::nan("");
     // 64-bit integers travel as strings in protobuf's JSON mapping.
-    return value->has_string_value() ? std::stod(value->string_value()) : value->number_value();
+    if (value->is_string()) return std::stod(value->get<std::string>());
+    return value->is_number() ? value->get<double>() : std::nan("");
   }
 };
+
+// An image's values after its JSON header: f16 (scaled back) or f32, `count` of them.
+inline std::vector<float> decode_image_values(const WsMessage& header, const std::string& bytes) {
+  const std::string encoding = header.string_at({"encoding"});
+  const double scale = header.number_at({"scale"});
+  const double count_number = header.number_at({"count"});
+  EXPECT_TRUE(encoding == "f16" || encoding == "f32") << encoding;
+  EXPECT_TRUE(std::isfinite(scale)) << "scale";
+  EXPECT_TRUE(count_number >= 0) << "count";
+  if (!(count_number >= 0)) return {};
+  const auto count = static_cast<std::size_t>(count_number);
+  std::vector<float> values;
+  if (encoding == "f16") {
+    EXPECT_EQ(bytes.size(), 2 * count);
+    for (std::size_t i = 0; i < count && 2 * i + 1 < bytes.size(); ++i) {
+      std::uint16_t half = 0;
+      std::memcpy(&half, bytes.data() + 2 * i, 2);
+      values.push_back(half_to_float(half) * static_cast<float>(scale));
+    }
+  } else {
+    EXPECT_EQ(bytes.size(), 4 * count);
+    values.resize(bytes.size() / 4);
+    std::memcpy(values.data(), bytes.data(), 4 * values.size());
+  }
+  return values;
+}
 
 inline WsMessage decode_ws_message(std::string data, bool binary) {
   WsMessage message;
@@ -125,31 +155,16 @@ inline WsMessage decode_ws_message(std::string data, bool binary) {
   if (binary) {
     EXPECT_GE(data.size(), 4u);
     std::uint32_t length = 0;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4 && i < static_cast<int>(data.size()); ++i)
       length |= static_cast<std::uint32_t>(static_cast<unsigned char>(data[i])) << (8 * i);
     EXPECT_EQ((4 + length) % 4, 0u) << "values must start at a multiple of 4 bytes";
-    json = data.substr(4, length);
-    const std::string values = data.substr(4 + length);
-    google::protobuf::Struct header;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &header).ok()) << json;
-    const auto& fields = header.fields();
-    const std::string encoding = fields.at("encoding").string_value();
-    const double scale = fields.at("scale").number_value();
-    const auto count = static_cast<std::size_t>(fields.at("count").number_value());
-    if (encoding == "f16") {
-      EXPECT_EQ(values.size(), 2 * count);
-      for (std::size_t i = 0; i < count && 2 * i + 1 < values.size(); ++i) {
-        std::uint16_t half = 0;
-        std::memcpy(&half, values.data() + 2 * i, 2);
-        message.values.push_back(half_to_float(half) * static_cast<float>(scale));
-      }
-    } else {
-      EXPECT_EQ(values.size(), 4 * count);
-      message.values.resize(values.size() / 4);
-      std::memcpy(message.values.data(), values.data(), 4 * message.values.size());
-    }
+    EXPECT_LE(4 + std::size_t{length}, data.size()) << "header longer than the message";
+    json = data.size() >= 4 ? data.substr(4, length) : std::string();
   }
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &message.json).ok()) << json;
+  message.json = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(message.json.is_discarded()) << json;
+  if (binary && data.size() >= 4 + json.size())
+    message.values = decode_image_values(message, data.substr(4 + json.size()));
   message.raw = std::move(data);
   return message;
 }
