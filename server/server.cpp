@@ -118,6 +118,9 @@ Server::~Server() {
 void Server::start() {
   if (started_ || stopped_) return;
   started_ = true;
+  // spdlog's registry (the default logger) is built on first use; built here, before the first
+  // of the server's threads logs, its construction never overlaps their first log line.
+  spdlog::default_logger_raw();
   if (authenticator_) authenticator_->start();
   monitor_.start();
   pipeline_->start();

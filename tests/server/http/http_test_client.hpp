@@ -18,6 +18,7 @@
 
 #include "server/http/beast.hpp"
 #include "server/http/half_float.hpp"
+#include "tests/common/time_scale.hpp"
 
 namespace slicestream::test {
 
@@ -201,7 +202,7 @@ class TestWebSocket {
       done = true;
     });
     io_.restart();
-    io_.run_for(std::chrono::milliseconds(timeout_ms_));
+    io_.run_for(std::chrono::milliseconds(scaled_ms(timeout_ms_)));
     if (!done) {
       ws_.next_layer().cancel();  // the read completes with operation_aborted
       io_.restart();
