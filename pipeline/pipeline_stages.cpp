@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -285,11 +286,13 @@ void Pipeline::Impl::publish_slice(SlicePublication& p) {
     return;
   }
   if (p.readback) {
+    // The one copy on the host: the readback's buffer goes back to its pool for the next
+    // readback, so the values cannot stay in it for as long as a viewer takes to receive them.
     p.readback->wait();
     p.image.values.assign(p.readback->values(), p.readback->values() + p.readback->size());
     p.readback.reset();
   }
-  sink.publish_slice(p.image);
+  sink.publish_shared_slice(std::make_shared<const SliceImage>(std::move(p.image)));
   ++metrics.counters().slices_published;
   const std::uint64_t now_ns = steady_now_ns();
   for (std::uint64_t arrival_ns : p.arrivals_ns) {

@@ -3,6 +3,7 @@
 // wait on a peer).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "pipeline/messages/publish_sink.hpp"
@@ -16,6 +17,10 @@ class PublishFanout final : public PublishSink {
   void publish_slice(const SliceImage& slice) override {
     for (PublishSink* sink : sinks_)
       sink->publish_slice(slice);
+  }
+  void publish_shared_slice(std::shared_ptr<const SliceImage> slice) override {
+    for (PublishSink* sink : sinks_)
+      sink->publish_shared_slice(slice);
   }
   void publish_preview(const PreviewVolume& preview) override {
     for (PublishSink* sink : sinks_)

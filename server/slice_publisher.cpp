@@ -140,11 +140,18 @@ bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
 }
 
 void SlicePublisher::publish_slice(const SliceImage& slice) {
-  if (!values_match(slice, "slice")) return;
-  put_latest(
-      PendingPublications::Stream::kSlice, slice.slice_id,
-      outgoing(kSliceTopic, encode_slice(slice, steady_now_ns()), &slice.values, slice.memory),
-      slice.moved);
+  publish_shared_slice(std::make_shared<const SliceImage>(slice));
+}
+
+void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slice) {
+  if (!values_match(*slice, "slice")) return;
+  const std::uint32_t id = slice->slice_id;
+  const bool moved = slice->moved;
+  OutgoingPublication publication =
+      outgoing(kSliceTopic, encode_slice(*slice, steady_now_ns()), nullptr);
+  const std::vector<float>& values = slice->values;
+  publication.payload = payload_message(values.data(), values.size(), std::move(slice));
+  put_latest(PendingPublications::Stream::kSlice, id, std::move(publication), moved);
 }
 
 void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,7 +55,11 @@ class SlicePublisher : public PublishSink {
   const std::string& address() const { return address_; }  // as bound (resolved port)
   void watch_transport(TransportMonitor& monitor);         // before the first publication
 
+  // A copy of the image, then as publish_shared_slice.
   void publish_slice(const SliceImage& slice) override;
+  // The outgoing message points at the image's values (no copy) and holds the image, with its
+  // memory charge, until ZeroMQ has sent or dropped it.
+  void publish_shared_slice(std::shared_ptr<const SliceImage> slice) override;
   void publish_preview(const PreviewVolume& preview) override;
   void publish_refined(const RefinedSliceImage& refined) override;
   void publish_event(const ServerEvent& event) override;

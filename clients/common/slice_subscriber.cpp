@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include <iterator>
@@ -24,6 +25,24 @@ std::size_t expected_values(const v1::PublishHeader& header) {
     return std::size_t{p.size_x()} * std::size_t{p.size_y()} * std::size_t{p.size_z()};
   }
   return 0;
+}
+
+// One pass over the payload: the vector is filled from the message as it is allocated (no
+// zero-fill first). ZeroMQ's buffers of large messages are malloc'ed and float-aligned; a
+// payload that is not (a few-byte message kept inside ZeroMQ's own struct) is copied bytewise.
+void copy_values(const zmq::message_t& payload, std::size_t count, std::vector<float>* values) {
+  if (count == 0) {
+    values->clear();
+    return;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(payload.data());
+  if (address % alignof(float) == 0) {
+    const float* first = static_cast<const float*>(payload.data());
+    values->assign(first, first + count);
+    return;
+  }
+  values->resize(count);
+  std::memcpy(values->data(), payload.data(), count * sizeof(float));
 }
 
 }  // namespace
@@ -103,8 +122,7 @@ std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
     throw ProtocolError("a '" + topic + "' message" + where + " lacks its " +
                         std::to_string(values) + "-value float32 payload");
   }
-  publication.values.resize(values);
-  if (values > 0) std::memcpy(publication.values.data(), parts[2].data(), values * sizeof(float));
+  copy_values(parts[2], values, &publication.values);
   return publication;
 }
 

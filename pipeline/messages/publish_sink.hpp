@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,6 +69,12 @@ class PublishSink {
  public:
   virtual ~PublishSink() = default;
   virtual void publish_slice(const SliceImage& slice) = 0;
+  // The publish stage hands its image over: a sink that keeps the values past the call (the
+  // slices endpoint's outgoing message) shares them, and their memory charge, instead of copying
+  // them. Sinks that only read them during the call need not override this.
+  virtual void publish_shared_slice(std::shared_ptr<const SliceImage> slice) {
+    publish_slice(*slice);
+  }
   virtual void publish_preview(const PreviewVolume& preview) = 0;
   virtual void publish_refined(const RefinedSliceImage& refined) = 0;
   virtual void publish_event(const ServerEvent& event) = 0;

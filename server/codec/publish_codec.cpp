@@ -1,6 +1,8 @@
 #include "server/codec/publish_codec.hpp"
 
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
@@ -94,12 +96,26 @@ zmq::message_t payload_message(const std::vector<float>& values,
 zmq::message_t payload_message(std::vector<float>&& values,
                                std::shared_ptr<const void> keep_alive) {
   if (values.empty()) return zmq::message_t();
-  // ZeroMQ frees the buffer from its I/O thread once sent (or dropped): the vector moves to the
-  // heap and the free function deletes it, with its memory charge.
-  auto* owned = new OwnedPayload{std::move(values), std::move(keep_alive)};
-  return zmq::message_t(
-      owned->values.data(), owned->values.size() * sizeof(float),
-      [](void*, void* hint) { delete static_cast<OwnedPayload*>(hint); }, owned);
+  auto owned =
+      std::make_shared<const OwnedPayload>(OwnedPayload{std::move(values), std::move(keep_alive)});
+  const std::vector<float>& kept = owned->values;
+  return payload_message(kept.data(), kept.size(), std::move(owned));
+}
+
+zmq::message_t payload_message(const float* values, std::size_t count,
+                               std::shared_ptr<const void> owner) {
+  if (count == 0) return zmq::message_t();
+  // ZeroMQ frees the part from its I/O thread once sent (or dropped): the free function drops
+  // this message's share of the owner, and with the last share the values and their charge go.
+  auto* share = new std::shared_ptr<const void>(std::move(owner));
+  try {
+    return zmq::message_t(
+        const_cast<float*>(values), count * sizeof(float),
+        [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, share);
+  } catch (...) {
+    delete share;  // ZeroMQ took nothing over
+    throw;
+  }
 }
 
 }  // namespace slicestream

@@ -2,6 +2,7 @@
 // its own message part, see payload_message).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -35,5 +36,9 @@ zmq::message_t payload_message(const std::vector<float>& values,
                                std::shared_ptr<const void> keep_alive = nullptr);
 zmq::message_t payload_message(std::vector<float>&& values,
                                std::shared_ptr<const void> keep_alive = nullptr);
+// `count` values that stay where they are: the part points at them, and `owner` (what holds them
+// and their memory charge) lives until ZeroMQ has sent or dropped the part. No copy.
+zmq::message_t payload_message(const float* values, std::size_t count,
+                               std::shared_ptr<const void> owner);
 
 }  // namespace slicestream
