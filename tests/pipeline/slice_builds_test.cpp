@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "pipeline/stages/on_demand_slices.hpp"
+#include "tests/common/time_scale.hpp"
 #include "tests/pipeline/forwarding_backend.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
 
@@ -250,7 +251,7 @@ TEST_F(SliceBuildsTest, ARotationAxisChangeWhileFramesWaitIsBuiltInUnitsAndEqual
   // Its own build's units ran within the thread share, which allows the next unit only after
   // three times the last one's duration while frames wait: let that pass, so that the rebuild's
   // first unit runs with the command, before the waiting frames.
-  std::this_thread::sleep_for(1s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(test::scaled_ms(1000)));
   const std::size_t calls_before = backend_->calls().size();
   SetParametersCommand offset;
   offset.rotation_axis_offset_px = 1.5;

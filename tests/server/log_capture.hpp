@@ -2,7 +2,7 @@
 // what reaches the log.
 #pragma once
 
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -14,9 +14,30 @@
 
 namespace slicestream::test {
 
+// A sink that keeps the formatted lines in memory, under the sink's own lock: the server's
+// threads log while the test reads.
+class CapturingSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    text_.append(formatted.data(), formatted.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::string text_;
+};
+
 class LogCapture {
  public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
+  LogCapture() : sink_(std::make_shared<CapturingSink>()) {
     sink_->set_pattern("[%l] %v");
     spdlog::default_logger()->sinks().push_back(sink_);
   }
@@ -29,24 +50,16 @@ class LogCapture {
 
   // Every line logged so far.
   std::vector<std::string> lines() {
-    sink_->flush();
-    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<std::string> lines;
-    std::istringstream in(stream_.str());
+    std::istringstream in(sink_->text());
     for (std::string line; std::getline(in, line);)
       lines.push_back(line);
     return lines;
   }
-  std::string text() {
-    sink_->flush();
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stream_.str();
-  }
+  std::string text() { return sink_->text(); }
 
  private:
-  std::mutex mutex_;
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+  std::shared_ptr<CapturingSink> sink_;
 };
 
 }  // namespace slicestream::test
