@@ -110,6 +110,13 @@ TEST(MemoryBudget, TwoDozenHugeSlicesAndAScanStayWithinTheLimit) {
               static_cast<unsigned long long>(report.counters().at("publications_held_back")));
 
   const std::size_t peak_growth = process_bytes("VmHWM") - rss_before;
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's shadow memory (several bytes per byte the server touches) is resident too:
+  // the budget's own accounting above is checked, the process's growth is not.
+  std::printf("peak RSS growth %zu MiB under ThreadSanitizer (shadow memory included)\n",
+              peak_growth / kMiB);
+  return;
+#endif
   EXPECT_LT(peak_growth, limit) << "peak resident size grew by " << peak_growth / kMiB << " MiB";
   std::printf("peak RSS growth %zu MiB with a 1000 MiB budget, %d slices accepted, %d refused\n",
               peak_growth / kMiB, accepted, refused);

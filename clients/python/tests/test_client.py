@@ -2,6 +2,7 @@
 slices that match it (one-shot GetSlice and live publications), slices and parameters are set
 and removed, refusals raise RequestError with the server's reason, and /metrics is valid
 Prometheus text (read by prometheus_client's parser, an independent one)."""
+import os
 import urllib.request
 
 import numpy as np
@@ -11,6 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from slicestream import Box, Client, Detector, RequestError, Subscriber, axis_slice, parallel_vectors
 from slicestream.geometry import pixel_centres
 from slicestream.phantom import Sphere, densities, line_integrals
+
+# Deadlines stretch under sanitizers (scripts/sanitize sets the factor; tests/common/time_scale.hpp).
+TIME_SCALE = max(1.0, float(os.environ.get("SLICESTREAM_TEST_TIME_SCALE", "1")))
 
 ROWS, COLS, ANGLES = 40, 64, 90
 BOX = Box((-32.0, -32.0, -20.0), (32.0, 32.0, 20.0))
@@ -63,7 +67,7 @@ def test_a_numpy_phantom_scan_comes_back_as_matching_slices(server):
         # Live: the default axial slice's final publication equals the one-shot reconstruction.
         final = None
         while True:
-            publication = live.receive(timeout_ms=20000)
+            publication = live.receive(timeout_ms=int(20000 * TIME_SCALE))
             assert publication is not None, "the final live slices were not published"
             h = publication.header
             if h.slice_id == 2 and h.scan_id == 31 and h.projections_integrated == ANGLES:

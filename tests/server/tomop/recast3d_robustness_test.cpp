@@ -215,7 +215,11 @@ TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCounte
   const SharedMemoryBudget& budget = server.backend().host_memory();
   auto others = budget->try_charge(budget->free_bytes() - image_bytes);
   ASSERT_TRUE(others);
-  const std::uint64_t images_before = viewer.received(tomop::PacketId::kSliceData);
+  std::uint64_t images_before = 0;
+  {
+    std::lock_guard<std::mutex> lock(viewer.mutex());  // the viewer's thread still counts packets
+    images_before = viewer.received(tomop::PacketId::kSliceData);
+  }
   adapter.send_projections(scan, kProjections, 10);
   server.wait_idle();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

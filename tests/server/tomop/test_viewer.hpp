@@ -94,10 +94,7 @@ class TestViewer {
   std::map<std::int32_t, Image>& images() { return images_; }
   std::vector<std::string>& violations() { return violations_; }
   std::map<std::string, tomop::Packet>& controls() { return controls_; }
-  std::uint64_t received(tomop::PacketId id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return received_[static_cast<std::int32_t>(id)];
-  }
+  std::uint64_t received(tomop::PacketId id) { return received_[static_cast<std::int32_t>(id)]; }
   std::vector<std::int32_t> volume_size() { return volume_size_; }
   std::vector<float> box_max() { return box_max_; }
   std::mutex& mutex() { return mutex_; }
