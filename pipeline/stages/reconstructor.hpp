@@ -148,6 +148,8 @@ class Reconstructor {
   // One unit of the build of `id`; true when the build is over: the slice shown (published), or
   // removed after a backend failure (reported).
   bool run_build_unit(std::uint32_t id, Slice& slice);
+  // A slice whose build failed goes, with an error event (backend_error) saying why.
+  void remove_failed_slice(std::uint32_t id, const std::exception& e);
   void finish_slice_builds();  // at stop: every build completed at once
   void release_markers_if_clean();
 

@@ -1,6 +1,6 @@
-// Slices computed from the store after a SetSlice or a rotation-axis change: at once when that is
-// quick and no frame waits, else in units of slots beside the frames, within the thread share,
-// shown once complete.
+// Slices computed from the store after a SetSlice, a ResetSlices or a rotation-axis change: at once
+// when that is quick and no frame waits, else in units of slots beside the frames, within the
+// thread share, shown once complete.
 #include <limits>
 
 #include "pipeline/stages/reconstructor.hpp"
@@ -30,15 +30,19 @@ bool Reconstructor::compute_slice(Slice& slice) {
   return live;
 }
 
+void Reconstructor::remove_failed_slice(std::uint32_t id, const std::exception& e) {
+  // As when a scan's targets do not fit: the slice goes, with an error event saying why.
+  backend_error("slice " + std::to_string(id) + " removed", e, 0);
+  schedule_.forget(id);
+  refinements_.slice_removed(id);
+  slices_.slices().erase(id);
+}
+
 bool Reconstructor::run_build_unit(std::uint32_t id, Slice& slice) {
   try {
     if (!slices_.build_unit(slice, OnDemandSlices::kUnitUpdates, content_, rotation_)) return false;
   } catch (const std::exception& e) {
-    // As when a scan's targets do not fit: the slice goes, with an error event saying why.
-    backend_error("slice " + std::to_string(id) + " removed", e, 0);
-    schedule_.forget(id);
-    refinements_.slice_removed(id);
-    slices_.slices().erase(id);
+    remove_failed_slice(id, e);
     return true;
   }
   // Shown from now on, first in the publish queue like a slice moved at once.

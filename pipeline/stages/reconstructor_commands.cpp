@@ -157,27 +157,25 @@ CommandReply Reconstructor::reset_slices() {
   place_slices_on_box();
   std::vector<std::uint32_t> placed;
   bool in_units = false;
-  SliceSet::Slices& all = slices_.slices();
-  for (auto it = all.begin(); it != all.end();) {
-    const std::uint32_t id = it->first;
+  std::vector<std::uint32_t> ids;
+  for (const auto& entry : slices_.slices())
+    ids.push_back(entry.first);
+  for (std::uint32_t id : ids) {
+    Slice& slice = slices_.slices().at(id);
     try {
       // Like SetSlice: at once when that is quick and no frame waits, else in units beside the
       // frames, published once complete.
-      if (compute_slice(it->second)) {
-        publish_slice(id, it->second, Clock::now(), /*moved=*/true);
+      if (compute_slice(slice)) {
+        publish_slice(id, slice, Clock::now(), /*moved=*/true);
       } else {
         in_units = true;
       }
     } catch (const std::exception& e) {
-      backend_error("slice " + std::to_string(id) + " removed", e, 0);
-      schedule_.forget(id);
-      refinements_.slice_removed(id);
-      it = all.erase(it);
+      remove_failed_slice(id, e);
       continue;
     }
-    refinements_.slice_changed(it->second.spec);
+    refinements_.slice_changed(slice.spec);
     placed.push_back(id);
-    ++it;
   }
   message << "; default slices " << join_ids(placed) << " placed on the box of scan "
           << scan_.scan_id;
