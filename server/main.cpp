@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/heap_retention.hpp"
 #include "cli/version.hpp"
 #include "server/server.hpp"
 #include "server/server_options.hpp"
@@ -138,5 +139,7 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::info("slicestream-server {} starting", cli::version());
+  const std::string heap = cli::apply_heap_retention(config.retain_freed_mb);
+  if (!heap.empty()) spdlog::warn("freed memory is not kept for reuse: {}", heap);
   return run(config);
 }

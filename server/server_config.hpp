@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cli/heap_retention.hpp"
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/messages/pipeline_config.hpp"
 #include "server/capture/capture_config.hpp"
@@ -42,6 +43,8 @@ struct ServerConfig {
   PipelineConfig pipeline;
   BackendKind backend = BackendKind::kAuto;
   BackendOptions backend_options;
+  // Freed memory the process keeps mapped for its next slice images (cli/heap_retention.hpp).
+  std::size_t retain_freed_mb = cli::kDefaultHeapRetentionMb;
   double stats_interval_s = 10;  // 0: no periodic stats log
   std::string log_level = "info";
   tomop::TomopConfig tomop;  // RECAST3D's protocol: the adapters' data port, the viewer bridge

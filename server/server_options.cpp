@@ -171,6 +171,7 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
          "--memory-limit-mb", [&cpu](std::size_t mb) { cpu.memory_limit_bytes = mb << 20; },
          "memory the CPU backend may use for a scan, MiB (0: 3/4 of physical memory)")
       ->group(group);
+  cli::add_heap_retention_option(app, config.retain_freed_mb)->group(group);
   CudaSettings& cuda = config.backend_options.cuda;
   app.add_option("--cuda-device", cuda.device, "CUDA device index")
       ->check(kNonNegative)

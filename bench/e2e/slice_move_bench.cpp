@@ -1,15 +1,18 @@
 // Slice-move benchmark: how long a viewer waits to see a slice it has just moved. The real
 // slicestream-detector streams a scan into the real slicestream-server (over tcp loopback) while a
 // viewer moves a live slice again and again: SetSlice on the requests endpoint, then a subscriber
-// on the slices endpoint waits for that slice with the new orientation. Measured per move: SetSlice
-// sent -> its reply, and SetSlice sent -> the whole new slice received (the server recomputes it
-// from every projection of its window, reads it back and publishes it; the subscriber receives all
-// of it). Each move turns a vertical slice through the rotation axis by another angle, so every
-// move is a full recompute of a new slice.
+// on the slices endpoint waits for that slice with the new orientation. By default the viewer
+// reads every publication as it arrives (bench/e2e/live_viewer.hpp); `--viewer read-after-reply`
+// reads only once SetSlice was answered, so what was published meanwhile comes first. Measured per
+// move: SetSlice sent -> its reply, and SetSlice sent -> the whole new slice received (the server
+// recomputes it from every projection of its window, reads it back and publishes it; the subscriber
+// receives all of it). Each move turns a vertical slice through the rotation axis by another angle,
+// so every move is a full recompute of a new slice.
 //
 //   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
 //                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
-//                    [--subscriber-hwm N] [--server-args ARGS] [--json FILE]
+//                    [--subscriber-hwm N] [--viewer live|read-after-reply] [--server-args ARGS]
+//                    [--json FILE]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -27,18 +30,22 @@
 #include "bench/common/bench_report.hpp"
 #include "bench_programs.hpp"
 #include "child_process.hpp"
+#include "cli/heap_retention.hpp"
 #include "clients/common/request_client.hpp"
 #include "clients/common/slice_subscriber.hpp"
 #include "clients/detector/detector_preset.hpp"
 #include "clients/detector/scan_streamer.hpp"
 #include "ingest_step.hpp"
 #include "kernels/steady_clock.hpp"
+#include "live_viewer.hpp"
 #include "server/server_config.hpp"
 
 namespace slicestream::bench {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr const char* kLiveViewer = "live";
+constexpr const char* kReadAfterReply = "read-after-reply";
 
 struct Options {
   BenchPrograms programs;  // main() makes cuda the default backend
@@ -53,6 +60,12 @@ struct Options {
   // The viewer's receive queue (ZeroMQ RCVHWM): images it holds before it decodes them, which a
   // moved slice waits behind.
   int subscriber_hwm = 8;
+  // kLiveViewer: the viewer reads every publication as it arrives; kReadAfterReply: only after
+  // its SetSlice was answered (a viewer busy between moves).
+  std::string viewer = "live";
+  // Freed memory the viewer (this process) keeps for its next images; 0: the C library's own
+  // policy, as a viewer that does nothing about it has.
+  std::size_t viewer_retain_freed_mb = 0;
   std::string json;
   std::string work_dir;
 };
@@ -105,33 +118,64 @@ struct Move {
   std::uint64_t integrated = 0;
 };
 
-// One move: SetSlice, then the subscriber's publications until the moved slice arrives.
-Move move_slice(client::RequestClient& client, client::SliceSubscriber& subscriber,
-                const Options& o, const client::Orientation& orientation, int side) {
+bool is_moved_slice(const v1::SliceHeader& header, const Options& o,
+                    const client::Orientation& orientation) {
+  return header.slice_id() == o.slice_id && same_orientation(header.orientation(), orientation);
+}
+
+// The moved slice has arrived, whole, at `decoded`.
+Move arrived(const v1::SliceHeader& header, std::size_t values, SteadyClock::time_point decoded,
+             SteadyClock::time_point sent, std::uint64_t sent_ns, double reply_ms, int side) {
+  if (values != static_cast<std::size_t>(side) * static_cast<std::size_t>(side)) {
+    throw std::runtime_error("the moved slice arrived with the wrong size");
+  }
   Move m;
+  m.reply_ms = reply_ms;
+  m.shown_ms = 1e3 * std::chrono::duration<double>(decoded - sent).count();
+  m.published_ms =
+      1e-6 * (static_cast<double>(header.published_ns()) - static_cast<double>(sent_ns));
+  m.integrated = header.projections_integrated();
+  return m;
+}
+
+double set_slice(client::RequestClient& client, const Options& o,
+                 const client::Orientation& orientation, int side) {
   const SteadyClock::time_point sent = SteadyClock::now();
-  const std::uint64_t sent_ns = steady_now_ns();
   const client::Response reply = client.set_slice(
       o.slice_id, orientation, static_cast<std::uint32_t>(side), static_cast<std::uint32_t>(side));
-  m.reply_ms = 1e3 * seconds_since(sent);
   if (!reply.ok()) throw std::runtime_error("SetSlice refused: " + reply.reply.message());
+  return 1e3 * seconds_since(sent);
+}
+
+// One move seen by a live viewer: armed for the new orientation, then SetSlice.
+Move move_slice_live(client::RequestClient& client, LiveViewer& viewer, const Options& o,
+                     const client::Orientation& orientation, int side) {
+  viewer.expect([&o, orientation](const v1::SliceHeader& header) {
+    return is_moved_slice(header, o, orientation);
+  });
+  const SteadyClock::time_point sent = SteadyClock::now();
+  const std::uint64_t sent_ns = steady_now_ns();
+  const double reply_ms = set_slice(client, o, orientation, side);
+  const std::optional<LiveViewer::Arrival> arrival = viewer.wait(sent + std::chrono::seconds(10));
+  if (!arrival) throw std::runtime_error("the moved slice was not published within 10 s");
+  return arrived(arrival->header, arrival->values, arrival->decoded, sent, sent_ns, reply_ms, side);
+}
+
+// One move seen by a viewer that reads only after its SetSlice was answered: what the server
+// published meanwhile, up to its receive queue, comes first.
+Move move_slice_reading_after(client::RequestClient& client, client::SliceSubscriber& subscriber,
+                              const Options& o, const client::Orientation& orientation, int side) {
+  const SteadyClock::time_point sent = SteadyClock::now();
+  const std::uint64_t sent_ns = steady_now_ns();
+  const double reply_ms = set_slice(client, o, orientation, side);
   while (true) {
     const int left_ms = 10000 - static_cast<int>(1e3 * seconds_since(sent));
     if (left_ms <= 0) throw std::runtime_error("the moved slice was not published within 10 s");
     std::optional<client::Publication> p = subscriber.receive(left_ms);
     if (!p || p->topic != client::Topic::kSlice) continue;
-    const v1::SliceHeader& header = p->header.slice();
-    if (header.slice_id() != o.slice_id || !same_orientation(header.orientation(), orientation)) {
-      continue;
-    }
-    m.shown_ms = 1e3 * seconds_since(sent);
-    m.published_ms =
-        1e-6 * (static_cast<double>(header.published_ns()) - static_cast<double>(sent_ns));
-    m.integrated = header.projections_integrated();
-    if (p->values.size() != static_cast<std::size_t>(side) * static_cast<std::size_t>(side)) {
-      throw std::runtime_error("the moved slice arrived with the wrong size");
-    }
-    return m;
+    if (!is_moved_slice(p->header.slice(), o, orientation)) continue;
+    return arrived(p->header.slice(), p->values.size(), SteadyClock::now(), sent, sent_ns, reply_ms,
+                   side);
   }
 }
 
@@ -164,6 +208,8 @@ int run(const Options& o, Report& report) {
   std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
   const std::string backend = status.backend() + " (" + status.backend_device() + ")";
   client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm);
+  std::unique_ptr<LiveViewer> live;
+  if (o.viewer == kLiveViewer) live = std::make_unique<LiveViewer>(subscriber);
   ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");
   wait_for_window(*client, static_cast<std::uint64_t>(window), *server);
   // The box the preset's slices span: as wide as the detector at the axis.
@@ -172,12 +218,16 @@ int run(const Options& o, Report& report) {
           ? (preset.source_origin_mm + preset.origin_detector_mm) / preset.source_origin_mm
           : 1.0;
   const double side_mm = cols * preset.pixel_size_mm / magnification;
+  const SteadyClock::time_point moves_start = SteadyClock::now();
+  const std::uint64_t bytes_before_moves = live ? live->slice_bytes_received() : 0;
   std::vector<double> reply_ms;
   std::vector<double> shown_ms;
   std::vector<double> published_ms;
   for (int k = 0; k < o.moves; ++k) {
     const double angle = kPi * (0.1 + 0.37 * k);
-    const Move m = move_slice(*client, subscriber, o, vertical_slice(angle, side_mm), side);
+    const client::Orientation orientation = vertical_slice(angle, side_mm);
+    const Move m = live ? move_slice_live(*client, *live, o, orientation, side)
+                        : move_slice_reading_after(*client, subscriber, o, orientation, side);
     reply_ms.push_back(m.reply_ms);
     shown_ms.push_back(m.shown_ms);
     published_ms.push_back(m.published_ms);
@@ -189,6 +239,15 @@ int run(const Options& o, Report& report) {
         .set("projections integrated", static_cast<double>(m.integrated), 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  const SteadyClock::time_point moves_end = SteadyClock::now();
+  std::vector<double> wire_ms;
+  double viewer_gb_per_s = 0;
+  if (live) {
+    wire_ms = live->publication_to_decoded_ms();
+    viewer_gb_per_s = 1e-9 *
+                      static_cast<double>(live->slice_bytes_received() - bytes_before_moves) /
+                      std::chrono::duration<double>(moves_end - moves_start).count();
+  }
   streamer.stop(std::chrono::seconds(5));
   server->stop(std::chrono::seconds(30));
   report.add("summary")
@@ -199,11 +258,17 @@ int run(const Options& o, Report& report) {
       .set("frames/s streamed", o.fps)
       .set("moves", static_cast<double>(o.moves), 0)
       .set("subscriber HWM", static_cast<double>(o.subscriber_hwm), 0)
+      .set("viewer", o.viewer)
+      .set("viewer retain MiB", static_cast<double>(o.viewer_retain_freed_mb), 0)
       .set("reply median ms", percentile(reply_ms, 0.5))
       .set("published median ms", percentile(published_ms, 0.5))
       .set("slice received median ms", percentile(shown_ms, 0.5))
       .set("slice received p90 ms", percentile(shown_ms, 0.9))
-      .set("slice received max ms", percentile(shown_ms, 1.0));
+      .set("slice received max ms", percentile(shown_ms, 1.0))
+      // Every slice the live viewer received (routine updates too): published -> decoded.
+      .set("any slice published->decoded median ms", percentile(wire_ms, 0.5))
+      .set("any slice published->decoded p90 ms", percentile(wire_ms, 0.9))
+      .set("viewer GB/s", viewer_gb_per_s);
   report.note("backend", backend);
   return 0;
 }
@@ -228,9 +293,18 @@ int main(int argc, char** argv) {
   app.add_option("--subscriber-hwm", o.subscriber_hwm,
                  "the viewer's receive queue in messages (its ZeroMQ RCVHWM)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--viewer", o.viewer,
+                 "live: the viewer reads every publication as it arrives (default); "
+                 "read-after-reply: it reads only once its SetSlice was answered")
+      ->check(CLI::IsMember({kLiveViewer, kReadAfterReply}));
+  app.add_option("--viewer-retain-freed-mb", o.viewer_retain_freed_mb,
+                 "freed memory the viewer keeps mapped for its next images, MiB (the server's "
+                 "--retain-freed-mb for this process; default 0: the C library's policy)");
   app.add_option("--json", o.json, "write the results as JSON to FILE");
   CLI11_PARSE(app, argc, argv);
   if (!programs_runnable(o.programs)) return 1;
+  const std::string heap = slicestream::cli::apply_heap_retention(o.viewer_retain_freed_mb);
+  if (!heap.empty()) std::fprintf(stderr, "slice_move_bench: %s\n", heap.c_str());
   char pattern[] = "/tmp/slicestream-slice-move.XXXXXX";
   if (mkdtemp(pattern) == nullptr) {
     std::perror("mkdtemp");

@@ -48,6 +48,7 @@ MemoryAccount MemoryBudget::add_account() {
 
 std::shared_ptr<MemoryCharge> MemoryBudget::try_charge(std::size_t bytes,
                                                        std::size_t replaced_bytes) {
+  std::lock_guard<std::mutex> lock(charging_mutex_);
   const std::size_t used = used_bytes();
   const std::size_t counted = used > replaced_bytes ? used - replaced_bytes : 0;
   if (counted + bytes > limit_bytes()) return nullptr;

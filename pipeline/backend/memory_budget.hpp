@@ -7,8 +7,9 @@
 //
 // The budget is the sum of its accounts: the backend registers the ones it reports on its own
 // (targets, refiners, scan) and everyone else charges the budget's own account through
-// try_charge. Charges checked at the same moment on different threads can overshoot the limit
-// by at most those charges (the check and the charge are not one atomic step).
+// try_charge, whose check and charge are one step. A backend account that grows while a
+// try_charge checks can overshoot the limit by at most that growth (the backend checks its own
+// growth against the budget before it allocates).
 #pragma once
 
 #include <atomic>
@@ -47,6 +48,7 @@ class MemoryBudget {
   std::atomic<std::size_t> limit_bytes_;
   MemoryAccount own_;
   mutable std::mutex accounts_mutex_;
+  std::mutex charging_mutex_;  // try_charge's check and charge, one caller at a time
   std::vector<MemoryAccount> accounts_;
 };
 

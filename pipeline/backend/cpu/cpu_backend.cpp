@@ -82,9 +82,11 @@ void CpuBackend::begin_scan(const ScanSetup& setup) {
   const std::size_t needed = store_bytes + in_flight_bytes + calibration_bytes;
   const std::size_t targets = m.target_bytes->load();
   const std::size_t refiners = m.refiner_bytes->load();
-  // The scan replaces the previous one's store and buffers.
+  // The scan replaces the previous one's store and buffers. Its room is held from the check
+  // until the scan's account says the same, so that no other charge takes it meanwhile.
   const std::size_t others = m.used() - m.scan_bytes->load();
-  if (needed + others > m.memory_limit()) {
+  const std::shared_ptr<MemoryCharge> room = m.budget->try_charge(needed, m.scan_bytes->load());
+  if (!room) {
     std::ostringstream out;
     out << "cpu backend: the scan does not fit in the memory limit of " << mib(m.memory_limit())
         << ": projection store " << slots << " x " << setup.geometry.detector.rows << " x "
@@ -236,9 +238,13 @@ void CpuBackend::read_rows(ProjectionBuffer& projection, int row_begin, int coun
 
 std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& setup) {
   Impl& m = *impl_;
-  // Whatever the scan, the targets and the other refiners leave of the memory limit.
-  const std::size_t used = m.used();
-  const std::size_t left = used < m.memory_limit() ? m.memory_limit() - used : 1;
+  // The estimate's room is held while the matrix is built (the refiner then charges what it
+  // holds), so that no other charge takes it meanwhile. Without room, the refiner is refused
+  // with what is left (below the estimate even when a charge that took it has gone since).
+  const std::size_t estimate = estimated_cpu_refiner_bytes(setup);
+  const std::shared_ptr<MemoryCharge> room = m.budget->try_charge(estimate);
+  const std::size_t left =
+      room ? 0 : std::max<std::size_t>(1, std::min(m.budget->free_bytes(), estimate - 1));
   return make_cpu_slice_refiner(setup, m.workers, left, m.refiner_bytes);
 }
 
@@ -258,11 +264,12 @@ std::unique_ptr<ReconTarget> CpuBackend::create_target(const GridSpec& grid) {
     throw BackendError("cpu backend: target grid must have a positive size");
   }
   const std::size_t bytes = grid.points() * sizeof(float);
-  const std::size_t used = m.used();
-  if (used + bytes > m.memory_limit()) {
+  // Held until the target has charged its own bytes, so that no other charge takes the room.
+  const std::shared_ptr<MemoryCharge> room = m.budget->try_charge(bytes);
+  if (!room) {
     throw BackendError("cpu backend: a " + std::to_string(grid.width) + " x " +
                        std::to_string(grid.height) + " x " + std::to_string(grid.depth) +
-                       " target (" + mib(bytes) + ") does not fit: " + mib(used) +
+                       " target (" + mib(bytes) + ") does not fit: " + mib(m.used()) +
                        " in use, limit " + mib(m.memory_limit()));
   }
   try {

@@ -3,10 +3,13 @@
 // hand out (a restarted viewer gets a new scene first).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "clients/common/request_client.hpp"
+#include "tests/common/time_scale.hpp"
 #include "tests/server/live_subscriber.hpp"
 #include "tests/server/loopback_support.hpp"
 #include "tests/server/phantom_scan.hpp"
@@ -193,6 +196,21 @@ TEST(Recast3dRobustness, AnAbsentOrSilentViewerNeverHoldsThePipeline) {
 // The bridge's copies of the images for the viewer count against the memory budget: without room
 // they are not kept (counted in recast3d_over_budget), the budget is never exceeded, and the
 // viewer gets the images again once there is room.
+// Waits until the budget's charge has not changed for a while: what was in flight (publications
+// ZeroMQ still held, the bridge's copies) has left. False when it keeps changing for 20 s.
+bool wait_until_settled(const SharedMemoryBudget& budget) {
+  const auto quiet = std::chrono::milliseconds(test::scaled_ms(300));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::size_t used = budget->used_bytes();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(quiet);
+    const std::size_t now = budget->used_bytes();
+    if (now == used) return true;
+    used = now;
+  }
+  return false;
+}
+
 TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCountedNotKept) {
   TestViewer viewer("tcp://127.0.0.1:*", "tcp://127.0.0.1:*");
   BridgedScan bridged(viewer.requests_address(), viewer.updates_address());
@@ -207,12 +225,12 @@ TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCounte
       image_bytes = std::max(image_bytes, image.values.size() * sizeof(float));
   }
   server.wait_idle();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was in flight has left
+  const SharedMemoryBudget& budget = server.backend().host_memory();
+  ASSERT_TRUE(wait_until_settled(budget));
 
   // The viewer's slices are client slices (SetSlice from the bridge): each holds the room of its
   // publications already. Less room than the bridge's copy of one image (the copy and its packet)
   // is left.
-  const SharedMemoryBudget& budget = server.backend().host_memory();
   auto others = budget->try_charge(budget->free_bytes() - image_bytes);
   ASSERT_TRUE(others);
   std::uint64_t images_before = 0;
@@ -222,7 +240,7 @@ TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCounte
   }
   adapter.send_projections(scan, kProjections, 10);
   server.wait_idle();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(wait_until_settled(budget));
   EXPECT_GT(server.counters().at("recast3d_over_budget"), 0u);
   EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
   EXPECT_GT(server.metrics().slices_published, 0u) << "the pipeline's own publications went on";
