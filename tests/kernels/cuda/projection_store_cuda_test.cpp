@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "kernels/cpu/slot_replacement_cpu.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
-#include "kernels/tensorcore/half_float.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
 
 namespace slicestream {
@@ -54,11 +54,26 @@ const cuda::ProjectionStorage kStorages[] = {cuda::ProjectionStorage::kTexture,
                                              cuda::ProjectionStorage::kTextureHalf,
                                              cuda::ProjectionStorage::kLinear};
 
+cpu::SlotTexels texels_of(cuda::ProjectionStorage storage) {
+  return storage == cuda::ProjectionStorage::kTextureHalf ? cpu::SlotTexels::kFloat16
+                                                          : cpu::SlotTexels::kFloat32;
+}
+
+cpu::SlotScratch scratch_of(cuda::ScratchContent content) {
+  switch (content) {
+    case cuda::ScratchContent::kDifference:
+      return cpu::SlotScratch::kDifference;
+    case cuda::ScratchContent::kOldProjection:
+      return cpu::SlotScratch::kOldProjection;
+    default:
+      return cpu::SlotScratch::kUnchanged;
+  }
+}
+
 // `values` as the store keeps them: fp16 texels round each value to nearest (ties to even).
 std::vector<float> as_stored(std::vector<float> values, cuda::ProjectionStorage storage) {
-  if (storage != cuda::ProjectionStorage::kTextureHalf) return values;
   for (float& v : values)
-    v = tensorcore::half_bits_to_float(tensorcore::float_to_half_bits(v));
+    v = cpu::as_stored(v, texels_of(storage));
   return values;
 }
 
@@ -112,18 +127,12 @@ void check_batches(cuda::ProjectionStorage storage) {
       const float* device = fresh();
       const cuda::ScratchContent mode = modes[n++ % 3];
       batch.push_back({slot, device, mode});
-      const std::vector<float> values = as_stored(test::to_host(device, shape.pixels()), storage);
-      std::vector<float>& stored = contents[static_cast<std::size_t>(slot)];
+      // The CPU twin of the pass: the expected slot and scratch.
+      const std::vector<float> values = test::to_host(device, shape.pixels());
       std::vector<float> scratch;
-      if (mode == cuda::ScratchContent::kDifference) {
-        scratch.resize(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i)
-          scratch[i] = values[i] - stored[i];
-      } else if (mode == cuda::ScratchContent::kOldProjection) {
-        scratch = stored;
-      }
+      cpu::replace_slot(shape, {values.data(), shape.cols}, texels_of(storage), scratch_of(mode),
+                        contents[static_cast<std::size_t>(slot)], scratch);
       expected_scratch.push_back(scratch);
-      stored = values;
     }
     store.replace_slots(batch, stream.get());
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
