@@ -97,7 +97,7 @@ class ProjectionTextureStore {
   // one pass over the data: for entry i, reads the old content of its slot where `scratch` asks
   // for it, leaves new - old or old in scratch layer i, and writes the projection into the slot in
   // place (cropping rows that lie row_pitch apart). Throws CudaError for a repeated slot, a row
-  // pitch below cols or too large a batch. cpu::replace_slot (kernels/cpu/) is its CPU twin.
+  // pitch below cols or too large a batch. cpu::replace_slot (tests/support/) is its CPU twin.
   void replace_slots(const std::vector<SlotReplacement>& batch, cudaStream_t stream);
   // What replace_slots enqueues, appended to `sequence` (graph replay).
   void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence);

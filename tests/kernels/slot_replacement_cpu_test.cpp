@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/cpu/slot_replacement_cpu.hpp"
+#include "tests/support/slot_replacement_cpu.hpp"
 
 namespace slicestream {
 namespace {

@@ -9,32 +9,19 @@
 #include <vector>
 
 #include "kernels/cpu/ramp_filter_cpu.hpp"
-#include "kernels/cpu/slot_replacement_cpu.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
 #include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
+#include "tests/kernels/cuda/projection_store_test_support.hpp"
 
 namespace slicestream {
 namespace {
 
 using test::RandomSource;
-
-std::vector<float> read_slot(const cuda::ProjectionTextureStore& store, int slot,
-                             cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_slot(slot, out.data(), stream);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
-
-std::vector<float> read_scratch(const cuda::ProjectionTextureStore& store, int index,
-                                cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_scratch(out.data(), stream, index);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
+using test::read_scratch;
+using test::read_slot;
+using test::texels_of;
 
 // A dense projection uploaded into a buffer of `floats` floats (its first pixels()).
 cuda::DeviceBuffer<float> upload(const std::vector<float>& dense, std::size_t floats) {
@@ -58,11 +45,6 @@ std::vector<float> cropped(const std::vector<float>& rows, DetectorShape shape, 
 double relative_or_zero(const std::vector<float>& actual, const std::vector<float>& expected) {
   return test::max_abs(expected) == 0.0 ? test::max_abs(actual)
                                         : test::relative_error(actual, expected);
-}
-
-cpu::SlotTexels texels_of(cuda::ProjectionStorage storage) {
-  return storage == cuda::ProjectionStorage::kTextureHalf ? cpu::SlotTexels::kFloat16
-                                                          : cpu::SlotTexels::kFloat32;
 }
 
 struct Mode {

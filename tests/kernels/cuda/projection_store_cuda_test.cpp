@@ -6,31 +6,19 @@
 #include <cstdio>
 #include <vector>
 
-#include "kernels/cpu/slot_replacement_cpu.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
+#include "tests/kernels/cuda/projection_store_test_support.hpp"
 
 namespace slicestream {
 namespace {
 
 using test::RandomSource;
-
-std::vector<float> read_slot(const cuda::ProjectionTextureStore& store, int slot,
-                             cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_slot(slot, out.data(), stream);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
-
-std::vector<float> read_scratch(const cuda::ProjectionTextureStore& store, int index,
-                                cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_scratch(out.data(), stream, index);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
+using test::read_scratch;
+using test::read_slot;
+using test::scratch_of;
+using test::texels_of;
 
 TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
   SLICESTREAM_REQUIRE_GPU();
@@ -53,22 +41,6 @@ TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
 const cuda::ProjectionStorage kStorages[] = {cuda::ProjectionStorage::kTexture,
                                              cuda::ProjectionStorage::kTextureHalf,
                                              cuda::ProjectionStorage::kLinear};
-
-cpu::SlotTexels texels_of(cuda::ProjectionStorage storage) {
-  return storage == cuda::ProjectionStorage::kTextureHalf ? cpu::SlotTexels::kFloat16
-                                                          : cpu::SlotTexels::kFloat32;
-}
-
-cpu::SlotScratch scratch_of(cuda::ScratchContent content) {
-  switch (content) {
-    case cuda::ScratchContent::kDifference:
-      return cpu::SlotScratch::kDifference;
-    case cuda::ScratchContent::kOldProjection:
-      return cpu::SlotScratch::kOldProjection;
-    default:
-      return cpu::SlotScratch::kUnchanged;
-  }
-}
 
 // `values` as the store keeps them: fp16 texels round each value to nearest (ties to even).
 std::vector<float> as_stored(std::vector<float> values, cuda::ProjectionStorage storage) {

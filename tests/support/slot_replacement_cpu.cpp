@@ -1,4 +1,4 @@
-#include "kernels/cpu/slot_replacement_cpu.hpp"
+#include "tests/support/slot_replacement_cpu.hpp"
 
 #include <cstddef>
 #include <stdexcept>
