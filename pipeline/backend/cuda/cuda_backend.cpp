@@ -204,6 +204,7 @@ void CudaBackend::filter(ProjectionBuffer& projection) {
       s.ramp->set_config(m.filter_config, stream);
       m.filter_config_pending = false;
     }
+    // Padded rows are no input for another filtering (it reads dense rows).
     if (p.row_pitch() != s.setup.geometry.detector.cols) {
       throw BackendError("cuda backend: projection filtered twice");
     }
