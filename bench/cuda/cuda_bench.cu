@@ -304,8 +304,9 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, detector,
                                           {32, 4, 0, interpolation_of(storage), false});
+  // Graphs for every padded buffer and the dense layout's one: none re-captured while timed.
   cuda::RampFilterCuda filter(detector, {FilterWindow::kRamLak, 1.0f}, /*use_graph=*/true,
-                              kMaxBenchBatch);
+                              kMaxBenchBatch + 1);
   const cuda::FilteredRows kLayouts[] = {cuda::FilteredRows::kDense, cuda::FilteredRows::kPadded};
   std::vector<cuda::DeviceBuffer<float>> buffers[2];  // per layout, one per batch entry
   for (int l = 0; l < 2; ++l) {

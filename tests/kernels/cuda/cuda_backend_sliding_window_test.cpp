@@ -25,7 +25,7 @@ constexpr int kRotations = 4;
 
 void run_sliding_window(const CudaBackendOptions& options) {
   const PhantomScan scan =
-      phantom_scan(BeamKind::kCone, {37, 53}, 12, {FilterWindow::kHamming, 0.85f}, 16);
+      phantom_scan(BeamKind::kCone, {37, 53}, 15, {FilterWindow::kHamming, 0.85f}, 16);
   ScanSetup setup = scan.setup;
   setup.max_projection_batch = kBatch;
   const int window = scan.window;
