@@ -1,7 +1,7 @@
 // The CUDA backend's whole per-frame sequence as the pipeline drives it (preprocess with
 // counters, filter, store update into three live slices), timed on the host for a stream of
-// frames: CUDA graphs against kernel-by-kernel launches, texture layers written against skipped,
-// store updates one by one against batches.
+// frames: CUDA graphs against kernel-by-kernel launches, store updates one by one against
+// batches, the filter's crop fused into the store update against a pass of its own.
 #pragma once
 
 #include "bench_report.hpp"

@@ -2,8 +2,9 @@
 // KernelKit set-ups (cone and parallel; kernel only and with the store re-filled from device
 // memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16 texels,
 // exact fp32 rows), and the incremental per-projection refresh (one by one and in batches of 1,
-// 2, 4, 8), and the CUDA backend's whole per-frame sequence for a stream of FleX-ray frames with
-// and without CUDA graphs. Prints tables; --json FILE writes every number.
+// 2, 4, 8; from the filter on, with its crop fused into the store update and as a pass of its
+// own, in batches of 1 and 8), and the CUDA backend's whole per-frame sequence for a stream of
+// FleX-ray frames with and without CUDA graphs. Prints tables; --json FILE writes every number.
 //
 //   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--frames N]
 //              [--json FILE]
@@ -28,6 +29,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_probe.hpp"
+#include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "texture_ceiling.hpp"
 
 namespace slicestream::bench {
@@ -287,6 +289,83 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   }
 }
 
+// The incremental refresh from the filter on, per arriving projection (batches of 1 and 8, as
+// the backend runs them: one filter launch per projection, one replacement pass and one
+// backprojection per batch): the filter's crop in a pass of its own and the replacement reading
+// the dense copy ("split": pad, R2C, gains, C2R, crop; replace; BP) against the filter's padded
+// rows cropped by the replacement pass itself ("fused": pad, R2C, gains, C2R; replace with crop;
+// BP), side by side in one run, and each stage alone. The filter runs as the backend's graphs.
+// Each repetition filters the buffers' previous output again: times do not depend on the values.
+void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
+  cuda::ProjectionTextureStore& store = scene.store(storage);
+  const DetectorShape detector = scene.spec.detector;
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const BatchedUpdate update{scene, store, angular_weight(n)};
+  const cuda::Backprojector backprojector(scene.beam, detector,
+                                          {32, 4, 0, interpolation_of(storage), false});
+  // Graphs for every padded buffer and the dense layout's one: none re-captured while timed.
+  cuda::RampFilterCuda filter(detector, {FilterWindow::kRamLak, 1.0f}, /*use_graph=*/true,
+                              kMaxBenchBatch + 1);
+  const cuda::FilteredRows kLayouts[] = {cuda::FilteredRows::kDense, cuda::FilteredRows::kPadded};
+  std::vector<cuda::DeviceBuffer<float>> buffers[2];  // per layout, one per batch entry
+  for (int l = 0; l < 2; ++l) {
+    for (int i = 0; i < kMaxBenchBatch; ++i) {
+      buffers[l].emplace_back(cuda::RampFilterCuda::buffer_floats(detector, kLayouts[l]));
+      SLICESTREAM_CUDA_CHECK(cudaMemcpy(buffers[l].back().data(), scene.projection(i + 1),
+                                        detector.pixels() * sizeof(float),
+                                        cudaMemcpyDeviceToDevice));
+    }
+  }
+  auto filter_batch = [&](int l, int batch, cudaStream_t s) {
+    for (int i = 0; i < batch; ++i)
+      filter.filter(buffers[l][static_cast<std::size_t>(i)].data(), s, kLayouts[l]);
+  };
+  auto replace_batch = [&](int l, int first, int batch, cudaStream_t s) {
+    std::vector<cuda::SlotReplacement> entries;
+    for (int i = 0; i < batch; ++i) {
+      entries.push_back({first + i, buffers[l][static_cast<std::size_t>(i)].data(),
+                         cuda::ScratchContent::kDifference,
+                         cuda::RampFilterCuda::row_pitch(detector, kLayouts[l])});
+    }
+    store.replace_slots(entries, s);
+  };
+  for (int batch : {1, kMaxBenchBatch}) {
+    if (batch > store.scratch_layers()) continue;
+    auto us = [&](auto&& enqueue_batch) {
+      return us_per_frame(reps, frames, batch, enqueue_batch);
+    };
+    double total_us[2];
+    double filter_us[2];
+    double replace_us[2];
+    for (int l = 0; l < 2; ++l) {
+      total_us[l] = us([&](int k, cudaStream_t s) {
+        filter_batch(l, batch, s);
+        replace_batch(l, k, batch, s);
+        backprojector.run(update.jobs(k, batch), s);
+      });
+      filter_us[l] = us([&](int, cudaStream_t s) { filter_batch(l, batch, s); });
+      replace_us[l] = us([&](int k, cudaStream_t s) { replace_batch(l, k, batch, s); });
+    }
+    const double bp_us =
+        us([&](int k, cudaStream_t s) { backprojector.run(update.jobs(k, batch), s); });
+    report.add("incremental refresh from the filter")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("storage", cuda::to_string(storage))
+        .set("batch", static_cast<double>(batch))
+        .set("split us", total_us[0])
+        .set("fused us", total_us[1])
+        .set("split / fused", total_us[0] / total_us[1])
+        .set("fused minus filter us", total_us[1] - filter_us[1])
+        .set("filter+crop us", filter_us[0])
+        .set("filter padded us", filter_us[1])
+        .set("replace us", replace_us[0])
+        .set("replace+crop us", replace_us[1])
+        .set("BP us", bp_us);
+  }
+}
+
 // For a profiler (ncu): one batched incremental update of `batch` projections (the backend's
 // default storage) run twice, the first as a warm-up, the second between
 // cudaProfilerStart/Stop.
@@ -358,6 +437,7 @@ int run(int argc, char** argv) {
       for (cuda::ProjectionStorage storage : kBenchStorages) {
         incremental(*scene, storage, std::max(3, reps / 4), report);
         incremental_batches(*scene, storage, std::max(3, reps / 4), report);
+        filtered_refresh(*scene, storage, std::max(3, reps / 4), report);
       }
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
@@ -376,6 +456,7 @@ int run(int argc, char** argv) {
   report.print("quasi-3D full recompute");
   report.print("incremental refresh per projection");
   report.print("batched incremental refresh");
+  report.print("incremental refresh from the filter");
   report.print("backend per-frame sequence");
   report.write_json(json_path, device.name);
   std::printf("\nJSON: %s\n", json_path.c_str());

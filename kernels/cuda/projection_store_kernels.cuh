@@ -31,6 +31,7 @@ struct SlotAccess {
 
 struct ReplaceEntry {
   const float* projection;
+  int row_pitch;  // floats between the projection's rows (>= cols)
   SlotAccess slot;
   SlotAccess scratch;
   int scratch_mode;
@@ -71,7 +72,8 @@ __device__ __forceinline__ void store_texel(const SlotAccess& a, int half_texels
 // The per-projection update, one thread per pixel, entry blockIdx.z of the batch: the old value
 // goes into the entry's scratch as new - old or old, then the new value overwrites the slot in
 // place. With fp16 texels the difference is taken from the values as stored (the new one rounded
-// first), so that the live slices and a recompute from the store agree.
+// first), so that the live slices and a recompute from the store agree. The new value is read at
+// the entry's row pitch: from the ramp filter's padded rows, this pass is also the filter's crop.
 __global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
@@ -79,7 +81,8 @@ __global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch)
   const ReplaceEntry& e = batch.entries[blockIdx.z];
   const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(batch.cols) +
                             static_cast<std::size_t>(col);
-  float fresh = e.projection[index];
+  float fresh = e.projection[static_cast<std::size_t>(row) * static_cast<std::size_t>(e.row_pitch) +
+                             static_cast<std::size_t>(col)];
   if (batch.half_texels != 0) fresh = __half2float(__float2half_rn(fresh));
   if (e.scratch_mode != kScratchUnchanged) {
     const float old_value = load_texel(e.slot, batch.half_texels, row, col, index);

@@ -225,6 +225,10 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
   for (std::size_t i = 0; i < batch.size(); ++i) {
     check_slot(batch[i].slot);
     if (batch[i].projection == nullptr) throw CudaError("projection store: no projection");
+    if (batch[i].row_pitch != 0 && batch[i].row_pitch < shape_.cols) {
+      throw CudaError("projection store: rows " + std::to_string(batch[i].row_pitch) +
+                      " floats apart for " + std::to_string(shape_.cols) + " columns");
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (batch[j].slot == batch[i].slot) {
         throw CudaError("projection store: slot " + std::to_string(batch[i].slot) +
@@ -247,6 +251,7 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
       const TextureRef scratch = scratch_ref(scratch_index);
       ReplaceEntry& e = params.entries[k];
       e.projection = r.projection;
+      e.row_pitch = r.row_pitch != 0 ? r.row_pitch : shape_.cols;
       e.slot = {is_texture(storage_) ? array_of(r.slot).surface : 0,
                 const_cast<float*>(slot.linear), slot.layer};
       e.scratch = {is_texture(storage_) ? scratch_->surface : 0, const_cast<float*>(scratch.linear),

@@ -53,11 +53,14 @@ struct TextureRef {
 enum class ScratchContent { kUnchanged, kDifference, kOldProjection };
 
 // One projection of a batched replacement: entry i of a batch leaves its scratch content in
-// scratch layer i.
+// scratch layer i. The projection's rows may lie further apart than cols (row_pitch floats, 0:
+// cols): the ramp filter's padded output (FilteredRows::kPadded) is cropped by the replacement
+// itself as it reads each row, so no pass of its own copies the filtered projection.
 struct SlotReplacement {
   int slot = 0;
-  const float* projection = nullptr;  // device, rows x cols floats
+  const float* projection = nullptr;  // device, rows rows of row_pitch floats (cols read)
   ScratchContent scratch = ScratchContent::kUnchanged;
+  int row_pitch = 0;
 };
 
 class LaunchSequence;
@@ -93,7 +96,8 @@ class ProjectionTextureStore {
   // The per-projection update of a batch of distinct slots (at most scratch_layers() entries) in
   // one pass over the data: for entry i, reads the old content of its slot where `scratch` asks
   // for it, leaves new - old or old in scratch layer i, and writes the projection into the slot in
-  // place. Throws CudaError for a repeated slot or too large a batch.
+  // place (cropping rows that lie row_pitch apart). Throws CudaError for a repeated slot, a row
+  // pitch below cols or too large a batch. cpu::replace_slot (tests/support/) is its CPU twin.
   void replace_slots(const std::vector<SlotReplacement>& batch, cudaStream_t stream);
   // What replace_slots enqueues, appended to `sequence` (graph replay).
   void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence);

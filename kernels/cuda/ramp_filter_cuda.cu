@@ -1,5 +1,6 @@
 #include "kernels/cuda/ramp_filter_cuda.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -62,7 +63,16 @@ std::size_t RampFilterCuda::device_bytes(DetectorShape shape) {
          2 * rows * bins * sizeof(float2);
 }
 
-RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph)
+int RampFilterCuda::row_pitch(DetectorShape shape, FilteredRows rows) {
+  return rows == FilteredRows::kPadded ? padded_filter_width(shape.cols) : shape.cols;
+}
+
+std::size_t RampFilterCuda::buffer_floats(DetectorShape shape, FilteredRows rows) {
+  return static_cast<std::size_t>(shape.rows) * static_cast<std::size_t>(row_pitch(shape, rows));
+}
+
+RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph,
+                               std::size_t graph_buffers)
     : shape_(shape),
       padded_width_(padded_filter_width(shape.cols)),
       bins_(padded_width_ / 2 + 1),
@@ -75,7 +85,8 @@ RampFilterCuda::RampFilterCuda(DetectorShape shape, const FilterConfig& config, 
   inverse_.make(padded_width_, bins_, padded_width_, CUFFT_C2R, shape.rows);
   set_config(config, nullptr);
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  if (use_graph) graph_ = std::make_unique<GraphReplayer>();
+  // At least the replayer's default: the dense layout needs one graph, kPadded one per buffer.
+  if (use_graph) graph_ = std::make_unique<GraphReplayer>(std::max<std::size_t>(8, graph_buffers));
 }
 
 void CufftPlan::make(int n, int in_stride, int out_stride, cufftType type, int batch) {
@@ -97,7 +108,7 @@ void RampFilterCuda::set_config(const FilterConfig& config, cudaStream_t stream)
                                          cudaMemcpyHostToDevice, stream));
 }
 
-LaunchSequence RampFilterCuda::sequence(float* projection) {
+LaunchSequence RampFilterCuda::sequence(float* projection, FilteredRows filtered_rows) {
   const int rows = shape_.rows;
   const auto row_count = static_cast<unsigned>(rows);
   LaunchSequence seq;
@@ -114,6 +125,14 @@ LaunchSequence RampFilterCuda::sequence(float* projection) {
   seq.add(KernelLaunch(&apply_gains_kernel, dim3(blocks_for(bins_), row_count), dim3(kThreads),
                        spectrum_.data(), gains_.data(), rows, bins_));
   const cufftHandle inverse = inverse_.get();
+  if (filtered_rows == FilteredRows::kPadded) {
+    // The output pointer is the projection's: a different captured work per buffer (its key).
+    seq.add_fixed(projection, [inverse, spectrum, projection](cudaStream_t stream) {
+      SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse, stream));
+      SLICESTREAM_CUFFT_CHECK(cufftExecC2R(inverse, spectrum, projection));
+    });
+    return seq;
+  }
   seq.add_fixed(&inverse_, [inverse, padded, spectrum](cudaStream_t stream) {
     SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse, stream));
     SLICESTREAM_CUFFT_CHECK(cufftExecC2R(inverse, spectrum, padded));
@@ -123,9 +142,9 @@ LaunchSequence RampFilterCuda::sequence(float* projection) {
   return seq;
 }
 
-void RampFilterCuda::filter(float* projection, cudaStream_t stream) {
+void RampFilterCuda::filter(float* projection, cudaStream_t stream, FilteredRows rows) {
   if (projection == nullptr) throw CudaError("ramp filter: no projection");
-  const LaunchSequence seq = sequence(projection);
+  const LaunchSequence seq = sequence(projection, rows);
   if (graph_) {
     graph_->launch(seq, stream);
   } else {

@@ -6,6 +6,13 @@
 // With graphs on, the whole sequence (pad, R2C, gains, C2R, unpad; cuFFT supports stream
 // capture) is one CUDA graph launch per projection; only the pad and unpad kernels' projection
 // pointer changes between launches (launch_sequence.hpp).
+//
+// FilteredRows::kPadded leaves out the unpad pass: the inverse transform writes every padded row
+// straight into the projection's buffer (rows x padded_width floats), and whoever reads the
+// projection next crops it at that pitch (the projection store's replacement pass, which reads
+// the filtered values once in any case). The C2R output pointer then changes per projection, and
+// cuFFT's captured work cannot be re-pointed, so graph replay keeps one graph per projection
+// buffer (graph_buffers at construction: the pool of buffers the caller cycles through).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -38,9 +45,17 @@ class CufftPlan {
   bool valid_ = false;
 };
 
+// Where filter() leaves the filtered rows.
+enum class FilteredRows {
+  kDense,   // in place: rows x cols floats, where the projection was
+  kPadded,  // rows x padded_width floats: row r's filtered values are its first cols
+};
+
 class RampFilterCuda {
  public:
-  RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph = false);
+  // `graph_buffers`: how many projection buffers kPadded filtering cycles through (graphs kept).
+  RampFilterCuda(DetectorShape shape, const FilterConfig& config, bool use_graph = false,
+                 std::size_t graph_buffers = 1);
   RampFilterCuda(const RampFilterCuda&) = delete;
   RampFilterCuda& operator=(const RampFilterCuda&) = delete;
 
@@ -50,11 +65,16 @@ class RampFilterCuda {
   // New gains for the projections filtered from now on; the upload is ordered on `stream`.
   void set_config(const FilterConfig& config, cudaStream_t stream);
 
-  // Filters `projection` (device, rows x cols floats) in place on `stream` (one graph launch with
-  // graphs on, else step by step).
-  void filter(float* projection, cudaStream_t stream);
+  // Filters `projection` (device, rows x cols floats on entry) on `stream`, leaving the result as
+  // `rows` says; the buffer must hold buffer_floats(rows) floats (one graph launch with graphs
+  // on, else step by step).
+  void filter(float* projection, cudaStream_t stream, FilteredRows rows = FilteredRows::kDense);
   // The per-projection work as a launch sequence (what filter() runs).
-  LaunchSequence sequence(float* projection);
+  LaunchSequence sequence(float* projection, FilteredRows rows = FilteredRows::kDense);
+
+  // Floats apart of consecutive filtered rows, and the buffer size each layout needs.
+  static int row_pitch(DetectorShape shape, FilteredRows rows);
+  static std::size_t buffer_floats(DetectorShape shape, FilteredRows rows);
 
   DetectorShape shape() const { return shape_; }
   int padded_width() const { return padded_width_; }

@@ -65,7 +65,10 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     store_options.storage = projection_storage(m.options);
     store_options.max_layers_per_array = m.options.max_layers_per_array;
     store_options.scratch_layers = std::max(1, setup.max_projection_batch);
-    const std::size_t frame_bytes = detector.pixels() * sizeof(float);
+    const cuda::FilteredRows rows_for_store = filtered_rows(m.options);
+    const std::size_t projection_floats =
+        cuda::RampFilterCuda::buffer_floats(detector, rows_for_store);
+    const std::size_t frame_bytes = projection_floats * sizeof(float);
     const std::size_t in_flight =
         (setup.projections_in_flight > 0 ? setup.projections_in_flight : kDefaultInFlight) +
         kSpareProjections;
@@ -101,8 +104,10 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
         std::make_unique<cuda::ProjectionTextureStore>(m.device, detector, slots, store_options);
     s->preprocessor = std::make_unique<cuda::Preprocessor>(detector, m.preprocess_stream->get(),
                                                            m.options.use_graphs);
-    s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter, m.options.use_graphs);
-    s->pool = std::make_shared<CudaProjectionPool>(detector.pixels(), in_flight);
+    s->filtered_rows = rows_for_store;
+    s->ramp = std::make_unique<cuda::RampFilterCuda>(detector, setup.filter, m.options.use_graphs,
+                                                     in_flight);
+    s->pool = std::make_shared<CudaProjectionPool>(projection_floats, in_flight);
     s->backprojector =
         std::make_unique<cuda::Backprojector>(setup.geometry.beam, detector, m.options.tuning);
     if (m.options.use_graphs) s->reconstruct_graph = std::make_unique<cuda::GraphReplayer>();
@@ -166,7 +171,7 @@ std::unique_ptr<ProjectionBuffer> CudaBackend::preprocess(const FrameView& raw,
       throw BackendError("cuda backend: frame shape or pixel type differs from the scan");
     }
     const CosineWeight cosine = make_cosine_weight(s.setup.geometry.beam, vector, shape);
-    auto out = std::make_unique<CudaProjection>(s.pool, s.id);
+    auto out = std::make_unique<CudaProjection>(s.pool, s.id, shape.cols);
     const cudaStream_t stream = m.preprocess_stream->get();
     std::lock_guard<std::mutex> lock(m.preprocess_mutex);
     out->last_use().wait_on(stream);  // an earlier user of the pooled buffer
@@ -199,9 +204,14 @@ void CudaBackend::filter(ProjectionBuffer& projection) {
       s.ramp->set_config(m.filter_config, stream);
       m.filter_config_pending = false;
     }
+    // Padded rows are no input for another filtering (it reads dense rows).
+    if (p.row_pitch() != s.setup.geometry.detector.cols) {
+      throw BackendError("cuda backend: projection filtered twice");
+    }
     p.last_use().wait_on(stream);
-    s.ramp->filter(p.values(), stream);
+    s.ramp->filter(p.values(), stream, s.filtered_rows);
     p.last_use().record(stream);
+    p.set_row_pitch(cuda::RampFilterCuda::row_pitch(s.setup.geometry.detector, s.filtered_rows));
   });
 }
 
@@ -220,10 +230,12 @@ void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int cou
     // nothing but it.
     const cudaStream_t stream = m.preprocess_stream->get();
     const std::size_t cols = static_cast<std::size_t>(shape.cols);
+    const std::size_t pitch = static_cast<std::size_t>(p.row_pitch());
     p.last_use().wait_on(stream);
-    SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(
-        host, p.values() + static_cast<std::size_t>(row_begin) * cols,
-        static_cast<std::size_t>(count) * cols * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    SLICESTREAM_CUDA_CHECK(cudaMemcpy2DAsync(
+        host, cols * sizeof(float), p.values() + static_cast<std::size_t>(row_begin) * pitch,
+        pitch * sizeof(float), cols * sizeof(float), static_cast<std::size_t>(count),
+        cudaMemcpyDeviceToHost, stream));
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
 }
@@ -316,6 +328,10 @@ cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options) {
   }
   return options.half_texels ? cuda::ProjectionStorage::kTextureHalf
                              : cuda::ProjectionStorage::kTexture;
+}
+
+cuda::FilteredRows filtered_rows(const CudaBackendOptions& options) {
+  return options.crop_in_store_update ? cuda::FilteredRows::kPadded : cuda::FilteredRows::kDense;
 }
 
 std::unique_ptr<TargetReadback> CudaBackend::read_target_async(const ReconTarget& target) {

@@ -3,7 +3,9 @@
 // stream, so no stage blocks the host except preprocess, which waits for its guard counters.
 //
 //   preprocess   pinned ring -> async upload -> fused expression kernel (kernels/cuda/preprocessor)
-//   filter       pad -> cuFFT R2C -> gains -> C2R -> unpad, plans per detector (ramp_filter_cuda)
+//   filter       pad -> cuFFT R2C -> gains -> C2R, plans per detector (ramp_filter_cuda); the
+//                C2R writes the padded rows into the projection's buffer, and the store's
+//                replacement pass crops them as it writes the slot (no unpad pass, no copy)
 //   reconstruct  ONE copy of the window (projection_texture_store: layered textures read with
 //                hardware filtering, or fp32 rows for exact interpolation), updated in place;
 //                one backprojection launch per call for all targets (backprojector);
@@ -20,6 +22,7 @@
 #include <string>
 
 #include "kernels/cuda/backprojector.hpp"
+#include "kernels/cuda/ramp_filter_cuda.hpp"
 #include "pipeline/backend/backend.hpp"
 
 namespace slicestream {
@@ -38,9 +41,16 @@ struct CudaBackendOptions {
   std::size_t reserve_bytes = std::size_t{256} << 20;
   // Per-frame work of each stage as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
+  // The filter leaves its padded rows and the store's replacement pass crops them while it writes
+  // the slot and the difference (false: the filter crops in a pass of its own, and the
+  // replacement reads the dense copy; projection buffers are then half as large).
+  bool crop_in_store_update = true;
 };
 // How the store keeps each projection for these options (one copy, as the interpolation reads it).
 cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options);
+// How the filter leaves each projection for the store, for these options: the one place that
+// decides whether the filter's crop is fused into the store's replacement pass.
+cuda::FilteredRows filtered_rows(const CudaBackendOptions& options);
 
 class CudaBackend final : public Backend {
  public:

@@ -83,6 +83,7 @@ struct ScanState {
   std::unique_ptr<cuda::ProjectionTextureStore> store;
   std::unique_ptr<cuda::Preprocessor> preprocessor;
   std::unique_ptr<cuda::RampFilterCuda> ramp;
+  cuda::FilteredRows filtered_rows = cuda::FilteredRows::kDense;  // filtered_rows(options)
   std::shared_ptr<CudaProjectionPool> pool;
   std::unique_ptr<cuda::Backprojector> backprojector;
   std::unique_ptr<cuda::GraphReplayer> reconstruct_graph;  // null without graphs

@@ -41,7 +41,8 @@ void CudaBackend::Impl::apply_run(ScanState& s, const UpdateRun& run,
   // Update k owns scratch layer k: the replacement pass computes new - old into it exactly
   // (kDifference) or keeps the old projection there (kNewMinusOld), and writes every new
   // projection into its slot in place; slots of a run are distinct, so a slot read by the
-  // backprojection holds its update's projection.
+  // backprojection holds its update's projection. A projection the filter left padded
+  // (filtered_rows) is cropped by this pass: it reads the filter's output once, no copy first.
   const std::size_t count = run.updates.size();
   std::vector<std::unique_ptr<ProjectionBuffer>> fresh(count);
   std::vector<cuda::SlotReplacement> replacements;
@@ -50,7 +51,8 @@ void CudaBackend::Impl::apply_run(ScanState& s, const UpdateRun& run,
     fresh[k] = std::move(updates[planned.index].projection);
     CudaProjection& projection = own_projection(*fresh[k], s);
     projection.last_use().wait_on(stream);  // filtered on the filter stream
-    replacements.push_back({planned.slot, projection.values(), scratch_content(planned.live)});
+    replacements.push_back(
+        {planned.slot, projection.values(), scratch_content(planned.live), projection.row_pitch()});
   }
   std::vector<cuda::BackprojectJob> jobs;
   for (const PlannedTarget& planned : run.targets) {

@@ -4,11 +4,11 @@
 
 namespace slicestream {
 
-CudaProjectionPool::CudaProjectionPool(std::size_t pixels, std::size_t preallocate)
-    : pixels_(pixels) {
+CudaProjectionPool::CudaProjectionPool(std::size_t floats, std::size_t preallocate)
+    : floats_(floats) {
   free_.reserve(preallocate);
   for (std::size_t i = 0; i < preallocate; ++i) {
-    free_.push_back(std::make_unique<PooledProjection>(pixels));
+    free_.push_back(std::make_unique<PooledProjection>(floats_));
     ++allocated_;
   }
 }
@@ -23,7 +23,7 @@ std::unique_ptr<PooledProjection> CudaProjectionPool::acquire() {
     }
   }
   ++allocated_;
-  return std::make_unique<PooledProjection>(pixels_);
+  return std::make_unique<PooledProjection>(floats_);
 }
 
 void CudaProjectionPool::release(std::unique_ptr<PooledProjection> buffer) {
@@ -31,8 +31,9 @@ void CudaProjectionPool::release(std::unique_ptr<PooledProjection> buffer) {
   free_.push_back(std::move(buffer));
 }
 
-CudaProjection::CudaProjection(std::shared_ptr<CudaProjectionPool> pool, std::uint64_t scan_id)
-    : pool_(std::move(pool)), buffer_(pool_->acquire()), scan_id_(scan_id) {}
+CudaProjection::CudaProjection(std::shared_ptr<CudaProjectionPool> pool, std::uint64_t scan_id,
+                               int cols)
+    : pool_(std::move(pool)), buffer_(pool_->acquire()), scan_id_(scan_id), row_pitch_(cols) {}
 
 CudaProjection::~CudaProjection() {
   if (buffer_) pool_->release(std::move(buffer_));

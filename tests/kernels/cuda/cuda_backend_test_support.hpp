@@ -93,7 +93,8 @@ inline void expect_same(Backend& cpu, Backend& gpu, const ReconTarget& a, const 
 }
 
 // The CUDA backend variants the tests run side by side with the CPU backend: the first two differ
-// only in graph replay.
+// only in graph replay; all but the last take the filter's padded rows into the store (the crop
+// fused into the replacement pass), the last crops them in a pass of the filter's own.
 struct Variant {
   const char* name;
   CudaBackendOptions options;
@@ -108,10 +109,13 @@ inline std::vector<Variant> variants() {
   CudaBackendOptions texture;  // the defaults
   CudaBackendOptions half = texture;
   half.half_texels = true;
+  CudaBackendOptions separate_crop = texture;  // the filter crops in a pass of its own
+  separate_crop.crop_in_store_update = false;
   return {{"exact, step by step", exact_eager},
           {"exact, graphs", exact_graphs},
           {"texture (default)", texture},
-          {"texture, fp16 texels", half}};
+          {"texture, fp16 texels", half},
+          {"texture, filter crop in a pass of its own", separate_crop}};
 }
 
 // A circular scan of uint16 frames of the phantom in a 20 mm box.

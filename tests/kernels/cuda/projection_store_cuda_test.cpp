@@ -8,29 +8,17 @@
 
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/projection_texture_store.hpp"
-#include "kernels/tensorcore/half_float.hpp"
 #include "tests/kernels/cuda/cuda_test_support.hpp"
+#include "tests/kernels/cuda/projection_store_test_support.hpp"
 
 namespace slicestream {
 namespace {
 
 using test::RandomSource;
-
-std::vector<float> read_slot(const cuda::ProjectionTextureStore& store, int slot,
-                             cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_slot(slot, out.data(), stream);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
-
-std::vector<float> read_scratch(const cuda::ProjectionTextureStore& store, int index,
-                                cudaStream_t stream) {
-  cuda::DeviceBuffer<float> out(store.shape().pixels());
-  store.read_scratch(out.data(), stream, index);
-  SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return test::to_host(out.data(), out.size());
-}
+using test::read_scratch;
+using test::read_slot;
+using test::scratch_of;
+using test::texels_of;
 
 TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
   SLICESTREAM_REQUIRE_GPU();
@@ -56,9 +44,8 @@ const cuda::ProjectionStorage kStorages[] = {cuda::ProjectionStorage::kTexture,
 
 // `values` as the store keeps them: fp16 texels round each value to nearest (ties to even).
 std::vector<float> as_stored(std::vector<float> values, cuda::ProjectionStorage storage) {
-  if (storage != cuda::ProjectionStorage::kTextureHalf) return values;
   for (float& v : values)
-    v = tensorcore::half_bits_to_float(tensorcore::float_to_half_bits(v));
+    v = cpu::as_stored(v, texels_of(storage));
   return values;
 }
 
@@ -112,18 +99,12 @@ void check_batches(cuda::ProjectionStorage storage) {
       const float* device = fresh();
       const cuda::ScratchContent mode = modes[n++ % 3];
       batch.push_back({slot, device, mode});
-      const std::vector<float> values = as_stored(test::to_host(device, shape.pixels()), storage);
-      std::vector<float>& stored = contents[static_cast<std::size_t>(slot)];
+      // The CPU twin of the pass: the expected slot and scratch.
+      const std::vector<float> values = test::to_host(device, shape.pixels());
       std::vector<float> scratch;
-      if (mode == cuda::ScratchContent::kDifference) {
-        scratch.resize(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i)
-          scratch[i] = values[i] - stored[i];
-      } else if (mode == cuda::ScratchContent::kOldProjection) {
-        scratch = stored;
-      }
+      cpu::replace_slot(shape, {values.data(), shape.cols}, texels_of(storage), scratch_of(mode),
+                        contents[static_cast<std::size_t>(slot)], scratch);
       expected_scratch.push_back(scratch);
-      stored = values;
     }
     store.replace_slots(batch, stream.get());
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
