@@ -17,23 +17,13 @@
 #include "clients/common/volume_file.hpp"
 #include "clients/common/volume_planes.hpp"
 #include "hdf5/hdf5_handle.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/server/wire_builders.hpp"
 
 namespace slicestream::client {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/slicestream-client-test.XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 std::vector<float> random_image(test::Random& random, int width, int height) {
   std::vector<float> values(static_cast<std::size_t>(width * height));

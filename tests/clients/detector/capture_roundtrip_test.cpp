@@ -19,12 +19,12 @@
 #include "clients/detector/detector_commands.hpp"
 #include "clients/detector/dxchange_file.hpp"
 #include "server/server.hpp"
-#include "temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::detector {
 namespace {
 
-using testing::TempDir;
+using test::TempDir;
 
 ServerConfig capturing_server(const TempDir& dir) {
   ServerConfig config;

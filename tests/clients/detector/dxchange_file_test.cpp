@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "hdf5/hdf5_handle.hpp"
-#include "temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::detector {
 namespace {
 
-using testing::TempDir;
+using test::TempDir;
 
 // Writes DXchange-like files with the HDF5 C API (groups created as needed).
 class H5Writer {

@@ -14,13 +14,13 @@
 #include "clients/detector/phantom_scan_source.hpp"
 #include "clients/detector/scan_streamer.hpp"
 #include "server/server.hpp"
-#include "temp_dir.hpp"
 #include "test_scans.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::detector {
 namespace {
 
-using testing::TempDir;
+using test::TempDir;
 
 constexpr std::uint64_t kProjections = 2000;
 

@@ -8,14 +8,14 @@
 
 #include "clients/detector/detector_commands.hpp"
 #include "clients/detector/phantom_scan_source.hpp"
-#include "temp_dir.hpp"
 #include "test_scans.hpp"
 #include "tests/clients/common/fake_status_server.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::detector {
 namespace {
 
-using testing::TempDir;
+using test::TempDir;
 
 constexpr double kPi = 3.14159265358979323846;
 

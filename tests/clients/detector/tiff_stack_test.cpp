@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "clients/detector/file_list.hpp"
-#include "temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::detector {
 namespace {
 
-using testing::TempDir;
+using test::TempDir;
 
 struct Image {
   int width = 0;

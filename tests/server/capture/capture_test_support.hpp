@@ -14,36 +14,14 @@
 
 #include "pipeline/messages/data_message.hpp"
 #include "slicestream.pb.h"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::test {
 
-class CaptureDir {
+// The directory a capture writes into: free at first (the server makes it), removed at scope exit.
+class CaptureDir : public TempDir {
  public:
-  CaptureDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("slicestream-capture-test-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-  }
-  ~CaptureDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  CaptureDir(const CaptureDir&) = delete;
-  CaptureDir& operator=(const CaptureDir&) = delete;
-  std::string str() const { return path_.string(); }
-  std::vector<std::string> files() const {
-    std::vector<std::string> names;
-    if (!std::filesystem::exists(path_)) return names;
-    for (const auto& entry : std::filesystem::directory_iterator(path_)) {
-      names.push_back(entry.path().string());
-    }
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
+  CaptureDir() : TempDir("slicestream-capture-test", /*create=*/false) {}
 };
 
 // A parallel-beam scan of `slots` angles on rows x cols uint16 pixels, with random pixels.
