@@ -134,36 +134,35 @@ DxchangeFile::DxchangeFile(const std::string& path, const DxchangeLayout& layout
   }
 }
 
-std::optional<std::vector<double>> DxchangeFile::read_numbers(const std::string& dataset) const {
-  if (!path_exists(file_->get(), dataset)) return std::nullopt;
-  Handle id(H5Dopen2(file_->get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+namespace {
+
+// A 1D dataset read whole as `type` into a `Values` (std::vector<double>, std::string); nothing
+// when the file has no such dataset.
+template <typename Values>
+std::optional<Values> read_list(hid_t file, const std::string& file_path,
+                                const std::string& dataset, hid_t type, const char* what) {
+  if (!path_exists(file, dataset)) return std::nullopt;
+  Handle id(H5Dopen2(file, dataset.c_str(), H5P_DEFAULT), H5Dclose);
   Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
   if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
-    throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of numbers");
+    throw std::runtime_error(file_path + ":" + dataset + " must be a 1D list of " + what);
   }
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::vector<double> values(static_cast<std::size_t>(n));
-  if (n > 0 &&
-      H5Dread(id.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
-    throw std::runtime_error(path_ + ":" + dataset + " cannot be read as numbers");
+  Values values(static_cast<std::size_t>(n), typename Values::value_type{});
+  if (n > 0 && H5Dread(id.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    throw std::runtime_error(file_path + ":" + dataset + " cannot be read as " + what);
   }
   return values;
 }
 
+}  // namespace
+
+std::optional<std::vector<double>> DxchangeFile::read_numbers(const std::string& dataset) const {
+  return read_list<std::vector<double>>(file_->get(), path_, dataset, H5T_NATIVE_DOUBLE, "numbers");
+}
+
 std::optional<std::string> DxchangeFile::read_bytes(const std::string& dataset) const {
-  if (!path_exists(file_->get(), dataset)) return std::nullopt;
-  Handle id(H5Dopen2(file_->get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  Handle space(id.valid() ? H5Dget_space(id.get()) : -1, H5Sclose);
-  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) > 1) {
-    throw std::runtime_error(path_ + ":" + dataset + " must be a 1D list of bytes");
-  }
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::string bytes(static_cast<std::size_t>(n), '\0');
-  if (n > 0 &&
-      H5Dread(id.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
-    throw std::runtime_error(path_ + ":" + dataset + " cannot be read as bytes");
-  }
-  return bytes;
+  return read_list<std::string>(file_->get(), path_, dataset, H5T_NATIVE_UINT8, "bytes");
 }
 
 DxchangeFile::~DxchangeFile() = default;

@@ -29,6 +29,7 @@ using test::TempDir;
 ServerConfig capturing_server(const TempDir& dir) {
   ServerConfig config;
   config.endpoints = {"tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "tcp://127.0.0.1:*"};
+  config.http.listen = "127.0.0.1:0";  // any free port: tests run side by side
   config.pipeline.default_slice_size = 32;
   config.pipeline.preview_size = 0;
   config.stats_interval_s = 0;
