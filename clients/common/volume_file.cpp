@@ -94,16 +94,15 @@ class Hdf5VolumeWriter : public VolumeWriter {
   std::string describe() const override { return path_ + " (HDF5, dataset /volume [z][y][x])"; }
 
  private:
-  void attribute(const char* name, std::vector<double> values) {
-    const hsize_t n = values.size();
-    const Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    const Handle a(
-        H5Acreate2(dataset_.get(), name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-        H5Aclose);
-    H5Awrite(a.get(), H5T_NATIVE_DOUBLE, values.data());
+  void attribute(const char* name, const std::vector<double>& values) {
+    check_attribute(name, hdf5::write_list_attribute(dataset_.get(), name, H5T_NATIVE_DOUBLE,
+                                                     values.data(), values.size()));
   }
   void text_attribute(const char* name, const std::string& text) {
-    if (!hdf5::write_text_attribute(dataset_.get(), name, text)) {
+    check_attribute(name, hdf5::write_text_attribute(dataset_.get(), name, text));
+  }
+  void check_attribute(const char* name, bool written) const {
+    if (!written) {
       throw ClientError(std::string("cannot write the attribute ") + name + " to " + path_ +
                         ".tmp");
     }

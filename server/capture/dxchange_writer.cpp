@@ -92,9 +92,7 @@ void write_bytes(hid_t parent, const char* name, const std::string& bytes) {
 
 template <typename T>
 void write_attribute(hid_t object, const char* name, hid_t type, T value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attribute(H5Acreate2(object, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!attribute.valid() || H5Awrite(attribute.get(), type, &value) < 0) {
+  if (!hdf5::write_scalar_attribute(object, name, type, &value)) {
     throw std::runtime_error(std::string("cannot write attribute ") + name);
   }
 }
