@@ -1,17 +1,18 @@
 // Slice-move benchmark: how long a viewer waits to see a slice it has just moved. The real
-// slicestream-detector streams a scan into the real slicestream-server (over tcp loopback) while a
-// viewer moves a live slice again and again: SetSlice on the requests endpoint, then a subscriber
-// on the slices endpoint waits for that slice with the new orientation. By default the viewer
-// reads every publication as it arrives (bench/e2e/live_viewer.hpp); `--viewer read-after-reply`
-// reads only once SetSlice was answered, so what was published meanwhile comes first. Measured per
-// move: SetSlice sent -> its reply, and SetSlice sent -> the whole new slice received (the server
-// recomputes it from every projection of its window, reads it back and publishes it; the subscriber
-// receives all of it). Each move turns a vertical slice through the rotation axis by another angle,
-// so every move is a full recompute of a new slice.
+// slicestream-detector streams a scan into the real slicestream-server (over tcp loopback, or ipc
+// with --transport ipc) while a viewer moves a live slice again and again: SetSlice on the requests
+// endpoint, then a subscriber on the slices endpoint waits for that slice with the new orientation.
+// By default the viewer reads every publication as it arrives (bench/e2e/live_viewer.hpp);
+// `--viewer read-after-reply` reads only once SetSlice was answered, so what was published
+// meanwhile comes first. Measured per move: SetSlice sent -> its reply, and SetSlice sent -> the
+// whole new slice received (the server recomputes it from every projection of its window, reads it
+// back and publishes it; the subscriber receives all of it). Each move turns a vertical slice
+// through the rotation axis by another angle, so every move is a full recompute of a new slice.
 //
 //   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
 //                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
-//                    [--subscriber-hwm N] [--viewer live|read-after-reply] [--server-args ARGS]
+//                    [--subscriber-hwm N] [--viewer live|read-after-reply] [--transport tcp|ipc]
+//                    [--server-args ARGS]
 //                    [--json FILE]
 #include <CLI/CLI.hpp>
 
@@ -66,6 +67,7 @@ struct Options {
   // Freed memory the viewer (this process) keeps for its next images; 0: the C library's own
   // policy, as a viewer that does nothing about it has.
   std::size_t viewer_retain_freed_mb = 0;
+  std::string transport = "tcp";  // the server's three endpoints: tcp loopback or ipc
   std::string json;
   std::string work_dir;
 };
@@ -202,6 +204,7 @@ int run(const Options& o, Report& report) {
   c.frames = static_cast<std::uint64_t>(window + o.fps * (30.0 + 0.5 * o.moves));
   c.work_dir = o.work_dir;
   c.tag = "slice-move";
+  c.transport = o.transport == "ipc" ? Transport::kIpc : Transport::kTcp;
   Endpoints endpoints;
   std::unique_ptr<client::RequestClient> client;
   v1::StatusReport status;
@@ -259,6 +262,7 @@ int run(const Options& o, Report& report) {
       .set("moves", static_cast<double>(o.moves), 0)
       .set("subscriber HWM", static_cast<double>(o.subscriber_hwm), 0)
       .set("viewer", o.viewer)
+      .set("transport", o.transport)
       .set("viewer retain MiB", static_cast<double>(o.viewer_retain_freed_mb), 0)
       .set("reply median ms", percentile(reply_ms, 0.5))
       .set("published median ms", percentile(published_ms, 0.5))
@@ -297,6 +301,9 @@ int main(int argc, char** argv) {
                  "live: the viewer reads every publication as it arrives (default); "
                  "read-after-reply: it reads only once its SetSlice was answered")
       ->check(CLI::IsMember({kLiveViewer, kReadAfterReply}));
+  app.add_option("--transport", o.transport,
+                 "the server's endpoints, the viewer's included: tcp (loopback) or ipc")
+      ->check(CLI::IsMember({"tcp", "ipc"}));
   app.add_option("--viewer-retain-freed-mb", o.viewer_retain_freed_mb,
                  "freed memory the viewer keeps mapped for its next images, MiB (the server's "
                  "--retain-freed-mb for this process; default 0: the C library's policy)");
