@@ -160,7 +160,7 @@ void SlicePublisher::send_pending(bool lossy) {
     const bool overdue =
         lossy || pending_.size() > kMaxWaiting || now - stalled_since >= slow_subscriber_wait_;
     const std::optional<PendingPublications::Key> key = pending_.front_key();
-    // Only what may go out lossy may be needed again (the copy only counts a reference).
+    // Only what may miss a subscriber may be needed again (the copy only counts a reference).
     std::optional<OutgoingPublication> sent_copy;
     if ((overdue || stalled_) && key) sent_copy = shared_copy(pending_.front());
     try {

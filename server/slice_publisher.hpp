@@ -13,18 +13,20 @@
 // subscribers with room without it (counted as "publications_missed_by_slow_subscribers" and
 // logged), so a stalled viewer delays the others' images by that wait at most, never stops them
 // (a subscriber that is full at such a moment misses that one too; XPUB cannot tell which
-// subscriber had no room). What a subscriber missed so is not lost for good: the latest
-// publication of each stream (slice id, refined slice id, preview) that went out without some
-// subscriber is kept (a second PendingPublications, sharing the image and its memory charge, one
-// per stream) and sent again once every subscriber has room, unless a newer one of that stream
-// went to all first (counted as "publications_resent_after_stall", logged once per episode). The
-// others then get a duplicate: the same header, sequence and published_ns included. Events are
-// never sent again. What waits is sent as soon as room frees (the publish stage's next call or
-// the housekeeping thread, which then looks every millisecond; every kResendInterval while only
-// missed publications wait). The subscriptions the XPUB socket receives are read (and dropped)
-// on every publication and by the housekeeping thread, so that they cannot pile up. At close
-// what still waits (missed publications included) gets a moment to leave (the final slices of a
-// scan), then the socket lingers a moment.
+// subscriber had no room). What a subscriber missed so is not lost for good. ZeroMQ leaves a
+// subscriber that missed a publication out of all that follows until it has room again, without
+// a sign; so from the first miss the latest publication of each stream (slice id, refined slice
+// id, preview) is kept (a second PendingPublications, sharing the image and its memory charge,
+// one per stream) until ZeroMQ has freed every header part sent before each miss (each holds the
+// epoch token of its time): then every subscriber has passed on what it held, has room, and the
+// kept ones are sent again, unless a newer one of the stream went to all first (counted as
+// "publications_resent_after_stall", logged once per episode). The others then get a repeat:
+// the same header, sequence and published_ns included. Events are never sent again. What waits is
+// sent as soon as room frees (the publish stage's next call or the housekeeping thread, which then
+// looks every millisecond; every kResendInterval while only missed publications wait). The
+// subscriptions the XPUB socket receives are read (and dropped) on every publication and by the
+// housekeeping thread, so that they cannot pile up. At close what still waits (missed publications
+// included) gets a moment to leave (the final slices of a scan), then the socket lingers a moment.
 #pragma once
 
 #include <atomic>
