@@ -248,12 +248,33 @@ struct Endpoint {
   std::optional<SliceSubscriber> stalled;
 };
 
-TEST(StalledSubscriber, EndsWithTheNewestImageOfEveryStreamOnceItReadsAgain) {
-  Endpoint endpoint("resend");
+// Rounds of every stream published while the fast viewer reads and the stalled one does not.
+struct StallEpisode {
+  explicit StallEpisode(const char* name) : endpoint(name), fast(endpoint.fast) {
+    endpoint.publish_while_stalled(source);
+  }
+  // Nothing is kept to send again, nothing waits, and the budget is back where it was.
+  void expect_nothing_kept() {
+    EXPECT_TRUE(eventually(
+        [&] { return endpoint.publisher.missed() == 0 && endpoint.publisher.waiting() == 0; },
+        scaled(5000)))
+        << "kept after it was sent again";
+    EXPECT_TRUE(
+        eventually([&] { return source.budget->used_bytes() == budget_before; }, scaled(5000)))
+        << source.budget->used_bytes() - budget_before << " bytes still charged";
+  }
+
+  Endpoint endpoint;
   Source source;
   const std::size_t budget_before = source.budget->used_bytes();
-  FastViewer fast(endpoint.fast);
-  endpoint.publish_while_stalled(source);
+  FastViewer fast;
+};
+
+TEST(StalledSubscriber, EndsWithTheNewestImageOfEveryStreamOnceItReadsAgain) {
+  StallEpisode episode("resend");
+  Endpoint& endpoint = episode.endpoint;
+  const Source& source = episode.source;
+  FastViewer& fast = episode.fast;
 
   ASSERT_GT(endpoint.counters.named("publications_missed_by_slow_subscribers"), 0u)
       << "the stalled subscriber missed nothing: the test shows nothing";
@@ -295,33 +316,20 @@ TEST(StalledSubscriber, EndsWithTheNewestImageOfEveryStreamOnceItReadsAgain) {
     EXPECT_EQ(after.events[round - 1], std::to_string(round));
 
   EXPECT_GT(endpoint.counters.named("publications_resent_after_stall"), 0u);
-  EXPECT_TRUE(eventually(
-      [&] { return endpoint.publisher.missed() == 0 && endpoint.publisher.waiting() == 0; },
-      scaled(5000)))
-      << "kept after it was sent again";
-  EXPECT_TRUE(
-      eventually([&] { return source.budget->used_bytes() == budget_before; }, scaled(5000)))
-      << source.budget->used_bytes() - budget_before << " bytes still charged";
+  episode.expect_nothing_kept();
 }
 
 // A stalled subscriber that leaves instead: what was kept for it goes to the others (a repeat,
 // harmless) and nothing stays charged.
 TEST(StalledSubscriber, WhatWasKeptForOneThatLeavesGoesAndItsChargeWithIt) {
-  Endpoint endpoint("resend-leaves");
-  Source source;
-  const std::size_t budget_before = source.budget->used_bytes();
-  FastViewer fast(endpoint.fast);
-  endpoint.publish_while_stalled(source);
-  ASSERT_GT(endpoint.publisher.missed(), 0u) << "nothing kept: the test shows nothing";
+  StallEpisode episode("resend-leaves");
+  ASSERT_GT(episode.endpoint.publisher.missed(), 0u) << "nothing kept: the test shows nothing";
 
-  endpoint.stalled.reset();  // closes its socket: the endpoint sees it leave
+  episode.endpoint.stalled.reset();  // closes its socket: the endpoint sees it leave
 
-  EXPECT_TRUE(eventually([&] { return endpoint.publisher.missed() == 0; }, scaled(5000)));
-  EXPECT_TRUE(
-      eventually([&] { return source.budget->used_bytes() == budget_before; }, scaled(5000)))
-      << source.budget->used_bytes() - budget_before << " bytes still charged";
-  const ViewerState after = fast.state();
-  expect_newest_of_every_stream(after, source, "the fast subscriber");
+  episode.expect_nothing_kept();
+  const ViewerState after = episode.fast.state();
+  expect_newest_of_every_stream(after, episode.source, "the fast subscriber");
   EXPECT_EQ(after.events.size(), kRounds) << "the fast viewer misses or repeats events";
 }
 
