@@ -34,4 +34,11 @@ void PendingPublications::pop_front() {
   from.pop_front();
 }
 
+void PendingPublications::erase(const Key& key) {
+  const auto found = index_.find(key);
+  if (found == index_.end()) return;
+  found->second.lane->erase(found->second.entry);
+  index_.erase(found);
+}
+
 }  // namespace slicestream

@@ -4,6 +4,8 @@
 // never sent, each sent one is complete), and every event in order (events are never merged).
 // A moved slice's image (SliceImage::moved) goes before everything else; the others leave in
 // the order they first waited, so a stream updated often does not starve the rest.
+// The slices endpoint keeps a second one for what a stalled subscriber missed (the latest sent
+// lossy of each stream, to send again once every subscriber has room).
 #pragma once
 
 #include <chrono>
@@ -29,6 +31,7 @@ class PendingPublications {
  public:
   using Clock = std::chrono::steady_clock;
   enum class Stream { kSlice, kRefined, kPreview };
+  using Key = std::pair<Stream, std::uint32_t>;
 
   // Replaces the waiting publication of (stream, id), if any, in its place in line (a moved one
   // goes to the front lane). True when it replaced one.
@@ -42,10 +45,13 @@ class PendingPublications {
   // The next to send (moved slices first), and since when it waits. Not empty() only.
   OutgoingPublication& front() { return lane().front().publication; }
   Clock::time_point front_since() { return lane().front().since; }
+  // The stream of the next to send; none for an event. Not empty() only.
+  const std::optional<Key>& front_key() { return lane().front().key; }
   void pop_front();
+  // Drops the waiting publication of `key`, if any (its memory charge goes with it).
+  void erase(const Key& key);
 
  private:
-  using Key = std::pair<Stream, std::uint32_t>;
   struct Entry {
     std::optional<Key> key;  // none: an event
     OutgoingPublication publication;

@@ -18,8 +18,12 @@ namespace {
 constexpr std::chrono::milliseconds kHousekeepingInterval{100};
 // How often it tries again while something waits for a subscriber's room.
 constexpr std::chrono::milliseconds kRetryInterval{1};
+// How often it tries again to send what a stalled subscriber missed: a viewer may stay stalled
+// for hours, and the one that resumes needs its images within a frame or two, not at once.
+constexpr std::chrono::milliseconds kResendInterval{10};
 // More waiting publications than this (events are never merged) go out at once, a subscriber
-// without room missing them: what waits here stays bounded.
+// without room missing them: what waits here stays bounded. Missed publications kept to send
+// again are bounded the same way (one per stream; a removed slice's stays until sent).
 constexpr std::size_t kMaxWaiting = 256;
 // Subscriptions are topic prefixes: a few bytes. Bigger messages from a subscriber close its
 // connection (ZeroMQ's transport cap).
@@ -27,6 +31,37 @@ constexpr std::int64_t kMaxSubscriptionBytes = 1024;
 // At close: how long what still waits, then the last publications in ZeroMQ, may take to leave.
 constexpr auto kWaitingAtClose = std::chrono::milliseconds(1000);
 constexpr int kLingerAtCloseMs = 1000;
+
+// A copy that shares the payload's buffer and its owner (the image and its memory charge) with
+// the original: ZeroMQ counts the references, the last one frees it.
+OutgoingPublication shared_copy(OutgoingPublication& publication) {
+  OutgoingPublication copy;
+  copy.topic = publication.topic;
+  copy.header = publication.header;
+  if (publication.payload) {
+    copy.payload.emplace();
+    copy.payload->copy(*publication.payload);
+  }
+  return copy;
+}
+
+// The header part over its own copy of the header, holding `epoch` until ZeroMQ frees the part:
+// every pipe it went into has passed it on.
+zmq::message_t header_part(const std::string& header, std::shared_ptr<const void> epoch) {
+  struct Part {
+    std::string bytes;
+    std::shared_ptr<const void> epoch;
+  };
+  auto* part = new Part{header, std::move(epoch)};
+  try {
+    return zmq::message_t(
+        part->bytes.data(), part->bytes.size(),
+        [](void*, void* hint) { delete static_cast<Part*>(hint); }, part);
+  } catch (...) {
+    delete part;  // ZeroMQ took nothing over
+    throw;
+  }
+}
 
 }  // namespace
 
@@ -56,7 +91,9 @@ void SlicePublisher::watch_transport(TransportMonitor& monitor) {
 void SlicePublisher::housekeeping() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!closed_) {
-    closing_.wait_for(lock, pending_.empty() ? kHousekeepingInterval : kRetryInterval);
+    closing_.wait_for(lock, !pending_.empty()              ? kRetryInterval
+                            : !missed_.empty() || stalled_ ? kResendInterval
+                                                           : kHousekeepingInterval);
     if (closed_) break;
     try {
       drain_subscriptions();
@@ -74,12 +111,13 @@ void SlicePublisher::drain_subscriptions() {
   }
 }
 
-bool SlicePublisher::send_first_part(zmq::message_t& part, const char* topic, bool lossy) {
+SlicePublisher::Delivery SlicePublisher::send_first_part(zmq::message_t& part, const char* topic,
+                                                         bool lossy) {
   if (socket_.send(part, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
-    last_sent_to_all_ = PendingPublications::Clock::now();
-    return true;
+    last_sent_ = PendingPublications::Clock::now();
+    return Delivery::kToAll;
   }
-  if (!lossy) return false;
+  if (!lossy) return Delivery::kNoRoom;
   // Some subscriber's queue is still full: it misses this publication, the others get it.
   counters_.add("publications_missed_by_slow_subscribers");
   std::uint64_t suppressed = 0;
@@ -97,36 +135,108 @@ bool SlicePublisher::send_first_part(zmq::message_t& part, const char* topic, bo
     throw;
   }
   socket_.set(zmq::sockopt::xpub_nodrop, true);
-  return true;
+  last_sent_ = PendingPublications::Clock::now();
+  return Delivery::kMissedBySome;
 }
 
-bool SlicePublisher::try_send(OutgoingPublication& publication, bool lossy) {
+SlicePublisher::Delivery SlicePublisher::try_send(OutgoingPublication& publication, bool lossy) {
   zmq::message_t first(publication.topic, std::strlen(publication.topic));
-  if (!send_first_part(first, publication.topic, lossy)) return false;
+  const Delivery delivery = send_first_part(first, publication.topic, lossy);
+  if (delivery == Delivery::kNoRoom) return delivery;
   // The rest follows the first part to the same subscribers.
   const bool payload = publication.payload.has_value();
-  socket_.send(zmq::buffer(publication.header),
+  socket_.send(header_part(publication.header, epoch_),
                payload ? zmq::send_flags::sndmore : zmq::send_flags::none);
   if (payload) socket_.send(*publication.payload, zmq::send_flags::none);
   ++counters_.publications;
-  return true;
+  return delivery;
 }
 
 void SlicePublisher::send_pending(bool lossy) {
   const auto now = PendingPublications::Clock::now();
   while (!pending_.empty()) {
     // Stalled: no subscriber took anything while this waited.
-    const auto stalled_since = std::max(pending_.front_since(), last_sent_to_all_);
+    const auto stalled_since = std::max(pending_.front_since(), last_sent_);
     const bool overdue =
         lossy || pending_.size() > kMaxWaiting || now - stalled_since >= slow_subscriber_wait_;
+    const std::optional<PendingPublications::Key> key = pending_.front_key();
+    // Only what may miss a subscriber may be needed again (the copy only counts a reference).
+    std::optional<OutgoingPublication> sent_copy;
+    if ((overdue || stalled_) && key) sent_copy = shared_copy(pending_.front());
     try {
-      if (!try_send(pending_.front(), overdue)) return;
+      const Delivery delivery = try_send(pending_.front(), overdue);
+      if (delivery == Delivery::kNoRoom) return;
+      if (key) note_delivery(*key, delivery, std::move(sent_copy));
     } catch (const zmq::error_t& error) {
       spdlog::error("slices endpoint: cannot publish a {} message: {}", pending_.front().topic,
                     error.what());
     }
     pending_.pop_front();
   }
+  resend_missed();
+}
+
+void SlicePublisher::note_delivery(const PendingPublications::Key& key, Delivery delivery,
+                                   std::optional<OutgoingPublication> sent_copy) {
+  if (delivery == Delivery::kMissedBySome) {
+    // ZeroMQ now leaves the full subscriber out of every publication until its queue has room,
+    // and says nothing when that happens. It has room once it passed on all that was sent so far.
+    // Every miss adds a barrier: a subscriber left out since an earlier one still holds its own.
+    stall_barriers_.erase(std::remove_if(stall_barriers_.begin(), stall_barriers_.end(),
+                                         [](const auto& barrier) { return barrier.expired(); }),
+                          stall_barriers_.end());
+    stall_barriers_.push_back(epoch_);
+    epoch_ = std::make_shared<const int>(0);
+    stalled_ = true;
+  }
+  if (!stalled_) {
+    missed_.erase(key);  // this one went to every subscriber
+    return;
+  }
+  if (!sent_copy) return;
+  missed_.put_latest(key.first, key.second, std::move(*sent_copy), /*moved=*/false,
+                     PendingPublications::Clock::now());
+  if (missed_.size() <= kMaxWaiting) return;
+  // The stream missed longest ago is dropped: a stalled subscriber keeps an old image of it.
+  counters_.add("publications_not_resent");
+  spdlog::warn(
+      "slices endpoint: more than {} streams missed by a stalled subscriber; a '{}' "
+      "publication will not be sent again",
+      kMaxWaiting, missed_.front().topic);
+  missed_.pop_front();
+}
+
+void SlicePublisher::resend_missed() {
+  for (const auto& barrier : stall_barriers_)
+    if (!barrier.expired()) return;
+  stall_barriers_.clear();
+  stalled_ = false;
+  if (missed_.empty()) return;
+  try {
+    drain_subscriptions();  // and so takes in ZeroMQ's word that the subscriber has room again
+  } catch (const zmq::error_t& error) {
+    spdlog::error("slices endpoint: {}", error.what());
+  }
+  while (!missed_.empty()) {
+    try {
+      if (try_send(missed_.front(), /*lossy=*/false) == Delivery::kNoRoom) return;
+      counters_.add("publications_resent_after_stall");
+      std::uint64_t suppressed = 0;
+      if (!resend_logged_ && resend_log_throttle_.allow(&suppressed)) {
+        spdlog::info(
+            "slices endpoint: every subscriber has room again; sending again the latest "
+            "publication of {} streams a stalled subscriber missed{}",
+            missed_.size(),
+            suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
+      }
+      resend_logged_ = true;
+    } catch (const zmq::error_t& error) {
+      spdlog::error("slices endpoint: cannot send a missed {} message again: {}",
+                    missed_.front().topic, error.what());
+    }
+    missed_.pop_front();
+  }
+  resend_logged_ = false;  // the episode is over
 }
 
 bool SlicePublisher::values_match(const SliceImage& slice, const char* what) {
@@ -216,14 +326,21 @@ std::size_t SlicePublisher::waiting() {
   return pending_.size();
 }
 
+std::size_t SlicePublisher::missed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return missed_.size();
+}
+
 void SlicePublisher::send_waiting_at_close() {
   const auto deadline = PendingPublications::Clock::now() + kWaitingAtClose;
   send_pending();
-  while (!pending_.empty() && PendingPublications::Clock::now() < deadline) {
+  while ((!pending_.empty() || !missed_.empty()) && PendingPublications::Clock::now() < deadline) {
     std::this_thread::sleep_for(kRetryInterval);
     send_pending();
   }
   send_pending(/*lossy=*/true);
+  while (!missed_.empty())
+    missed_.pop_front();  // their images and memory charges go now, not with the endpoint
 }
 
 void SlicePublisher::close() {

@@ -9,15 +9,24 @@
 // slice's image before the rest. So a slow subscriber gets the newest image of every slice
 // instead of a backlog of old ones, and a moved slice does not wait behind old images. Sending
 // waits for the slowest subscriber (XPUB with ZMQ_XPUB_NODROP has one queue limit for all): a
-// subscriber that has taken nothing for kSlowSubscriberWait misses what waits (it goes
-// to the subscribers with room; counted as "publications_missed_by_slow_subscribers" and logged),
-// and so does what follows until every subscriber has room again, so one stalled viewer holds the
-// others back once, for that long (a subscriber that is full at such a moment misses that one too;
-// XPUB cannot tell which subscriber had no room). What waits is sent as soon as
-// room frees (the publish stage's next call or the housekeeping thread, which then looks every
-// millisecond). The subscriptions the XPUB socket receives are read (and dropped) on every
-// publication and by the housekeeping thread, so that they cannot pile up. At close what still
-// waits gets a moment to leave (the final slices of a scan), then the socket lingers a moment.
+// publication that waited kSlowSubscriberWait while some subscriber took nothing goes to the
+// subscribers with room without it (counted as "publications_missed_by_slow_subscribers" and
+// logged), so a stalled viewer delays the others' images by that wait at most, never stops them
+// (a subscriber that is full at such a moment misses that one too; XPUB cannot tell which
+// subscriber had no room). What a subscriber missed so is not lost for good. ZeroMQ leaves a
+// subscriber that missed a publication out of all that follows until it has room again, without
+// a sign; so from the first miss the latest publication of each stream (slice id, refined slice
+// id, preview) is kept (a second PendingPublications, sharing the image and its memory charge,
+// one per stream) until ZeroMQ has freed every header part sent before each miss (each holds the
+// epoch token of its time): then every subscriber has passed on what it held, has room, and the
+// kept ones are sent again, unless a newer one of the stream went to all first (counted as
+// "publications_resent_after_stall", logged once per episode). The others then get a repeat:
+// the same header, sequence and published_ns included. Events are never sent again. What waits is
+// sent as soon as room frees (the publish stage's next call or the housekeeping thread, which then
+// looks every millisecond; every kResendInterval while only missed publications wait). The
+// subscriptions the XPUB socket receives are read (and dropped) on every publication and by the
+// housekeeping thread, so that they cannot pile up. At close what still waits (missed publications
+// included) gets a moment to leave (the final slices of a scan), then the socket lingers a moment.
 #pragma once
 
 #include <atomic>
@@ -25,8 +34,10 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -67,6 +78,8 @@ class SlicePublisher : public PublishSink {
   void close();  // later publications are ignored
   // Publications waiting for a subscriber's room (PendingPublications).
   std::size_t waiting();
+  // Publications kept to send again: some subscriber missed them.
+  std::size_t missed();
 
  private:
   // Counts and logs a slice whose values do not fill width x height; true when they do.
@@ -81,11 +94,20 @@ class SlicePublisher : public PublishSink {
   // Sends what waits, in line, until a subscriber has no room (mutex held). `lossy`: everything
   // goes now, a subscriber without room misses it.
   void send_pending(bool lossy = false);
-  // False when a subscriber has no room and not `lossy`.
-  bool try_send(OutgoingPublication& publication, bool lossy);
+  // Where a publication went.
+  enum class Delivery { kNoRoom, kToAll, kMissedBySome };
+  // kNoRoom only when a subscriber has no room and not `lossy`.
+  Delivery try_send(OutgoingPublication& publication, bool lossy);
   // Sends the first part; when a subscriber's queue is full and `lossy`, counts the miss and
-  // sends it to the subscribers with room. False when it is full and not `lossy`.
-  bool send_first_part(zmq::message_t& part, const char* topic, bool lossy);
+  // sends it to the subscribers with room.
+  Delivery send_first_part(zmq::message_t& part, const char* topic, bool lossy);
+  // After a publication of `key` left: one that some subscriber missed (`sent_copy`, sharing its
+  // payload) is kept to send again, replacing the stream's older one; one that went to all makes
+  // the kept one of its stream needless.
+  void note_delivery(const PendingPublications::Key& key, Delivery delivery,
+                     std::optional<OutgoingPublication> sent_copy);
+  // Sends again what subscribers missed, while every subscriber has room (mutex held).
+  void resend_missed();
   // At close (mutex held): what waits gets kWaitingAtClose to leave, then goes lossy.
   void send_waiting_at_close();
   void drain_subscriptions();  // mutex held
@@ -94,12 +116,24 @@ class SlicePublisher : public PublishSink {
   std::mutex mutex_;
   zmq::socket_t socket_;
   PendingPublications pending_;
+  // The latest publication of each stream that some subscriber missed (never events).
+  PendingPublications missed_;
+  bool resend_logged_ = false;  // this episode's resend was logged
+  // Held by every header part ZeroMQ holds; a new one after each miss.
+  std::shared_ptr<const int> epoch_ = std::make_shared<const int>(0);
+  // Some subscriber missed a publication and ZeroMQ may leave it out of what follows: every
+  // publication is kept in missed_ until the parts sent before each miss are gone (every
+  // stall_barriers_ expired), i.e. every subscriber passed them on and has room again.
+  bool stalled_ = false;
+  std::vector<std::weak_ptr<const int>> stall_barriers_;
   const std::chrono::milliseconds slow_subscriber_wait_;
-  // The last publication every subscriber had room for.
-  PendingPublications::Clock::time_point last_sent_to_all_{};
+  // The last publication sent: what waits is overdue only after a whole wait since, so that a
+  // miss gives the subscribers left a whole wait to make room for what follows.
+  PendingPublications::Clock::time_point last_sent_{};
   std::string address_;
   ServerCounters& counters_;
   LogThrottle log_throttle_;
+  LogThrottle resend_log_throttle_;
   bool closed_ = false;
   std::condition_variable closing_;
   std::thread housekeeper_;

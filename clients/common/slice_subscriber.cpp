@@ -1,11 +1,13 @@
 #include "clients/common/slice_subscriber.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 
 #include <iterator>
+#include <utility>
 #include <zmq_addon.hpp>
 
 namespace slicestream::client {
@@ -77,6 +79,41 @@ SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<
 }
 
 std::optional<Publication> SliceSubscriber::receive(int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  while (true) {
+    const int left_ms =
+        timeout_ms < 0
+            ? -1
+            : static_cast<int>(std::max<std::int64_t>(
+                  0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
+                         .count()));
+    std::optional<Publication> publication = receive_any(left_ms);
+    if (!publication || !repeats_last(*publication)) return publication;
+  }
+}
+
+bool SliceSubscriber::repeats_last(const Publication& publication) {
+  const v1::SliceHeader* slice = nullptr;
+  std::pair<std::uint64_t, std::uint64_t> stamp;
+  if (publication.topic == Topic::kSlice) slice = &publication.header.slice();
+  if (publication.topic == Topic::kRefined) slice = &publication.header.refined().slice();
+  if (slice) {
+    stamp = {slice->sequence(), slice->published_ns()};
+  } else if (publication.topic == Topic::kPreview) {
+    stamp = {publication.header.preview().sequence(), publication.header.preview().published_ns()};
+  } else {
+    return false;  // events are never sent twice
+  }
+  const auto stream = std::make_pair(publication.topic, slice ? slice->slice_id() : 0u);
+  const auto [last, first_of_stream] = last_stamps_.try_emplace(stream, stamp);
+  if (first_of_stream) return false;
+  if (last->second == stamp) return true;
+  last->second = stamp;
+  return false;
+}
+
+std::optional<Publication> SliceSubscriber::receive_any(int timeout_ms) {
   zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
   try {
     zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms));

@@ -6,8 +6,11 @@
 // server (a few milliseconds after construction).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -35,10 +38,18 @@ class SliceSubscriber {
                            int receive_hwm = 100, const ClientSecurity& security = {});
 
   // The next publication, or nothing after timeout_ms (-1: wait forever). Throws ProtocolError
-  // for a malformed message (it is consumed; the next call goes on with the next one).
+  // for a malformed message (it is consumed; the next call goes on with the next one). A
+  // publication the server sent again (the same stream, sequence and published_ns as the last
+  // one received of that stream: after another subscriber stalled, docs/protocol.md) is skipped.
   std::optional<Publication> receive(int timeout_ms);
 
  private:
+  std::optional<Publication> receive_any(int timeout_ms);
+  // True when `publication` repeats the last one received of its stream; remembers it if not.
+  bool repeats_last(const Publication& publication);
+
+  // The last (sequence, published_ns) received per stream (topic, slice id; 0: the preview).
+  std::map<std::pair<Topic, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> last_stamps_;
   std::string endpoint_;
   zmq::context_t context_;
   zmq::socket_t socket_;

@@ -34,6 +34,12 @@ const std::map<std::string, std::string>& endpoint_counter_help() {
        "while a subscriber had no room."},
       {"publications_missed_by_slow_subscribers",
        "Publications a subscriber missed: it took nothing for the slow-subscriber wait."},
+      {"publications_resent_after_stall",
+       "Publications sent again once every subscriber had room: the latest of each stream that a "
+       "stalled subscriber missed (the others receive a repeat)."},
+      {"publications_not_resent",
+       "Publications a stalled subscriber missed that were not kept to send again (more streams "
+       "than the slices endpoint keeps)."},
   };
   return help;
 }

@@ -83,5 +83,23 @@ TEST(PendingPublications, AMovedSliceGoesBeforeEverythingWaiting) {
                                                       "slice 1 v1", "event", "slice 2 v1"}));
 }
 
+TEST(PendingPublications, AnErasedStreamLeavesTheLineAndTheRestKeepTheirOrder) {
+  PendingPublications pending;
+  const Clock::time_point t0 = Clock::now();
+  pending.put_latest(Stream::kSlice, 0, named("slice 0"), false, t0);
+  pending.put_latest(Stream::kPreview, 0, named("preview"), false, t0);
+  pending.put_latest(Stream::kSlice, 1, named("slice 1 moved"), true, t0);
+  pending.put_latest(Stream::kRefined, 0, named("refined 0"), false, t0);
+  EXPECT_EQ(pending.front_key(), PendingPublications::Key(Stream::kSlice, 1));
+  pending.erase({Stream::kSlice, 1});  // from the moved lane
+  pending.erase({Stream::kSlice, 0});
+  pending.erase({Stream::kSlice, 7});  // none waits: nothing happens
+  EXPECT_EQ(pending.size(), 2u);
+  EXPECT_EQ(pending.front_key(), PendingPublications::Key(Stream::kPreview, 0));
+  // An erased stream waits anew at the back.
+  EXPECT_FALSE(pending.put_latest(Stream::kSlice, 0, named("slice 0 again"), false, t0));
+  EXPECT_EQ(drain(pending), (std::vector<std::string>{"preview", "refined 0", "slice 0 again"}));
+}
+
 }  // namespace
 }  // namespace slicestream

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "clients/common/slice_subscriber.hpp"
+#include "server/codec/publish_codec.hpp"
 #include "server/slice_publisher.hpp"
 #include "tests/server/wire_builders.hpp"
 
@@ -150,6 +151,59 @@ TEST(SliceSubscriber, TopicFilter) {
     if (got->header.event().kind() == v1::EVENT_KIND_SCAN_ENDED) return;
   }
   FAIL() << "the event did not arrive";
+}
+
+// The slices endpoint sends a stream's latest publication again after a subscriber stalled: the
+// client library passes it on once (a repeat has the stream's last sequence and published_ns),
+// a new publication and every event always.
+TEST(SliceSubscriber, SkipsAPublicationSentAgain) {
+  zmq::context_t context(1);
+  zmq::socket_t server(context, zmq::socket_type::pub);
+  server.bind("tcp://127.0.0.1:*");
+  SliceSubscriber subscriber(server.get(zmq::sockopt::last_endpoint));
+  const auto send = [&](const char* topic, const v1::PublishHeader& header, bool payload) {
+    server.send(zmq::buffer(std::string(topic)), zmq::send_flags::sndmore);
+    server.send(zmq::buffer(header.SerializeAsString()),
+                payload ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    if (payload)
+      server.send(payload_message(std::vector<float>{1, 2, 3, 4}), zmq::send_flags::none);
+  };
+  const v1::PublishHeader probe = encode_event({EventKind::kWarning, 0, "probe", "probe"}, 1);
+  bool subscribed = false;
+  for (int attempt = 0; attempt < 500 && !subscribed; ++attempt) {
+    send(kEventTopic, probe, false);
+    subscribed = subscriber.receive(10).has_value();
+  }
+  ASSERT_TRUE(subscribed);
+  while (subscriber.receive(50)) {
+  }
+
+  SliceImage slice;
+  slice.slice_id = 4;
+  slice.width = 2;
+  slice.height = 2;
+  slice.sequence = 3;
+  const v1::PublishHeader first = encode_slice(slice, 111);
+  const v1::PublishHeader later = encode_slice(slice, 222);  // same sequence: a server restart
+  const v1::PublishHeader other_slice = [&] {
+    slice.slice_id = 5;
+    return encode_slice(slice, 111);
+  }();
+  for (const v1::PublishHeader* header : {&first, &first, &other_slice, &later, &later})
+    send(kSliceTopic, *header, true);
+  send(kEventTopic, probe, false);
+  send(kEventTopic, probe, false);
+
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> slices;
+  int events = 0;
+  while (std::optional<Publication> got = subscriber.receive(500)) {
+    if (got->topic == Topic::kEvent) ++events;
+    if (got->topic == Topic::kSlice)
+      slices.emplace_back(got->header.slice().slice_id(), got->header.slice().published_ns());
+  }
+  EXPECT_EQ(slices,
+            (std::vector<std::pair<std::uint32_t, std::uint64_t>>{{4, 111}, {5, 111}, {4, 222}}));
+  EXPECT_EQ(events, 2) << "events are never skipped";
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // replaced by newer ones (counted), and a moved slice overtakes the images waiting for it.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +12,7 @@
 
 #include "clients/common/slice_subscriber.hpp"
 #include "server/slice_publisher.hpp"
+#include "tests/server/slow_subscriber_support.hpp"
 
 namespace slicestream {
 namespace {
@@ -20,18 +20,15 @@ namespace {
 using client::Publication;
 using client::SliceSubscriber;
 using client::Topic;
+using test::ipc_address;
+using test::wait_until_subscribed;
 using namespace std::chrono_literals;
 
-// 1 MB images over ipc (small socket buffers, unlike loopback tcp's tens of MB): a few fill
-// what ZeroMQ and the socket hold, the rest waits in the endpoint.
+// 1 MB images.
 constexpr int kSide = 512;
 
 // Long enough that a busy test machine never makes a slow subscriber look stalled.
 constexpr std::chrono::milliseconds kPatient{10000};
-
-std::string ipc_address(const char* name) {
-  return "ipc:///tmp/slicestream-" + std::string(name) + "-" + std::to_string(::getpid());
-}
 
 SliceImage image_of(std::uint32_t id, std::uint64_t version, bool moved = false) {
   SliceImage slice;
@@ -45,18 +42,6 @@ SliceImage image_of(std::uint32_t id, std::uint64_t version, bool moved = false)
   for (std::size_t i = 0; i < slice.values.size(); ++i)
     slice.values[i] = static_cast<float>(id * 1000 + version) + static_cast<float>(i % 7) * 0.1f;
   return slice;
-}
-
-void wait_until_subscribed(SlicePublisher& publisher, SliceSubscriber& subscriber) {
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    publisher.publish_event({EventKind::kWarning, 0, "hello", "subscription probe"});
-    if (subscriber.receive(10)) {
-      while (subscriber.receive(50)) {
-      }
-      return;
-    }
-  }
-  FAIL() << "the subscriber never received anything";
 }
 
 // The slices endpoint with a ZeroMQ queue of one per subscriber, and a viewer that receives one

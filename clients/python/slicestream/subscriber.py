@@ -1,6 +1,9 @@
 """Watching what the server publishes (ZeroMQ SUB on the slices endpoint): live slices, refined
 slices, preview volumes and events, as numpy arrays (docs/protocol.md, "Slices, previews and
-events"). PUB/SUB: only what is published after the subscription reached the server arrives."""
+events"). PUB/SUB: only what is published after the subscription reached the server arrives.
+After another subscriber stalled, the server sends the latest publication of a stream again; a
+repeat (the stream's last sequence and published_ns) is skipped here."""
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,9 +38,30 @@ class Subscriber(SocketOwner):
             self._socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
         secure(self._socket, curve)
         self._socket.connect(slices_endpoint)
+        self._last_stamps = {}  # (topic, slice id) -> (sequence, published_ns) last received
 
     def receive(self, timeout_ms=1000):
-        """The next publication, or None after `timeout_ms`."""
+        """The next publication, or None after `timeout_ms` (-1: wait forever)."""
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
+        while True:
+            left_ms = -1 if timeout_ms < 0 else max(0, int((deadline - time.monotonic()) * 1000))
+            publication = self._receive_any(left_ms)
+            if publication is None or not self._repeats_last(publication):
+                return publication
+
+    def _repeats_last(self, publication):
+        if publication.topic == "event":
+            return False  # events are never sent twice
+        header = publication.header
+        slice_header = header.slice if publication.topic == "refined" else header
+        stream = (publication.topic, getattr(slice_header, "slice_id", 0))
+        stamp = (slice_header.sequence, slice_header.published_ns)
+        if self._last_stamps.get(stream) == stamp:
+            return True
+        self._last_stamps[stream] = stamp
+        return False
+
+    def _receive_any(self, timeout_ms):
         if not self._socket.poll(timeout_ms):
             return None
         parts = self._socket.recv_multipart()

@@ -1,0 +1,56 @@
+"""The subscriber against a plain PUB socket: a publication sent again (the stream's last sequence
+and published_ns, as the server does after another subscriber stalled) is skipped, a new one of
+the same stream and every event are not."""
+import numpy as np
+import zmq
+
+from slicestream import Subscriber
+from slicestream.wire import v1
+
+
+def slice_header(slice_id, sequence, published_ns):
+    header = v1.PublishHeader(protocol_version=1)
+    header.slice.slice_id = slice_id
+    header.slice.width = 2
+    header.slice.height = 2
+    header.slice.sequence = sequence
+    header.slice.published_ns = published_ns
+    return header
+
+
+def test_a_publication_sent_again_is_skipped():
+    context = zmq.Context()
+    server = context.socket(zmq.PUB)
+    server.setsockopt(zmq.LINGER, 0)
+    server.bind("tcp://127.0.0.1:*")
+    event = v1.PublishHeader(protocol_version=1)
+    event.event.message = "probe"
+    try:
+        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), context=context) as live:
+            for _ in range(500):
+                server.send_multipart([b"event", event.SerializeToString()])
+                if live.receive(timeout_ms=10) is not None:
+                    break
+            else:
+                raise AssertionError("the subscriber never received anything")
+            while live.receive(timeout_ms=50) is not None:
+                pass
+
+            values = np.random.default_rng().random(4, dtype=np.float32)
+            for header in [slice_header(4, 3, 111), slice_header(4, 3, 111), slice_header(5, 3, 111),
+                           slice_header(4, 3, 222), slice_header(4, 3, 222)]:
+                server.send_multipart([b"slice", header.SerializeToString(), values.tobytes()])
+            for _ in range(2):
+                server.send_multipart([b"event", event.SerializeToString()])
+
+            received = []
+            while (publication := live.receive(timeout_ms=500)) is not None:
+                if publication.topic == "slice":
+                    received.append((publication.header.slice_id, publication.header.published_ns))
+                    assert np.array_equal(publication.values.ravel(), values)
+                else:
+                    received.append("event")
+            assert received == [(4, 111), (5, 111), (4, 222), "event", "event"]
+    finally:
+        server.close()
+        context.term()
