@@ -15,6 +15,7 @@ std::unique_ptr<PinnedStaging> PinnedStagingPool::acquire(std::size_t floats) {
       if ((*it)->values.size() != floats) continue;
       std::unique_ptr<PinnedStaging> staging = std::move(*it);
       idle_.erase(it);
+      idle_bytes_ -= floats * sizeof(float);
       return staging;
     }
   }
@@ -22,9 +23,29 @@ std::unique_ptr<PinnedStaging> PinnedStagingPool::acquire(std::size_t floats) {
 }
 
 void PinnedStagingPool::release(std::unique_ptr<PinnedStaging> staging) {
+  const std::size_t bytes = staging->values.size() * sizeof(float);
+  if (bytes > kMaxIdleBytes) return;  // freed at once
+  // Freed after the lock is released (declared first, destroyed last).
+  std::vector<std::unique_ptr<PinnedStaging>> freed;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (idle_.size() >= kMaxIdle) idle_.erase(idle_.begin());  // the oldest size goes first
+  // The oldest go first.
+  while (!idle_.empty() && (idle_.size() >= kMaxIdle || idle_bytes_ + bytes > kMaxIdleBytes)) {
+    idle_bytes_ -= idle_.front()->values.size() * sizeof(float);
+    freed.push_back(std::move(idle_.front()));
+    idle_.erase(idle_.begin());
+  }
+  idle_bytes_ += bytes;
   idle_.push_back(std::move(staging));
+}
+
+std::size_t PinnedStagingPool::idle_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return idle_bytes_;
+}
+
+std::size_t PinnedStagingPool::idle_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return idle_.size();
 }
 
 CudaReadback::CudaReadback(std::shared_ptr<PinnedStagingPool> pool, const float* device,

@@ -27,16 +27,23 @@ struct PinnedStaging {
 
 class PinnedStagingPool {
  public:
-  // At most this many buffers wait in the pool; more are freed when they come back.
+  // At most this many buffers, and this many bytes, wait in the pool; the oldest are freed when
+  // more come back, and a buffer larger than the byte cap is never kept. Idle page-locked memory
+  // is charged to nothing, so it stays small beside the memory budget whatever slice sizes
+  // clients ask for; in flight, a readback's buffer is covered by its slice's publication charge.
   static constexpr std::size_t kMaxIdle = 16;
+  static constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
 
   // A buffer of exactly `floats` floats (a pooled one when there is one).
   std::unique_ptr<PinnedStaging> acquire(std::size_t floats);
   void release(std::unique_ptr<PinnedStaging> staging);
+  std::size_t idle_bytes() const;
+  std::size_t idle_count() const;
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<PinnedStaging>> idle_;
+  std::size_t idle_bytes_ = 0;
 };
 
 class CudaReadback final : public TargetReadback {
