@@ -42,7 +42,8 @@ TEST(PinnedStagingPool, IdleBytesStayWithinTheCapWhateverSizesComeBack) {
   SLICESTREAM_REQUIRE_CUDA_BACKEND();
   PinnedStagingPool pool;
   // Buffers of a third of the cap: at most three stay, the oldest going first.
-  const std::size_t third = PinnedStagingPool::kMaxIdleBytes / 3 / kFloat;
+  // (Below a third by a few floats, so that three of the sizes below fit together.)
+  const std::size_t third = PinnedStagingPool::kMaxIdleBytes / 3 / kFloat - 8;
   std::vector<std::unique_ptr<PinnedStaging>> held;
   for (std::size_t k = 0; k < 5; ++k)
     held.push_back(pool.acquire(third + k));
