@@ -9,19 +9,12 @@
 
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/backend/cuda/cuda_readback.hpp"
+#include "tests/pipeline/backend/require_cuda_backend.hpp"
 
 namespace slicestream {
 namespace {
 
 constexpr std::size_t kFloat = sizeof(float);
-
-#define SLICESTREAM_REQUIRE_CUDA_BACKEND()                            \
-  do {                                                                \
-    const std::string slicestream_reason = cuda_unavailable_reason(); \
-    if (!slicestream_reason.empty()) {                                \
-      GTEST_SKIP() << "no usable GPU: " << slicestream_reason;        \
-    }                                                                 \
-  } while (0)
 
 TEST(PinnedStagingPool, ABufferComesBackForItsOwnSize) {
   SLICESTREAM_REQUIRE_CUDA_BACKEND();

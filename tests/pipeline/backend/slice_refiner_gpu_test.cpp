@@ -19,18 +19,11 @@
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/refinement/refinement_plan.hpp"
+#include "tests/pipeline/backend/require_cuda_backend.hpp"
 #include "tests/pipeline/pipeline_test_support.hpp"
 
 namespace slicestream {
 namespace {
-
-#define SLICESTREAM_REQUIRE_CUDA_BACKEND()                            \
-  do {                                                                \
-    const std::string slicestream_reason = cuda_unavailable_reason(); \
-    if (!slicestream_reason.empty()) {                                \
-      GTEST_SKIP() << "no usable GPU: " << slicestream_reason;        \
-    }                                                                 \
-  } while (0)
 
 constexpr double kPixelMm = 0.5;
 constexpr double kResidualTolerance = 2e-3;  // absolute, in units of ||b||
