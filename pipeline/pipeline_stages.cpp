@@ -22,6 +22,11 @@ constexpr std::size_t kPreprocessCountsBatch = 8;
 // How often the publish stage looks for suppressed-event summaries when idle.
 constexpr auto kPublishIdleWait = std::chrono::milliseconds(200);
 
+std::uint64_t microseconds(Clock::duration duration) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(duration).count());
+}
+
 void name_thread(const char* name) {
   pthread_setname_np(pthread_self(), name);
 }
@@ -288,9 +293,13 @@ void Pipeline::Impl::publish_slice(SlicePublication& p) {
   if (p.readback) {
     // The one copy on the host: the readback's buffer goes back to its pool for the next
     // readback, so the values cannot stay in it for as long as a viewer takes to receive them.
+    const Clock::time_point start = Clock::now();
     p.readback->wait();
+    const Clock::time_point copied = Clock::now();
     p.image.values.assign(p.readback->values(), p.readback->values() + p.readback->size());
     p.readback.reset();
+    metrics.counters().publish_readback_wait_us += microseconds(copied - start);
+    metrics.counters().publish_copy_us += microseconds(Clock::now() - copied);
   }
   sink.publish_shared_slice(std::make_shared<const SliceImage>(std::move(p.image)));
   ++metrics.counters().slices_published;

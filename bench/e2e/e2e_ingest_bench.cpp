@@ -210,6 +210,8 @@ void report_step(Run& run, const SetUp& setup, Transport transport, const std::s
           r.busiest_stage.empty()
               ? std::string("-")
               : r.busiest_stage + " " + std::to_string(std::lround(100 * r.busiest_fraction)) + "%")
+      .set("publish: readback wait %", 100 * r.publish_wait_fraction, 0)
+      .set("publish: copy %", 100 * r.publish_copy_fraction, 0)
       .set("received", static_cast<double>(r.received), 0)
       .set("lat max ms", r.latency.max_us() / 1000, 2)
       .set("latency samples", static_cast<double>(r.latency.count()), 0)

@@ -10,9 +10,9 @@
 
 #include <zmq.hpp>
 
-#include "kernels/steady_clock.hpp"
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
+#include "kernels/steady_clock.hpp"
 
 namespace slicestream::bench {
 
@@ -240,6 +240,12 @@ StepResult run_ingest_step(const StepConfig& c) {
   const double t_high = crossing_time(samples, 0.9 * frames);
   if (t_high > t_low) r.sustained_fps = 0.7 * frames / (t_high - t_low);
   r.scan_seconds = crossing_time(samples, frames) - crossing_time(samples, 1);
+  if (r.scan_seconds > 0) {
+    r.publish_wait_fraction =
+        1e-6 * static_cast<double>(counter(status, "publish_readback_wait_us")) / r.scan_seconds;
+    r.publish_copy_fraction =
+        1e-6 * static_cast<double>(counter(status, "publish_copy_us")) / r.scan_seconds;
+  }
 
   const int server_exit = server->stop(kServerStopGrace);
   if (r.failure.empty() && server_exit != 0) {

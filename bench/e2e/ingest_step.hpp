@@ -81,6 +81,10 @@ struct StepResult {
   v1::Latency latency;        // frame arrival -> first slice publication containing it
   std::string busiest_stage;  // highest busy fraction at mid-scan
   double busiest_fraction = 0;
+  // The publish stage's time over the scan's: waiting for slice readbacks (GPU work queued before
+  // them included) and copying them out of page-locked memory.
+  double publish_wait_fraction = 0;
+  double publish_copy_fraction = 0;
 };
 
 StepResult run_ingest_step(const StepConfig& config);

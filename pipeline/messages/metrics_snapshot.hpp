@@ -65,6 +65,9 @@ struct MetricsSnapshot {
   // Slice updates never published because a newer one of the same slice replaced them while the
   // publish stage was behind (latest wins); the final state of every slice is always published.
   std::uint64_t publications_coalesced = 0;
+  // The publish stage's time waiting for readbacks and copying them out, µs (metrics_registry.hpp).
+  std::uint64_t publish_readback_wait_us = 0;
+  std::uint64_t publish_copy_us = 0;
   std::uint64_t previews_published = 0;
   std::uint64_t publications_held_back = 0;  // by the memory budget, sent later
   std::uint64_t memory_budget_bytes = 0;     // the host memory budget (--memory-limit-mb)

@@ -73,6 +73,8 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.projections_integrated = c.projections_integrated.load();
   s.slices_published = c.slices_published.load();
   s.publications_coalesced = c.publications_coalesced.load();
+  s.publish_readback_wait_us = c.publish_readback_wait_us.load();
+  s.publish_copy_us = c.publish_copy_us.load();
   s.previews_published = c.previews_published.load();
   s.publications_held_back = c.publications_held_back.load();
   s.pixels_clamped = c.pixels_clamped.load();

@@ -84,6 +84,12 @@ void write_pipeline_counters(PrometheusWriter& out, const MetricsSnapshot& m) {
       {"slicestream_publications_coalesced_total",
        {m.publications_coalesced,
         "Slice updates replaced by a newer one while the publish stage was behind."}},
+      {"slicestream_publish_readback_wait_microseconds_total",
+       {m.publish_readback_wait_us,
+        "Time the publish stage waited for slice readbacks (GPU work queued before them)."}},
+      {"slicestream_publish_copy_microseconds_total",
+       {m.publish_copy_us,
+        "Time the publish stage copied read-back slices out of page-locked memory."}},
   };
   for (const auto& [name, value] : counters)
     out.single(name, kCounter, value.second, as_double(value.first));
