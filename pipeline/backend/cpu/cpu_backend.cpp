@@ -238,14 +238,7 @@ void CpuBackend::read_rows(ProjectionBuffer& projection, int row_begin, int coun
 
 std::unique_ptr<SliceRefiner> CpuBackend::create_refiner(const RefinementSetup& setup) {
   Impl& m = *impl_;
-  // The estimate's room is held while the matrix is built (the refiner then charges what it
-  // holds), so that no other charge takes it meanwhile. Without room, the refiner is refused
-  // with what is left (below the estimate even when a charge that took it has gone since).
-  const std::size_t estimate = estimated_cpu_refiner_bytes(setup);
-  const std::shared_ptr<MemoryCharge> room = m.budget->try_charge(estimate);
-  const std::size_t left =
-      room ? 0 : std::max<std::size_t>(1, std::min(m.budget->free_bytes(), estimate - 1));
-  return make_cpu_slice_refiner(setup, m.workers, left, m.refiner_bytes);
+  return make_cpu_slice_refiner(setup, m.workers, m.budget, m.refiner_bytes);
 }
 
 std::string CpuBackend::refiner_memory_problem(const RefinementSetup& setup) const {

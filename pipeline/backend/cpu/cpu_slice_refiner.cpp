@@ -94,18 +94,19 @@ class CpuSliceRefiner final : public SliceRefiner {
 
 std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup,
                                                      Executor& workers,
-                                                     std::size_t memory_limit_bytes,
+                                                     const SharedMemoryBudget& budget,
                                                      MemoryAccount account) {
   std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
   if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
   if (!problem.empty()) throw BackendError("cpu backend: cannot refine this slice: " + problem);
   const std::size_t estimate = estimated_cpu_refiner_bytes(setup);
-  if (memory_limit_bytes > 0 && estimate > memory_limit_bytes) {
+  const std::shared_ptr<MemoryCharge> room = budget ? budget->try_charge(estimate) : nullptr;
+  if (budget && !room) {
     throw BackendError("cpu backend: the system matrix and CGLS vectors of a " +
                        std::to_string(setup.grid.width) + " x " +
                        std::to_string(setup.grid.height) + " slice and " +
                        std::to_string(setup.geometry.angles()) + " projections need about " +
-                       mib(estimate) + ", more than the " + mib(memory_limit_bytes) + " left");
+                       mib(estimate) + ", more than the " + mib(budget->free_bytes()) + " left");
   }
   try {
     auto matrix = std::make_shared<const tensorcore::CsrMatrix>(

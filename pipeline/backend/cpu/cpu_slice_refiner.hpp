@@ -7,17 +7,19 @@
 
 #include "kernels/executor.hpp"
 #include "pipeline/backend/backend.hpp"
+#include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 
 namespace slicestream {
 
-// Throws BackendError for an invalid setup, or when the refiner would exceed
-// `memory_limit_bytes` (estimated_cpu_refiner_bytes before building; 0: no limit) or cannot be
-// allocated. The refiner charges what it holds to `account` while it lives. The matrix is built
-// and the products run on `workers`, which must outlive the refiner.
+// Throws BackendError for an invalid setup, or when `budget` has no room for the refiner
+// (estimated_cpu_refiner_bytes, held from the check while the matrix is built, so that no other
+// charge takes it meanwhile; null: no limit), or when it cannot be allocated. The refiner charges
+// what it holds to `account` while it lives. The matrix is built and the products run on
+// `workers`, which must outlive the refiner.
 std::unique_ptr<SliceRefiner> make_cpu_slice_refiner(const RefinementSetup& setup,
                                                      Executor& workers,
-                                                     std::size_t memory_limit_bytes,
+                                                     const SharedMemoryBudget& budget,
                                                      MemoryAccount account);
 
 }  // namespace slicestream
