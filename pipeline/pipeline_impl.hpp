@@ -113,6 +113,7 @@ struct Pipeline::Impl {
   void publish_loop();
   void publish(PublishItem& item);
   void publish_slice(SlicePublication& publication);
+  void take_readback_values(SlicePublication& publication);
   void internal_error(const char* stage, const std::exception& e);
 
   // Shutdown accounting of what a stop without drain leaves behind.

@@ -282,6 +282,25 @@ bool Pipeline::Impl::push_publication(PublishItem&& item) {
   return publish_queue.push(std::move(item));
 }
 
+void Pipeline::Impl::take_readback_values(SlicePublication& p) {
+  const Clock::time_point start = Clock::now();
+  p.readback->wait();
+  const Clock::time_point arrived = Clock::now();
+  metrics.counters().publish_readback_wait_us += microseconds(arrived - start);
+  if (p.readback->lend()) {
+    // The image's values stay in the readback's buffer, which goes back to its pool when the
+    // last holder of the image (a viewer's queue, the WebSocket hub) lets go.
+    std::shared_ptr<const TargetReadback> owner(std::move(p.readback));
+    p.image.values = SliceValues::shared(owner, owner->values(), owner->size());
+    return;
+  }
+  // The pool has lent all it may: the values are copied out and the buffer goes back now.
+  p.image.values.assign(p.readback->values(), p.readback->values() + p.readback->size());
+  p.readback.reset();
+  ++metrics.counters().publications_copied_out;
+  metrics.counters().publish_copy_us += microseconds(Clock::now() - arrived);
+}
+
 void Pipeline::Impl::publish_slice(SlicePublication& p) {
   // The reconstruct stage may hold the slice's latest update back until now.
   if (publication_backlog.taken(p.image.slice_id)) reconstruct_queue.wake();
@@ -290,17 +309,7 @@ void Pipeline::Impl::publish_slice(SlicePublication& p) {
     ++metrics.counters().publications_coalesced;
     return;
   }
-  if (p.readback) {
-    // The one copy on the host: the readback's buffer goes back to its pool for the next
-    // readback, so the values cannot stay in it for as long as a viewer takes to receive them.
-    const Clock::time_point start = Clock::now();
-    p.readback->wait();
-    const Clock::time_point copied = Clock::now();
-    p.image.values.assign(p.readback->values(), p.readback->values() + p.readback->size());
-    p.readback.reset();
-    metrics.counters().publish_readback_wait_us += microseconds(copied - start);
-    metrics.counters().publish_copy_us += microseconds(Clock::now() - copied);
-  }
+  if (p.readback) take_readback_values(p);
   sink.publish_shared_slice(std::make_shared<const SliceImage>(std::move(p.image)));
   ++metrics.counters().slices_published;
   const std::uint64_t now_ns = steady_now_ns();

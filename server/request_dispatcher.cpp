@@ -196,7 +196,7 @@ WireReply RequestDispatcher::finish(const RequestTicket& ticket, CommandReply re
     *wire.reply.mutable_status()->mutable_capture() = capture_->status();
   }
   if (reply.status.ok() && reply.slice) {
-    wire.values = std::move(reply.slice->values);
+    wire.values = std::move(reply.slice->values).take_vector();
     wire.memory = std::move(reply.slice->memory);
   }
   if (reply.status.ok() && reply.volume) {

@@ -259,16 +259,18 @@ void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slic
   const bool moved = slice->moved;
   OutgoingPublication publication =
       outgoing(kSliceTopic, encode_slice(*slice, steady_now_ns()), nullptr);
-  const std::vector<float>& values = slice->values;
+  const SliceValues& values = slice->values;
   publication.payload = payload_message(values.data(), values.size(), std::move(slice));
   put_latest(PendingPublications::Stream::kSlice, id, std::move(publication), moved);
 }
 
 void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
+  OutgoingPublication publication =
+      outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()), nullptr);
+  publication.payload = payload_message(refined.slice.values.to_vector(), refined.slice.memory);
   put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id,
-             outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()),
-                      &refined.slice.values, refined.slice.memory));
+             std::move(publication));
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {

@@ -18,6 +18,10 @@ class TargetReadback {
   // target.grid().points() floats, valid after wait() while the readback lives.
   virtual const float* values() const = 0;
   virtual std::size_t size() const = 0;
+  // Asks whether the values may stay in this readback's buffer for as long as whoever receives
+  // them holds them, and counts them as lent when so (in one step; at most once per readback).
+  // False where the buffer's pool has lent out all it may: the caller copies the values instead.
+  virtual bool lend() { return true; }
 };
 
 // A readback that is complete from the start: the values were copied synchronously.

@@ -20,6 +20,7 @@
 #include "pipeline/messages/parameters.hpp"
 #include "pipeline/messages/scan_description.hpp"
 #include "pipeline/messages/scan_state.hpp"
+#include "pipeline/messages/slice_values.hpp"
 
 namespace slicestream {
 
@@ -105,8 +106,10 @@ struct SliceImage {
   // The first image of a slice set anew (SetSlice, ResetSlices): a viewer waits for it, so the
   // publish stage and the sinks send it before routine updates of other slices.
   bool moved = false;
-  FilterConfig filter;        // the ramp filter in force when it was read
-  std::vector<float> values;  // width * height, row 0 at the bottom, x fastest
+  FilterConfig filter;  // the ramp filter in force when it was read
+  // width * height, row 0 at the bottom, x fastest; a published image's may be a GPU readback's
+  // page-locked buffer (slice_values.hpp).
+  SliceValues values;
   // Its share of the memory budget (memory_budget.hpp), held by every copy and by the server's
   // outgoing message until the last is gone; null for an image nobody charged.
   std::shared_ptr<MemoryCharge> memory;

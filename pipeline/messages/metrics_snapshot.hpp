@@ -68,6 +68,9 @@ struct MetricsSnapshot {
   // The publish stage's time waiting for readbacks and copying them out, µs (metrics_registry.hpp).
   std::uint64_t publish_readback_wait_us = 0;
   std::uint64_t publish_copy_us = 0;
+  // Slice publications whose values were copied out of the readback's buffer because its pool
+  // had lent all the page-locked memory it may; the others keep the buffer.
+  std::uint64_t publications_copied_out = 0;
   std::uint64_t previews_published = 0;
   std::uint64_t publications_held_back = 0;  // by the memory budget, sent later
   std::uint64_t memory_budget_bytes = 0;     // the host memory budget (--memory-limit-mb)

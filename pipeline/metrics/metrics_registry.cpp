@@ -75,6 +75,7 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.publications_coalesced = c.publications_coalesced.load();
   s.publish_readback_wait_us = c.publish_readback_wait_us.load();
   s.publish_copy_us = c.publish_copy_us.load();
+  s.publications_copied_out = c.publications_copied_out.load();
   s.previews_published = c.previews_published.load();
   s.publications_held_back = c.publications_held_back.load();
   s.pixels_clamped = c.pixels_clamped.load();

@@ -32,9 +32,11 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> publications_coalesced{0};
   // The publish stage's time per kind of work, µs: waiting for readbacks (the copy queued behind
   // the GPU's work on the reconstruct stream, so GPU time shows here) and copying their values
-  // out of page-locked memory.
+  // out of page-locked memory (only where the readback pool had lent all it may; otherwise the
+  // image keeps the readback's buffer).
   std::atomic<std::uint64_t> publish_readback_wait_us{0};
   std::atomic<std::uint64_t> publish_copy_us{0};
+  std::atomic<std::uint64_t> publications_copied_out{0};
   std::atomic<std::uint64_t> previews_published{0};
   // Slice and preview publications the memory budget held back (sent later, when there is room).
   std::atomic<std::uint64_t> publications_held_back{0};

@@ -30,6 +30,7 @@ void encode_counters(const MetricsSnapshot& m,
   out["publications_coalesced"] = m.publications_coalesced;
   out["publish_readback_wait_us"] = m.publish_readback_wait_us;
   out["publish_copy_us"] = m.publish_copy_us;
+  out["publications_copied_out"] = m.publications_copied_out;
   out["previews_published"] = m.previews_published;
   out["publications_held_back"] = m.publications_held_back;
   out["memory_budget_bytes"] = m.memory_budget_bytes;

@@ -15,10 +15,10 @@ namespace {
 
 // The largest finite magnitude: half values h = value / scale then lie in [-1, 1], where
 // binary16 keeps 11 significant bits down to 6e-5 of the largest value.
-float half_scale(const std::vector<float>& values) {
+float half_scale(const float* values, std::size_t count) {
   float largest = 0;
-  for (float v : values) {
-    if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::isfinite(values[i])) largest = std::max(largest, std::abs(values[i]));
   }
   return largest > 0 ? largest : 1.0f;
 }
@@ -35,13 +35,13 @@ const char* to_string(ImageEncoding encoding) {
 }
 
 std::string encode_image_message(const std::string& type, const std::string& fields,
-                                 const std::vector<float>& values, ImageEncoding encoding) {
-  const float scale = encoding == ImageEncoding::kHalf ? half_scale(values) : 1.0f;
+                                 const float* values, std::size_t count, ImageEncoding encoding) {
+  const float scale = encoding == ImageEncoding::kHalf ? half_scale(values, count) : 1.0f;
   std::string header =
       fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})", json_string(type),
-                  to_string(encoding), scale, values.size(), fields);
+                  to_string(encoding), scale, count, fields);
   header.append((4 - header.size() % 4) % 4, ' ');
-  const std::size_t value_bytes = values.size() * (encoding == ImageEncoding::kHalf ? 2 : 4);
+  const std::size_t value_bytes = count * (encoding == ImageEncoding::kHalf ? 2 : 4);
   std::string out;
   out.reserve(4 + header.size() + value_bytes);
   append_le32(out, static_cast<std::uint32_t>(header.size()));
@@ -51,12 +51,12 @@ std::string encode_image_message(const std::string& type, const std::string& fie
   char* data = out.data() + offset;
   if (encoding == ImageEncoding::kHalf) {
     const float inverse = 1.0f / scale;
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       const std::uint16_t half = float_to_half(values[i] * inverse);
       std::memcpy(data + 2 * i, &half, 2);  // little-endian host (x86-64, aarch64)
     }
   } else {
-    std::memcpy(data, values.data(), value_bytes);
+    std::memcpy(data, values, value_bytes);
   }
   return out;
 }
@@ -68,7 +68,7 @@ std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding) {
 }
 
 ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-                         std::vector<float> values, std::array<float, 9> place,
+                         SliceValues values, std::array<float, 9> place,
                          SharedMemoryBudget budget, std::shared_ptr<MemoryCharge> values_charge)
     : type_(std::move(type)),
       slice_id_(slice_id),
@@ -86,7 +86,8 @@ std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) 
       if (!encoded_charges_[index]) return nullptr;
     }
     encoded_[index] =
-        encode_image_message(type_, "\"header\":" + to_json(header_), values_, encoding);
+        encode_image_message(type_, "\"header\":" + to_json(header_), values_.data(),
+                             values_.size(), encoding);
     is_encoded_[index] = true;
   }
   // Shares ownership of this update: its charges last as long as the message.

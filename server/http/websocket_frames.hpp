@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pipeline/backend/memory_budget.hpp"
+#include "pipeline/messages/slice_values.hpp"
 #include "slicestream.pb.h"
 
 namespace slicestream {
@@ -28,7 +29,7 @@ const char* to_string(ImageEncoding encoding);  // "f32", "f16"
 // `fields`: the header's JSON members after type, encoding, scale and count, e.g.
 // "\"header\":{...}" (no leading comma).
 std::string encode_image_message(const std::string& type, const std::string& fields,
-                                 const std::vector<float>& values, ImageEncoding encoding);
+                                 const float* values, std::size_t count, ImageEncoding encoding);
 
 // Bytes of the image message of `count` values in `encoding`, at most (the header included).
 std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding);
@@ -42,7 +43,7 @@ class ImageUpdate : public std::enable_shared_from_this<ImageUpdate> {
   // `place`: the slice's orientation (none for the preview). `budget`: where encodings are
   // charged (null: nowhere); `values_charge`: the charge of `values`.
   ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-              std::vector<float> values, std::array<float, 9> place = {},
+              SliceValues values, std::array<float, 9> place = {},
               SharedMemoryBudget budget = nullptr,
               std::shared_ptr<MemoryCharge> values_charge = nullptr);
   const std::string& type() const { return type_; }
@@ -57,7 +58,7 @@ class ImageUpdate : public std::enable_shared_from_this<ImageUpdate> {
   std::uint32_t slice_id_ = 0;
   std::array<float, 9> place_{};
   v1::PublishHeader header_;
-  std::vector<float> values_;
+  SliceValues values_;  // shares a published image's buffer (no copy)
   SharedMemoryBudget budget_;
   std::shared_ptr<MemoryCharge> values_charge_;
   std::string encoded_[2];

@@ -60,7 +60,7 @@ bool WebSocketHub::skipped_without_sessions(const char* type, std::uint32_t slic
 }
 
 void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
-                         const std::vector<float>& values, std::array<float, 9> place) {
+                         SliceValues values, std::array<float, 9> place) {
   std::shared_ptr<MemoryCharge> charge;
   if (budget_) {
     charge = budget_->try_charge(values.size() * sizeof(float));
@@ -72,7 +72,7 @@ void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHe
       return;
     }
   }
-  auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), values, place,
+  auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), std::move(values), place,
                                               budget_, std::move(charge));
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = incoming_[{update->type(), update->slice_id()}];

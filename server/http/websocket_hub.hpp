@@ -55,9 +55,10 @@ class WebSocketHub : public PublishSink {
 
   // True when no session is open: the publication is skipped and its stream marked stale.
   bool skipped_without_sessions(const char* type, std::uint32_t slice_id);
-  // An update of `values` (copied when they fit in the budget, else counted and left out).
+  // An update of `values` (kept, shared with the published image where that holds a readback's
+  // buffer, when they fit in the budget; else counted and left out).
   void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
-             const std::vector<float>& values, std::array<float, 9> place = {});  // any thread
+             SliceValues values, std::array<float, 9> place = {});  // any thread
   void schedule_delivery();  // with mutex_ held
   void deliver();            // HTTP thread
 

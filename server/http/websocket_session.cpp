@@ -205,7 +205,8 @@ void WebSocketSession::send_reply(WireReply reply) {
     // The encoded copy takes the values' place in the budget (it is no larger than they are).
     queue_reply(
         {std::make_shared<const std::string>(encode_image_message(
-             "reply", "\"reply\":" + to_json(reply.reply), *reply.values, options_.encoding)),
+             "reply", "\"reply\":" + to_json(reply.reply), reply.values->data(),
+             reply.values->size(), options_.encoding)),
          true, std::move(reply.memory)});
   } else {
     queue_reply({std::make_shared<const std::string>(reply_message(reply.reply)), false, nullptr});

@@ -90,6 +90,9 @@ void write_pipeline_counters(PrometheusWriter& out, const MetricsSnapshot& m) {
       {"slicestream_publish_copy_microseconds_total",
        {m.publish_copy_us,
         "Time the publish stage copied read-back slices out of page-locked memory."}},
+      {"slicestream_publications_copied_out_total",
+       {m.publications_copied_out,
+        "Slice publications copied out of their readback buffer (the pool had lent its maximum)."}},
   };
   for (const auto& [name, value] : counters)
     out.single(name, kCounter, value.second, as_double(value.first));

@@ -49,7 +49,9 @@ struct FloatView {
   const std::byte* bytes = nullptr;
   std::size_t count = 0;
 
-  static FloatView of(const std::vector<float>& values) {
+  // Of anything that holds contiguous floats (std::vector, SliceValues).
+  template <typename Floats>
+  static FloatView of(const Floats& values) {
     return {reinterpret_cast<const std::byte*>(values.data()), values.size()};
   }
   float at(std::size_t i) const {

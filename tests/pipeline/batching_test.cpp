@@ -67,7 +67,7 @@ RunResult run(PipelineConfig config, int frames, bool gated, int fail_update = -
   result.published = sink.slices_of(5);
   const CommandReply full = call(pipeline, GetSliceCommand{slice.orientation, 24, 24});
   EXPECT_TRUE(full.slice.has_value());
-  if (full.slice) result.full = full.slice->values;
+  if (full.slice) result.full = full.slice->values.to_vector();
   result.batches = gate->batch_sizes();
   result.metrics = pipeline.metrics();
   return result;

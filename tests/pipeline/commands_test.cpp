@@ -305,7 +305,7 @@ TEST_F(CommandsTest, FilterChangeAppliesToNewProjections) {
   test::begin_scan(*pipeline_, scan_);
   test::feed_phantom(*pipeline_, scan_, 0, 24);
   pipeline_->wait_idle();
-  const std::vector<float> ram_lak = sink_.last_slice(3)->values;
+  const std::vector<float> ram_lak = sink_.last_slice(3)->values.to_vector();
   SetParametersCommand hann;
   hann.filter_window = FilterWindow::kHann;
   hann.filter_cutoff = 0.8f;
@@ -316,7 +316,7 @@ TEST_F(CommandsTest, FilterChangeAppliesToNewProjections) {
   // After one more rotation every slot holds a Hann-filtered projection: smoother, same scale.
   test::feed_phantom(*pipeline_, scan_, 24, 24);
   pipeline_->wait_idle();
-  const std::vector<float> smooth = sink_.last_slice(3)->values;
+  const std::vector<float> smooth = sink_.last_slice(3)->values.to_vector();
   EXPECT_GT(test::relative_error(smooth, ram_lak), 0.01);
   double sum_a = 0;
   double sum_b = 0;

@@ -356,7 +356,7 @@ ScanSetup linear_parallel_setup(DetectorShape detector, int slots) {
   return setup;
 }
 
-double relative_error(const std::vector<float>& values, const std::vector<float>& reference) {
+double relative_error(const SliceValues& values, const SliceValues& reference) {
   double diff = 0;
   double norm = 0;
   for (std::size_t i = 0; i < values.size() && i < reference.size(); ++i) {
@@ -368,7 +368,7 @@ double relative_error(const std::vector<float>& values, const std::vector<float>
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-double max_abs(const std::vector<float>& values) {
+double max_abs(const SliceValues& values) {
   double m = 0;
   for (float v : values)
     m = std::max(m, std::abs(static_cast<double>(v)));

@@ -113,8 +113,9 @@ void expect_backend_error(const std::function<void()>& create, const std::string
 // the store (without the filter).
 ScanSetup linear_parallel_setup(DetectorShape detector, int slots);
 
-double relative_error(const std::vector<float>& values, const std::vector<float>& reference);
-double max_abs(const std::vector<float>& values);
+// Of slice images' values or vectors (which convert to SliceValues).
+double relative_error(const SliceValues& values, const SliceValues& reference);
+double max_abs(const SliceValues& values);
 
 // The axial (z = centre) slice of the scan's box, `size` x `size`.
 SetSliceCommand axial_slice(const ScanDescription& scan, std::uint32_t id, int size);

@@ -68,7 +68,7 @@ std::string describe(const QualityCase& c) {
   return out.str();
 }
 
-ErrorMeasures measure(const std::vector<float>& values, const std::vector<float>& truth) {
+ErrorMeasures measure(const SliceValues& values, const std::vector<float>& truth) {
   double diff2 = 0, truth2 = 0;
   for (std::size_t i = 0; i < truth.size(); ++i) {
     const double d = static_cast<double>(values[i]) - truth[i];

@@ -30,7 +30,7 @@ struct ErrorMeasures {
   double relative_l2 = 0;  // ||x - truth|| / ||truth||
   double rmse = 0;         // per pixel, attenuation per mm
 };
-ErrorMeasures measure(const std::vector<float>& values, const std::vector<float>& truth);
+ErrorMeasures measure(const SliceValues& values, const std::vector<float>& truth);
 
 struct QualityOutcome {
   ErrorMeasures fbp;

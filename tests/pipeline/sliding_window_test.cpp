@@ -152,7 +152,7 @@ TEST_F(WindowTest, RotationAxisOffsetRecomputesWithTheShiftedGeometry) {
   start(test::small_config());
   feed_random(0, 2 * kWindow);
   pipeline_->wait_idle();
-  const std::vector<float> centred = sink_.last_slice(5)->values;
+  const std::vector<float> centred = sink_.last_slice(5)->values.to_vector();
   SetParametersCommand shift;
   shift.rotation_axis_offset_px = 1.5;
   const CommandReply reply = call(*pipeline_, shift);

@@ -86,7 +86,7 @@ TEST(SlicePublisher, SlicesPreviewsAndEventsReachSubscribers) {
   EXPECT_TRUE(got->values.empty());
 
   // Inconsistent images are refused and counted, never sent malformed.
-  slice.values.pop_back();
+  slice.values.resize(slice.values.size() - 1);
   publisher.publish_slice(slice);
   EXPECT_EQ(counters.publications_invalid.load(), 1u);
   publisher.close();
@@ -127,7 +127,7 @@ TEST(SlicePublisher, RefinedSlicesAreTheirOwnTopic) {
       break;
     }
   }
-  refined.slice.values.pop_back();
+  refined.slice.values.resize(refined.slice.values.size() - 1);
   publisher.publish_refined(refined);
   EXPECT_EQ(counters.publications_invalid.load(), 1u);
 }

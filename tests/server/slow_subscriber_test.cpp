@@ -103,7 +103,7 @@ TEST(SlowSubscriber, GetsTheNewestImageOfEverySliceAndEveryEvent) {
   for (std::uint64_t version = 1; version <= kVersions; ++version) {
     for (SliceImage& slice : slices) {
       slice.sequence = version;
-      slice.values.front() = static_cast<float>(slice.slice_id * 1000 + version);
+      slice.values[0] = static_cast<float>(slice.slice_id * 1000 + version);
       publisher.publish_slice(slice);
     }
     publisher.publish_event({EventKind::kWarning, 0, "round", std::to_string(version)});
@@ -180,7 +180,7 @@ TEST(SlowSubscriber, AStalledOneHoldsTheOthersBackOnlyForTheWait) {
   SliceImage slice = image_of(0, 0);
   for (std::uint64_t version = 1; version <= kVersions; ++version) {
     slice.sequence = version;
-    slice.values.front() = static_cast<float>(version);
+    slice.values[0] = static_cast<float>(version);
     publisher.publish_slice(slice);
     std::this_thread::sleep_for(5ms);
   }

@@ -121,13 +121,13 @@ class Source {
   void publish_round(SlicePublisher& publisher, std::uint64_t round) {
     for (std::uint32_t id = 0; id < kSlices; ++id) {
       SliceImage slice = image(id, round, kSide * kSide);
-      latest[{Topic::kSlice, id}] = slice.values;
+      latest[{Topic::kSlice, id}] = slice.values.to_vector();
       publisher.publish_shared_slice(std::make_shared<const SliceImage>(std::move(slice)));
     }
     RefinedSliceImage refined;
     refined.slice = image(kRefinedSlice, round, kSide * kSide);
     refined.iterations = static_cast<int>(round);
-    latest[{Topic::kRefined, kRefinedSlice}] = refined.slice.values;
+    latest[{Topic::kRefined, kRefinedSlice}] = refined.slice.values.to_vector();
     publisher.publish_refined(refined);
     PreviewVolume preview;
     preview.scan_id = 5;

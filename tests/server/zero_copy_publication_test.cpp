@@ -91,7 +91,7 @@ TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
   test::Random random;
   SCOPED_TRACE(random.seed);
   SliceImage slice = random_slice(random, 301, 97);
-  const std::vector<float> expected = slice.values;
+  const std::vector<float> expected = slice.values.to_vector();
   const std::size_t bytes = expected.size() * sizeof(float);
   auto budget = std::make_shared<MemoryBudget>(std::size_t{1} << 30);
   const std::size_t before = budget->used_bytes();
@@ -142,7 +142,7 @@ TEST(ZeroCopyPublication, ValuesArriveBitIdenticalOverTcp) {
   for (const auto& [width, height] : {std::pair{1031, 769}, std::pair{3, 1}}) {
     for (bool shared : {true, false}) {
       SliceImage slice = random_slice(random, width, height);
-      const std::vector<float> expected = slice.values;
+      const std::vector<float> expected = slice.values.to_vector();
       if (shared) {
         publisher.publish_shared_slice(std::make_shared<const SliceImage>(std::move(slice)));
       } else {
@@ -180,7 +180,7 @@ class SharedSliceRecorder final : public PublishSink {
 // A sink that only reads during the call.
 class SliceReader final : public PublishSink {
  public:
-  void publish_slice(const SliceImage& slice) override { values.push_back(slice.values); }
+  void publish_slice(const SliceImage& slice) override { values.push_back(slice.values.to_vector()); }
   void publish_preview(const PreviewVolume&) override {}
   void publish_refined(const RefinedSliceImage&) override {}
   void publish_event(const ServerEvent&) override {}

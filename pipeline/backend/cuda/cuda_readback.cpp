@@ -48,6 +48,23 @@ std::size_t PinnedStagingPool::idle_count() const {
   return idle_.size();
 }
 
+bool PinnedStagingPool::try_lend(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (lent_bytes_ + bytes > max_lent_bytes_) return false;
+  lent_bytes_ += bytes;
+  return true;
+}
+
+void PinnedStagingPool::end_loan(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lent_bytes_ -= bytes;
+}
+
+std::size_t PinnedStagingPool::lent_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lent_bytes_;
+}
+
 CudaReadback::CudaReadback(std::shared_ptr<PinnedStagingPool> pool, const float* device,
                            std::size_t floats, cudaStream_t stream)
     : pool_(std::move(pool)), staging_(pool_->acquire(floats)) {
@@ -63,10 +80,17 @@ CudaReadback::CudaReadback(std::shared_ptr<PinnedStagingPool> pool, const float*
 
 CudaReadback::~CudaReadback() {
   if (!staging_) return;
+  if (lent_) pool_->end_loan(staging_->values.size() * sizeof(float));
   // The copy must be over before another readback reuses the buffer.
   if (cudaEventSynchronize(staging_->copied.get()) == cudaSuccess) {
     pool_->release(std::move(staging_));
   }
+}
+
+bool CudaReadback::lend() {
+  if (lent_) return true;
+  lent_ = pool_->try_lend(staging_->values.size() * sizeof(float));
+  return lent_;
 }
 
 void CudaReadback::wait() {

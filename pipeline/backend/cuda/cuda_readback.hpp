@@ -33,17 +33,30 @@ class PinnedStagingPool {
   // clients ask for; in flight, a readback's buffer is covered by its slice's publication charge.
   static constexpr std::size_t kMaxIdle = 16;
   static constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
+  // At most this many bytes of readback buffers are lent to published images (which viewers'
+  // queues may hold for a while): page-locked memory cannot be paged out, so beyond this the
+  // publisher copies the values out and the buffer comes back at once.
+  static constexpr std::size_t kMaxLentBytes = std::size_t{1} << 30;
+
+  explicit PinnedStagingPool(std::size_t max_lent_bytes = kMaxLentBytes)
+      : max_lent_bytes_(max_lent_bytes) {}
 
   // A buffer of exactly `floats` floats (a pooled one when there is one).
   std::unique_ptr<PinnedStaging> acquire(std::size_t floats);
   void release(std::unique_ptr<PinnedStaging> staging);
   std::size_t idle_bytes() const;
   std::size_t idle_count() const;
+  // Counts `bytes` as lent when they fit under the pool's loan cap (false: nothing counted).
+  bool try_lend(std::size_t bytes);
+  void end_loan(std::size_t bytes);
+  std::size_t lent_bytes() const;
 
  private:
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<PinnedStaging>> idle_;
   std::size_t idle_bytes_ = 0;
+  std::size_t max_lent_bytes_;
+  std::size_t lent_bytes_ = 0;
 };
 
 class CudaReadback final : public TargetReadback {
@@ -58,10 +71,12 @@ class CudaReadback final : public TargetReadback {
   void wait() override;
   const float* values() const override { return staging_->values.data(); }
   std::size_t size() const override { return staging_->values.size(); }
+  bool lend() override;
 
  private:
   std::shared_ptr<PinnedStagingPool> pool_;
   std::unique_ptr<PinnedStaging> staging_;
+  bool lent_ = false;
 };
 
 }  // namespace slicestream

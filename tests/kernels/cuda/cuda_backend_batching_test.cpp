@@ -194,7 +194,7 @@ TEST(CudaBackend, ThePipelineOnTheGpuMatchesTheCpuPipeline) {
       EXPECT_LE(test::relative_error(published->values, full.slice->values),
                 b == 0 ? 1e-5 : tolerance_incremental(CudaBackendOptions{}))
           << "slice " << slice.slice_id << ": incremental vs full recompute";
-      last[b].push_back(published->values);
+      last[b].push_back(published->values.to_vector());
     }
   }
   for (std::size_t s = 0; s < last[0].size(); ++s) {

@@ -277,7 +277,7 @@ TEST_F(WebSocketTest, PublicationsAndEventsReachEveryClient) {
     ASSERT_TRUE(image);
     EXPECT_EQ(image->number_at({"header", "slice", "slice_id"}), 4);
     EXPECT_EQ(image->number_at({"header", "slice", "width"}), 32);
-    EXPECT_LT(max_relative_error(image->values, slice.values), 1.0 / 2048);
+    EXPECT_LT(max_relative_error(image->values, slice.values.to_vector()), 1.0 / 2048);
     auto event = ws->receive_type("event");
     ASSERT_TRUE(event);
     EXPECT_EQ(event->string_at({"event", "kind"}), "EVENT_KIND_WARNING");

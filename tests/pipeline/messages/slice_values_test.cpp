@@ -1,0 +1,113 @@
+// SliceValues: a slice image's values, its own vector or a shared view of a buffer that an owner
+// keeps alive. Reading never copies; writing gives shared values a copy of their own first; the
+// owner lives exactly as long as some copy of the view does.
+#include "pipeline/messages/slice_values.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace slicestream {
+namespace {
+
+std::vector<float> random_values(std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-3.0f, 5.0f);
+  std::vector<float> values(count);
+  for (float& v : values)
+    v = value(rng);
+  return values;
+}
+
+// A buffer with a flag that tells when it is gone.
+struct Buffer {
+  Buffer(std::vector<float> v, bool& gone) : values(std::move(v)), freed(gone) {}
+  ~Buffer() { freed = true; }
+  std::vector<float> values;
+  bool& freed;
+};
+
+SliceValues view_of(const std::shared_ptr<Buffer>& buffer) {
+  return SliceValues::shared(buffer, buffer->values.data(), buffer->values.size());
+}
+
+TEST(SliceValues, OwnValuesBehaveLikeAVector) {
+  const std::vector<float> reference = random_values(257, 1);
+  SliceValues values = reference;
+  EXPECT_FALSE(values.is_shared());
+  EXPECT_EQ(values.size(), reference.size());
+  EXPECT_EQ(values.to_vector(), reference);
+  values.resize(300);
+  values[299] = 7.5f;
+  EXPECT_EQ(values.size(), 300u);
+  EXPECT_EQ(values[299], 7.5f);
+  const float* address = values.data();
+  std::vector<float> taken = std::move(values).take_vector();
+  EXPECT_EQ(taken.data(), address) << "own values are moved out, not copied";
+}
+
+TEST(SliceValues, ASharedViewReadsTheOwnersBufferWithoutCopying) {
+  bool freed = false;
+  auto buffer = std::make_shared<Buffer>(random_values(1000, 2), freed);
+  const std::vector<float> reference = buffer->values;
+  const SliceValues values = view_of(buffer);
+  EXPECT_TRUE(values.is_shared());
+  EXPECT_EQ(values.data(), buffer->values.data());
+  EXPECT_EQ(values.to_vector(), reference);
+  EXPECT_EQ(values[17], reference[17]);
+  const SliceValues copy = values;  // NOLINT(performance-unnecessary-copy-initialization)
+  EXPECT_EQ(copy.data(), buffer->values.data()) << "a copy shares the buffer";
+  EXPECT_EQ(copy, values);
+}
+
+TEST(SliceValues, TheOwnerLivesUntilTheLastViewIsGone) {
+  bool freed = false;
+  auto buffer = std::make_shared<Buffer>(random_values(64, 3), freed);
+  auto first = std::make_unique<SliceValues>(view_of(buffer));
+  auto second = std::make_unique<SliceValues>(*first);
+  buffer.reset();
+  EXPECT_FALSE(freed);
+  first.reset();
+  EXPECT_FALSE(freed);
+  second.reset();
+  EXPECT_TRUE(freed);
+}
+
+TEST(SliceValues, WritingToASharedViewCopiesFirstAndLeavesTheBufferAlone) {
+  bool freed = false;
+  auto buffer = std::make_shared<Buffer>(random_values(128, 4), freed);
+  const std::vector<float> reference = buffer->values;
+  SliceValues values = view_of(buffer);
+  values[5] = 1e6f;
+  EXPECT_FALSE(values.is_shared());
+  EXPECT_NE(values.data(), buffer->values.data());
+  EXPECT_EQ(buffer->values, reference) << "the owner's buffer is unchanged";
+  EXPECT_EQ(values[5], 1e6f);
+  EXPECT_EQ(values[6], reference[6]);
+  buffer.reset();
+  EXPECT_TRUE(freed) << "a view that copied no longer holds the owner";
+
+  bool freed_too = false;
+  auto other = std::make_shared<Buffer>(random_values(128, 5), freed_too);
+  SliceValues taken_from = view_of(other);
+  std::vector<float> taken = std::move(taken_from).take_vector();
+  EXPECT_EQ(taken, other->values) << "shared values are copied out";
+  EXPECT_NE(taken.data(), other->values.data());
+}
+
+TEST(SliceValues, AssigningReplacesASharedViewWithOwnValues) {
+  bool freed = false;
+  auto buffer = std::make_shared<Buffer>(random_values(32, 6), freed);
+  SliceValues values = view_of(buffer);
+  buffer.reset();
+  const std::vector<float> replacement = random_values(16, 7);
+  values.assign(replacement.begin(), replacement.end());
+  EXPECT_TRUE(freed);
+  EXPECT_FALSE(values.is_shared());
+  EXPECT_EQ(values.to_vector(), replacement);
+}
+
+}  // namespace
+}  // namespace slicestream
