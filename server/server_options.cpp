@@ -194,6 +194,11 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
   app.add_option("--cuda-graphs", cuda.use_graphs,
                  "replay each stage's per-frame work as one CUDA graph (false: kernel by kernel)")
       ->group(group);
+  app.add_option("--readback-lend", cuda.readback_lend_bytes,
+                 "page-locked readback memory that published slices may keep until viewers have "
+                 "them, instead of a copy on the host (e.g. 1GiB; 0: copy every slice)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group(group);
 }
 
 void add_reconstruction_options(CLI::App& app, ServerConfig& config) {

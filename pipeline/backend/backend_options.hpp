@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "pipeline/backend/name_table.hpp"
+#include "pipeline/backend/target_readback.hpp"
 
 namespace slicestream {
 
@@ -46,6 +47,8 @@ struct CudaSettings {
   CudaTexels texels = CudaTexels::kFloat32;
   // Each stage's per-frame work as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
+  // Page-locked readback buffers lent to published images at most (beyond: copied out).
+  std::size_t readback_lend_bytes = kDefaultReadbackLendBytes;
 };
 
 struct BackendOptions {

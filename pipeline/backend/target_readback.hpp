@@ -9,6 +9,10 @@
 
 namespace slicestream {
 
+// Readback buffers that may be lent to published images at a time, by default, in bytes
+// (TargetReadback::lend; the CUDA backend's page-locked buffers, `--readback-lend`).
+inline constexpr std::size_t kDefaultReadbackLendBytes = std::size_t{1} << 30;
+
 class TargetReadback {
  public:
   virtual ~TargetReadback() = default;

@@ -45,6 +45,9 @@ struct CudaBackendOptions {
   // the slot and the difference (false: the filter crops in a pass of its own, and the
   // replacement reads the dense copy; projection buffers are then half as large).
   bool crop_in_store_update = true;
+  // Published images keep their readback's page-locked buffer up to this many bytes in all
+  // (cuda_readback.hpp); 0: every image's values are copied out of it.
+  std::size_t readback_lend_bytes = kDefaultReadbackLendBytes;
 };
 // How the store keeps each projection for these options (one copy, as the interpolation reads it).
 cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options);

@@ -125,7 +125,8 @@ struct CudaBackend::Impl {
   // them on the refinement worker while they live.
   MemoryAccount refiner_bytes = std::make_shared<std::atomic<std::size_t>>(0);
   std::uint64_t next_scan_id = 1;
-  std::shared_ptr<PinnedStagingPool> readback_pool = std::make_shared<PinnedStagingPool>();
+  std::shared_ptr<PinnedStagingPool> readback_pool =
+      std::make_shared<PinnedStagingPool>(options.readback_lend_bytes);
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
 

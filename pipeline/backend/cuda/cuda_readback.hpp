@@ -33,12 +33,11 @@ class PinnedStagingPool {
   // clients ask for; in flight, a readback's buffer is covered by its slice's publication charge.
   static constexpr std::size_t kMaxIdle = 16;
   static constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
-  // At most this many bytes of readback buffers are lent to published images (which viewers'
-  // queues may hold for a while): page-locked memory cannot be paged out, so beyond this the
-  // publisher copies the values out and the buffer comes back at once.
-  static constexpr std::size_t kMaxLentBytes = std::size_t{1} << 30;
 
-  explicit PinnedStagingPool(std::size_t max_lent_bytes = kMaxLentBytes)
+  // At most `max_lent_bytes` of its buffers are lent to published images (which viewers' queues
+  // may hold for a while): page-locked memory cannot be paged out, so beyond this the publisher
+  // copies the values out and the buffer comes back at once.
+  explicit PinnedStagingPool(std::size_t max_lent_bytes = kDefaultReadbackLendBytes)
       : max_lent_bytes_(max_lent_bytes) {}
 
   // A buffer of exactly `floats` floats (a pooled one when there is one).
