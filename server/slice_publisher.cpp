@@ -269,8 +269,7 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   OutgoingPublication publication =
       outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()), nullptr);
   publication.payload = payload_message(refined.slice.values.to_vector(), refined.slice.memory);
-  put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id,
-             std::move(publication));
+  put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id, std::move(publication));
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {

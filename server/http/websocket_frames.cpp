@@ -37,9 +37,8 @@ const char* to_string(ImageEncoding encoding) {
 std::string encode_image_message(const std::string& type, const std::string& fields,
                                  const float* values, std::size_t count, ImageEncoding encoding) {
   const float scale = encoding == ImageEncoding::kHalf ? half_scale(values, count) : 1.0f;
-  std::string header =
-      fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})", json_string(type),
-                  to_string(encoding), scale, count, fields);
+  std::string header = fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})",
+                                   json_string(type), to_string(encoding), scale, count, fields);
   header.append((4 - header.size() % 4) % 4, ' ');
   const std::size_t value_bytes = count * (encoding == ImageEncoding::kHalf ? 2 : 4);
   std::string out;
@@ -68,8 +67,8 @@ std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding) {
 }
 
 ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
-                         SliceValues values, std::array<float, 9> place,
-                         SharedMemoryBudget budget, std::shared_ptr<MemoryCharge> values_charge)
+                         SliceValues values, std::array<float, 9> place, SharedMemoryBudget budget,
+                         std::shared_ptr<MemoryCharge> values_charge)
     : type_(std::move(type)),
       slice_id_(slice_id),
       place_(place),
@@ -85,9 +84,8 @@ std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) 
       encoded_charges_[index] = budget_->try_charge(image_message_bytes(values_.size(), encoding));
       if (!encoded_charges_[index]) return nullptr;
     }
-    encoded_[index] =
-        encode_image_message(type_, "\"header\":" + to_json(header_), values_.data(),
-                             values_.size(), encoding);
+    encoded_[index] = encode_image_message(type_, "\"header\":" + to_json(header_), values_.data(),
+                                           values_.size(), encoding);
     is_encoded_[index] = true;
   }
   // Shares ownership of this update: its charges last as long as the message.

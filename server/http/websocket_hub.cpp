@@ -72,8 +72,8 @@ void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHe
       return;
     }
   }
-  auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), std::move(values), place,
-                                              budget_, std::move(charge));
+  auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), std::move(values),
+                                              place, budget_, std::move(charge));
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = incoming_[{update->type(), update->slice_id()}];
   if (slot) ++counters_.websocket_updates_superseded;

@@ -57,10 +57,10 @@ class WebSocketHub : public PublishSink {
   bool skipped_without_sessions(const char* type, std::uint32_t slice_id);
   // An update of `values` (kept, shared with the published image where that holds a readback's
   // buffer, when they fit in the budget; else counted and left out).
-  void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
-             SliceValues values, std::array<float, 9> place = {});  // any thread
-  void schedule_delivery();  // with mutex_ held
-  void deliver();            // HTTP thread
+  void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header, SliceValues values,
+             std::array<float, 9> place = {});  // any thread
+  void schedule_delivery();                     // with mutex_ held
+  void deliver();                               // HTTP thread
 
   std::shared_ptr<IoMailbox> mailbox_;
   HttpCounters& counters_;

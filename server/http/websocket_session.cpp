@@ -203,11 +203,10 @@ void WebSocketSession::refuse(std::uint64_t request_id, const std::string& kind,
 void WebSocketSession::send_reply(WireReply reply) {
   if (reply.values) {
     // The encoded copy takes the values' place in the budget (it is no larger than they are).
-    queue_reply(
-        {std::make_shared<const std::string>(encode_image_message(
-             "reply", "\"reply\":" + to_json(reply.reply), reply.values->data(),
-             reply.values->size(), options_.encoding)),
-         true, std::move(reply.memory)});
+    queue_reply({std::make_shared<const std::string>(encode_image_message(
+                     "reply", "\"reply\":" + to_json(reply.reply), reply.values->data(),
+                     reply.values->size(), options_.encoding)),
+                 true, std::move(reply.memory)});
   } else {
     queue_reply({std::make_shared<const std::string>(reply_message(reply.reply)), false, nullptr});
   }

@@ -65,7 +65,8 @@ class ReadbackLendingTest : public ::testing::Test {
     PipelineConfig config = test::small_config();
     config.max_projection_batch = 1;
     config.refinement.residual_interval_s = 0;
-    pipeline_ = std::make_unique<Pipeline>(config, std::make_unique<LedgerBackend>(ledger_), *sink_);
+    pipeline_ =
+        std::make_unique<Pipeline>(config, std::make_unique<LedgerBackend>(ledger_), *sink_);
     pipeline_->start();
     scan_ = test::make_parallel_scan(1, {10, 24}, kWindow, PixelType::kFloat32);
     slices_ = {test::axial_slice(scan_.description, 5, 24),

@@ -180,7 +180,9 @@ class SharedSliceRecorder final : public PublishSink {
 // A sink that only reads during the call.
 class SliceReader final : public PublishSink {
  public:
-  void publish_slice(const SliceImage& slice) override { values.push_back(slice.values.to_vector()); }
+  void publish_slice(const SliceImage& slice) override {
+    values.push_back(slice.values.to_vector());
+  }
   void publish_preview(const PreviewVolume&) override {}
   void publish_refined(const RefinedSliceImage&) override {}
   void publish_event(const ServerEvent&) override {}
