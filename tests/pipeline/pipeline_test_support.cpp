@@ -356,6 +356,23 @@ ScanSetup linear_parallel_setup(DetectorShape detector, int slots) {
   return setup;
 }
 
+PipelineConfig one_update_per_frame_config() {
+  PipelineConfig config = small_config();
+  config.max_projection_batch = 1;
+  config.refinement.residual_interval_s = 0;
+  return config;
+}
+
+TwoSliceScan begin_two_slice_scan(Pipeline& pipeline, int window) {
+  TwoSliceScan s;
+  s.scan = make_parallel_scan(1, {10, 24}, window, PixelType::kFloat32);
+  s.slices = {axial_slice(s.scan.description, 5, 24), oblique_slice(s.scan.description, 6, 20)};
+  for (const SetSliceCommand& slice : s.slices)
+    EXPECT_TRUE(call(pipeline, slice).status.ok());
+  EXPECT_TRUE(pipeline.submit(ScanBegin{s.scan.description, 0}));
+  return s;
+}
+
 double relative_error(const SliceValues& values, const SliceValues& reference) {
   double diff = 0;
   double norm = 0;

@@ -104,6 +104,16 @@ void expect_last_publication_is_current(Pipeline& pipeline, const RecordingSink&
                                         const SetSliceCommand& slice, double tolerance);
 
 PipelineConfig small_config();
+// small_config() publishing one update per frame, without automatic residual checks (nothing but
+// the publish stage wakes an idle reconstruct stage before its longest idle wait).
+PipelineConfig one_update_per_frame_config();
+// A float32 parallel-beam scan of `window` projections (10 x 24 detector) with an axial slice
+// (id 5, 24²) and an oblique one (id 6, 20²) set, its ScanBegin submitted.
+struct TwoSliceScan {
+  TestScan scan;
+  std::vector<SetSliceCommand> slices;
+};
+TwoSliceScan begin_two_slice_scan(Pipeline& pipeline, int window);
 std::unique_ptr<Backend> cpu_backend(int threads = 2);
 // Runs `create` and expects a BackendError whose message contains `text`.
 void expect_backend_error(const std::function<void()>& create, const std::string& text);

@@ -19,19 +19,12 @@ class PublicationTest : public ::testing::Test {
   static constexpr int kWindow = 16;
 
   void start() {
-    PipelineConfig config = test::small_config();
-    config.max_projection_batch = 1;  // one update per frame
-    // No automatic residual checks: nothing but the publish stage wakes an idle reconstruct
-    // stage before its longest idle wait.
-    config.refinement.residual_interval_s = 0;
-    pipeline_ = std::make_unique<Pipeline>(config, test::cpu_backend(), sink_);
+    pipeline_ =
+        std::make_unique<Pipeline>(test::one_update_per_frame_config(), test::cpu_backend(), sink_);
     pipeline_->start();
-    scan_ = test::make_parallel_scan(1, {10, 24}, kWindow, PixelType::kFloat32);
-    slices_ = {test::axial_slice(scan_.description, 5, 24),
-               test::oblique_slice(scan_.description, 6, 20)};
-    for (const SetSliceCommand& slice : slices_)
-      ASSERT_TRUE(call(*pipeline_, slice).status.ok());
-    ASSERT_TRUE(pipeline_->submit(ScanBegin{scan_.description, 0}));
+    test::TwoSliceScan s = test::begin_two_slice_scan(*pipeline_, kWindow);
+    scan_ = std::move(s.scan);
+    slices_ = std::move(s.slices);
   }
 
   void feed(std::uint32_t index) {

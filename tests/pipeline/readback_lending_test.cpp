@@ -16,8 +16,6 @@
 namespace slicestream {
 namespace {
 
-using test::call;
-
 // What the test backend's readbacks report: how many exist now, and their buffers' addresses.
 struct ReadbackLedger {
   std::atomic<int> alive{0};
@@ -62,18 +60,12 @@ class ReadbackLendingTest : public ::testing::Test {
 
   // Two slices, a window and a half of random frames, every update published.
   void run_scan() {
-    PipelineConfig config = test::small_config();
-    config.max_projection_batch = 1;
-    config.refinement.residual_interval_s = 0;
-    pipeline_ =
-        std::make_unique<Pipeline>(config, std::make_unique<LedgerBackend>(ledger_), *sink_);
+    pipeline_ = std::make_unique<Pipeline>(test::one_update_per_frame_config(),
+                                           std::make_unique<LedgerBackend>(ledger_), *sink_);
     pipeline_->start();
-    scan_ = test::make_parallel_scan(1, {10, 24}, kWindow, PixelType::kFloat32);
-    slices_ = {test::axial_slice(scan_.description, 5, 24),
-               test::oblique_slice(scan_.description, 6, 20)};
-    for (const SetSliceCommand& slice : slices_)
-      ASSERT_TRUE(call(*pipeline_, slice).status.ok());
-    ASSERT_TRUE(pipeline_->submit(ScanBegin{scan_.description, 0}));
+    test::TwoSliceScan s = test::begin_two_slice_scan(*pipeline_, kWindow);
+    scan_ = std::move(s.scan);
+    slices_ = std::move(s.slices);
     std::mt19937 rng(5);
     for (std::uint32_t i = 0; i < kWindow + kWindow / 2; ++i) {
       ASSERT_TRUE(pipeline_->submit(test::make_random_frame(scan_.description, i, rng)));

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "kernels/cuda/cuda_stream.hpp"
@@ -15,6 +14,7 @@
 
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/backend/cuda/cuda_readback.hpp"
+#include "tests/kernels/test_support.hpp"
 #include "tests/pipeline/backend/require_cuda_backend.hpp"
 
 namespace slicestream {
@@ -83,18 +83,14 @@ TEST(PinnedStagingPool, LoansStayWithinTheirCap) {
   EXPECT_EQ(pool.lent_bytes(), 0u);
 }
 
-std::vector<float> random_floats(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 9.0f);
-  std::vector<float> values(count);
-  for (float& v : values)
-    v = value(rng);
-  return values;
+std::vector<float> random_floats(std::size_t count) {
+  static test::RandomSource random;
+  return random.floats(count, -2.0, 9.0);
 }
 
 TEST(CudaReadback, ALentBufferHoldsTheValuesUntilItsLastHolderLetsGo) {
   SLICESTREAM_REQUIRE_CUDA_BACKEND();
-  const std::vector<float> host = random_floats(100003, 21);
+  const std::vector<float> host = random_floats(100003);
   cuda::DeviceBuffer<float> device(host);
   cuda::Stream stream;
   auto pool = std::make_shared<PinnedStagingPool>();
@@ -118,7 +114,7 @@ TEST(CudaReadback, ALentBufferHoldsTheValuesUntilItsLastHolderLetsGo) {
 
 TEST(CudaReadback, BeyondTheLoanCapTheBufferIsNotLent) {
   SLICESTREAM_REQUIRE_CUDA_BACKEND();
-  const std::vector<float> host = random_floats(4096, 22);
+  const std::vector<float> host = random_floats(4096);
   cuda::DeviceBuffer<float> device(host);
   cuda::Stream stream;
   auto pool = std::make_shared<PinnedStagingPool>(host.size() * kFloat + 1);

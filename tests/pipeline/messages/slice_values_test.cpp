@@ -6,19 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <random>
 #include <vector>
+
+#include "tests/kernels/test_support.hpp"
 
 namespace slicestream {
 namespace {
 
-std::vector<float> random_values(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-3.0f, 5.0f);
-  std::vector<float> values(count);
-  for (float& v : values)
-    v = value(rng);
-  return values;
+// Fresh values every run.
+std::vector<float> random_values(std::size_t count) {
+  static test::RandomSource random;
+  return random.floats(count, -3.0, 5.0);
 }
 
 // A buffer with a flag that tells when it is gone.
@@ -34,7 +32,7 @@ SliceValues view_of(const std::shared_ptr<Buffer>& buffer) {
 }
 
 TEST(SliceValues, OwnValuesBehaveLikeAVector) {
-  const std::vector<float> reference = random_values(257, 1);
+  const std::vector<float> reference = random_values(257);
   SliceValues values = reference;
   EXPECT_FALSE(values.is_shared());
   EXPECT_EQ(values.size(), reference.size());
@@ -50,7 +48,7 @@ TEST(SliceValues, OwnValuesBehaveLikeAVector) {
 
 TEST(SliceValues, ASharedViewReadsTheOwnersBufferWithoutCopying) {
   bool freed = false;
-  auto buffer = std::make_shared<Buffer>(random_values(1000, 2), freed);
+  auto buffer = std::make_shared<Buffer>(random_values(1000), freed);
   const std::vector<float> reference = buffer->values;
   const SliceValues values = view_of(buffer);
   EXPECT_TRUE(values.is_shared());
@@ -64,7 +62,7 @@ TEST(SliceValues, ASharedViewReadsTheOwnersBufferWithoutCopying) {
 
 TEST(SliceValues, TheOwnerLivesUntilTheLastViewIsGone) {
   bool freed = false;
-  auto buffer = std::make_shared<Buffer>(random_values(64, 3), freed);
+  auto buffer = std::make_shared<Buffer>(random_values(64), freed);
   auto first = std::make_unique<SliceValues>(view_of(buffer));
   auto second = std::make_unique<SliceValues>(*first);
   buffer.reset();
@@ -77,7 +75,7 @@ TEST(SliceValues, TheOwnerLivesUntilTheLastViewIsGone) {
 
 TEST(SliceValues, WritingToASharedViewCopiesFirstAndLeavesTheBufferAlone) {
   bool freed = false;
-  auto buffer = std::make_shared<Buffer>(random_values(128, 4), freed);
+  auto buffer = std::make_shared<Buffer>(random_values(128), freed);
   const std::vector<float> reference = buffer->values;
   SliceValues values = view_of(buffer);
   values[5] = 1e6f;
@@ -90,7 +88,7 @@ TEST(SliceValues, WritingToASharedViewCopiesFirstAndLeavesTheBufferAlone) {
   EXPECT_TRUE(freed) << "a view that copied no longer holds the owner";
 
   bool freed_too = false;
-  auto other = std::make_shared<Buffer>(random_values(128, 5), freed_too);
+  auto other = std::make_shared<Buffer>(random_values(128), freed_too);
   SliceValues taken_from = view_of(other);
   std::vector<float> taken = std::move(taken_from).take_vector();
   EXPECT_EQ(taken, other->values) << "shared values are copied out";
@@ -99,10 +97,10 @@ TEST(SliceValues, WritingToASharedViewCopiesFirstAndLeavesTheBufferAlone) {
 
 TEST(SliceValues, AssigningReplacesASharedViewWithOwnValues) {
   bool freed = false;
-  auto buffer = std::make_shared<Buffer>(random_values(32, 6), freed);
+  auto buffer = std::make_shared<Buffer>(random_values(32), freed);
   SliceValues values = view_of(buffer);
   buffer.reset();
-  const std::vector<float> replacement = random_values(16, 7);
+  const std::vector<float> replacement = random_values(16);
   values.assign(replacement.begin(), replacement.end());
   EXPECT_TRUE(freed);
   EXPECT_FALSE(values.is_shared());
