@@ -4,6 +4,7 @@
 
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
+#include "kernels/solvers/accurate_products_scope.hpp"
 #include "kernels/solvers/cgls_steps.hpp"
 
 namespace slicestream::solvers {
@@ -54,6 +55,7 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
     report.relative_residual.push_back(std::move(row));
   };
 
+  AccurateProductsScope<ProjectionOperator> precision(op, options.accurate_iterations);
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2.
   op.forward(x, q, columns);
   expr::evaluate_pass(cg::initial_residual(r, b, q), rays, r_norm2);
@@ -67,6 +69,7 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
     for (std::size_t col = 0; col < c; ++col)
       any = any || (active[col] && gamma[col] > 0);
     if (!any) break;
+    precision.before_iteration(it);
     op.forward(p, q, columns);
     expr::evaluate_pass(cg::direction_norm(q), rays, delta);
     for (std::size_t col = 0; col < c; ++col) {

@@ -6,6 +6,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/expr_device_evaluate.cuh"
+#include "kernels/solvers/accurate_products_scope.hpp"
 #include "kernels/solvers/cgls_steps.hpp"
 
 namespace slicestream::solvers::cuda {
@@ -117,6 +118,7 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
   SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(step_counts, 0, c * sizeof(int), stream));
   double* gamma = start;
 
+  AccurateProductsScope<DeviceProjectionOperator> precision(op, options.accurate_iterations);
   evaluate_pass(cg::data_norm(b), rays, b_norm2, stream);
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2, and max |p| for the next forward's fp16 scale.
   op.forward(x, q, columns, stream);
@@ -151,6 +153,7 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
 
   int iterations = 0;
   for (int it = 0; running && it < max_iterations; ++it) {
+    precision.before_iteration(it);
     op.forward(p, q, columns, stream, p_max);
     evaluate_pass(cg::direction_norm(q), rays, delta, stream);
     step_size_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, delta, active, alpha,
