@@ -41,11 +41,13 @@ Json all_slices(SizeRun& run, const CusparseBaseline& baseline, const BestProjec
               o.accuracy_iterations, o.slices, best.name.c_str());
   const std::vector<OperandVariant> variants = operand_variants(o.accurate_iterations);
   for (const OperandVariant& v : variants) {
-    const double e = cg_error_of(v, best.matrix, run.problem.data, o.slices, run.problem.truth,
-                                 o.accuracy_iterations, error32, run.stream);
-    j.num(v.key(), e);
-    std::printf("%s %s %.5f (%+.3f%%)", &v == &variants.front() ? "" : ",", v.name().c_str(), e,
-                100 * (e - error32) / error32);
+    const SliceAccuracy a =
+        compare_slices(cg_errors_of(v, best.matrix, run.problem.data, o.slices, run.problem.truth,
+                                    o.accuracy_iterations, run.stream),
+                       error32, baseline.slice_errors32);
+    j.num(v.key(), a.furthest_error).num(v.key() + "_vs_same_slice", a.vs_same_slice);
+    std::printf("%s %s %.5f (%+.3f%%; same slice %+.3f%%)", &v == &variants.front() ? "" : ",",
+                v.name().c_str(), a.furthest_error, 100 * a.vs_fp32, 100 * a.vs_same_slice);
   }
   std::printf("\n");
   return j;

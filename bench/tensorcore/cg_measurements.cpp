@@ -1,5 +1,7 @@
 #include "bench/tensorcore/cg_measurements.hpp"
 
+#include <cmath>
+
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/solvers/cuda/cgls_gpu.hpp"
@@ -52,24 +54,44 @@ std::vector<OperandVariant> operand_variants(const std::vector<int>& accurate_it
   return variants;
 }
 
-double cg_error_slices(solvers::cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
-                       int slices, const std::vector<float>& truth, int iterations,
-                       double reference, cudaStream_t stream, int accurate_iterations) {
+std::vector<double> cg_slice_errors(solvers::cuda::DeviceProjectionOperator& op,
+                                    const std::vector<float>& data, int slices,
+                                    const std::vector<float>& truth, int iterations,
+                                    cudaStream_t stream, int accurate_iterations) {
   DeviceBuffer<float> d_b(scaled_slices(data, slices));
   DeviceBuffer<float> d_x(truth.size() * static_cast<std::size_t>(slices));
   d_x.zero(stream);
   solvers::cuda::CglsWorkspaceGpu workspace;
   solve(op, d_b.data(), d_x.data(), slices, iterations, stream, accurate_iterations, workspace);
-  return furthest_slice_error(slice_errors(d_x.download(), truth, slices), reference);
+  return slice_errors(d_x.download(), truth, slices);
 }
 
-double cg_error_of(const OperandVariant& variant,
-                   const std::shared_ptr<const TensorCoreMatrix>& matrix,
-                   const std::vector<float>& data, int slices, const std::vector<float>& truth,
-                   int iterations, double reference, cudaStream_t stream) {
+double cg_error_slices(solvers::cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
+                       int slices, const std::vector<float>& truth, int iterations,
+                       double reference, cudaStream_t stream, int accurate_iterations) {
+  return furthest_slice_error(
+      cg_slice_errors(op, data, slices, truth, iterations, stream, accurate_iterations), reference);
+}
+
+SliceAccuracy compare_slices(const std::vector<double>& errors, double error32,
+                             const std::vector<double>& errors32) {
+  SliceAccuracy a;
+  a.furthest_error = furthest_slice_error(errors, error32);
+  a.vs_fp32 = (a.furthest_error - error32) / error32;
+  for (std::size_t s = 0; s < errors.size() && s < errors32.size(); ++s) {
+    const double d = (errors[s] - errors32[s]) / errors32[s];
+    if (std::fabs(d) > std::fabs(a.vs_same_slice)) a.vs_same_slice = d;
+  }
+  return a;
+}
+
+std::vector<double> cg_errors_of(const OperandVariant& variant,
+                                 const std::shared_ptr<const TensorCoreMatrix>& matrix,
+                                 const std::vector<float>& data, int slices,
+                                 const std::vector<float>& truth, int iterations,
+                                 cudaStream_t stream) {
   cuda::TensorCoreProjector tc(matrix, variant.projector());
-  return cg_error_slices(tc, data, slices, truth, iterations, reference, stream,
-                         variant.accurate_iterations);
+  return cg_slice_errors(tc, data, slices, truth, iterations, stream, variant.accurate_iterations);
 }
 
 CgTimes cg_times(solvers::cuda::DeviceProjectionOperator& op, const float* b, int slices,

@@ -31,6 +31,8 @@ Json cusparse_table(SizeRun& run, CusparseBaseline* baseline) {
     // One slice: its error itself (the reference 0 only picks the slice).
     b.error32 = cg_error_slices(csr, run.problem.data, 1, run.problem.truth, o.accuracy_iterations,
                                 0.0, stream);
+    b.slice_errors32 = cg_slice_errors(csr, run.problem.data, o.slices, run.problem.truth,
+                                       o.accuracy_iterations, stream);
   }
   const double bytes = static_cast<double>(csr.matrix_device_bytes());
   Json cs;
@@ -44,6 +46,14 @@ Json cusparse_table(SizeRun& run, CusparseBaseline* baseline) {
       .num("cg_solve_ms_per_iteration_image", b.cg_solve_ms)
       .num("effective_spmv_gbs", bytes / (b.spmv_ms * 1e-3) / 1e9);
   cs.num("cg20_relative_error", b.error32);
+  if (o.accuracy) {
+    const SliceAccuracy spread = compare_slices(b.slice_errors32, b.error32, {});
+    cs.num("cg20_all_slices_furthest_relative_error", spread.furthest_error);
+    std::printf(
+        "  cuSPARSE CG %d iterations, %d slices at once: slice furthest from slice 0 alone "
+        "%.5f (%+.3f%% vs %.5f)\n",
+        o.accuracy_iterations, o.slices, spread.furthest_error, 100 * spread.vs_fp32, b.error32);
+  }
   std::printf(
       "  cuSPARSE: A.X %.3f ms, A^T.Y %.3f ms (%d columns) -> FP+BP %.4f ms/image; SpMV %.3f "
       "ms (%.0f GB/s); CG %.4f ms/image/iter\n"

@@ -42,16 +42,18 @@ void gathered_cg_accuracy(SizeRun& run, const std::shared_ptr<const TensorCoreMa
   const Options& o = run.o;
   const double error32 = baseline.error32;
   gj->num("fp32_relative_error", error32);
-  auto percent = [&](double e) { return 100 * (e - error32) / error32; };
   std::printf("    gathered CG %d iterations, %d slices at once, slice furthest from fp32 %.5f:",
               o.accuracy_iterations, o.slices, error32);
   const std::vector<OperandVariant> variants = operand_variants(o.accurate_iterations);
   for (const OperandVariant& v : variants) {
-    const double e = cg_error_of(v, m, run.problem.data, o.slices, run.problem.truth,
-                                 o.accuracy_iterations, error32, run.stream);
-    gj->num("cg20_furthest_slice_relative_error_" + v.key(), e);
-    std::printf("%s %s %.5f (%+.3f%%)", &v == &variants.front() ? "" : ",", v.name().c_str(), e,
-                percent(e));
+    const SliceAccuracy a =
+        compare_slices(cg_errors_of(v, m, run.problem.data, o.slices, run.problem.truth,
+                                    o.accuracy_iterations, run.stream),
+                       error32, baseline.slice_errors32);
+    gj->num("cg20_furthest_slice_relative_error_" + v.key(), a.furthest_error)
+        .num("cg20_furthest_vs_same_slice_" + v.key(), a.vs_same_slice);
+    std::printf("%s %s %.5f (%+.3f%%; same slice %+.3f%%)", &v == &variants.front() ? "" : ",",
+                v.name().c_str(), a.furthest_error, 100 * a.vs_fp32, 100 * a.vs_same_slice);
   }
   std::printf("\n");
   if (!timed) return;

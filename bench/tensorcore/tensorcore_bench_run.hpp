@@ -69,6 +69,7 @@ struct CusparseBaseline {
   double forward_ms = 0, backward_ms = 0, spmv_ms = 0, cg_ms = 0;
   double cg_solve_ms = 0;  // a whole solve of accuracy_iterations per iteration and image
   double error32 = 0;  // 20-iteration CG error of the fp32 solver (0 without the accuracy table)
+  std::vector<double> slice_errors32;  // the fp32 solver's error per slice, all slices at once
   double fp_bp_per_image(int slices) const { return (forward_ms + backward_ms) / slices; }
 };
 
