@@ -19,6 +19,9 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
                     const CglsOptions& options, CglsWorkspace& workspace) {
   if (columns <= 0) throw std::invalid_argument("cgls: need at least one column");
   if (options.max_iterations < 0) throw std::invalid_argument("cgls: negative iteration count");
+  if (options.accurate_iterations < 0) {
+    throw std::invalid_argument("cgls: negative accurate iteration count");
+  }
   namespace cg = cgls_steps;
   const std::size_t c = static_cast<std::size_t>(columns);
   const expr::Extent2D rays{static_cast<int>(op.rays()), columns};

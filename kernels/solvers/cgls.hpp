@@ -21,7 +21,8 @@ struct CglsOptions {
   // `accurate_iterations` iterations use the operator's accurate products, the later ones its fast
   // ones (ProjectionOperator::set_fast_products; e.g. fp16 instead of compensated Tensor Core
   // operands). The rounding of the early products is what CG amplifies; later ones may be coarse
-  // (docs/performance.md, "CG with an accurate start"). The default keeps every product accurate.
+  // (docs/performance.md, "CG with an accurate start"). 0: only the start's products accurate;
+  // the default keeps every product accurate; negative is refused.
   int accurate_iterations = std::numeric_limits<int>::max();
 };
 

@@ -91,6 +91,9 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
     throw std::invalid_argument("cgls_gpu: 1 to 256 columns");
   }
   if (options.max_iterations < 0) throw std::invalid_argument("cgls_gpu: negative iteration count");
+  if (options.accurate_iterations < 0) {
+    throw std::invalid_argument("cgls_gpu: negative accurate iteration count");
+  }
   const std::size_t c = static_cast<std::size_t>(columns);
   const expr::Extent2D rays{static_cast<int>(op.rays()), columns};
   const expr::Extent2D pixels{static_cast<int>(op.pixels()), columns};

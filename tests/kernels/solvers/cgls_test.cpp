@@ -195,6 +195,8 @@ TEST(Cgls, AccurateStartThenFastProducts) {
   std::fill(x.begin(), x.end(), 0.0f);
   EXPECT_THROW(solve_fresh(failing, b.data(), x.data(), slices, options), std::runtime_error);
   EXPECT_FALSE(failing.fast) << "left accurate after the failure";
+  options.accurate_iterations = -1;
+  EXPECT_THROW(solve_fresh(op, b.data(), x.data(), slices, options), std::invalid_argument);
 }
 
 TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
