@@ -6,18 +6,25 @@
 // needed; it answers which part of the Tensor Core path costs accuracy (docs/performance.md, "CG
 // accuracy").
 //
+// With --accurate-iterations it also solves with compensated operands for the start and the
+// first iterations and fp16 operands after (the relaxed precision of CglsOptions::
+// accurate_iterations). --slices solves that many scaled slices at once, as the GPU benchmark does.
+//
 //   cg_accuracy_cpu --size 320 --models exact,tc,tc-split --compensated 1
+//   cg_accuracy_cpu --size 320 --slices 32 --models exact --compensated 0 --accurate-iterations 3
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "kernels/steady_clock.hpp"
 #include "kernels/solvers/cgls.hpp"
+#include "kernels/steady_clock.hpp"
 #include "kernels/tensorcore/csr_projector.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
@@ -27,18 +34,24 @@
 namespace {
 
 using namespace slicestream::tensorcore;
-using slicestream::SteadyClock;
 using slicestream::seconds_since;
+using slicestream::SteadyClock;
 
-// One CGLS solve from zero; returns the error to `truth`.
-double solve_error(slicestream::solvers::ProjectionOperator& op, const std::vector<float>& data,
-                   const std::vector<float>& truth, int iterations) {
+constexpr int kAll = std::numeric_limits<int>::max();  // every product accurate
+
+// One CGLS solve from zero of `slices` scaled slices at once (scaled_slices); returns each
+// slice's error to the truth.
+std::vector<double> solve_errors(slicestream::solvers::ProjectionOperator& op,
+                                 const std::vector<float>& data, const std::vector<float>& truth,
+                                 int iterations, int slices, int accurate_iterations) {
   slicestream::solvers::CglsOptions options;
   options.max_iterations = iterations;
+  options.accurate_iterations = accurate_iterations;
   slicestream::solvers::CglsWorkspace workspace;
-  std::vector<float> x(truth.size(), 0.0f);
-  slicestream::solvers::cgls_cpu(op, data.data(), x.data(), 1, options, workspace);
-  return relative_error(x, truth);
+  const std::vector<float> b = scaled_slices(data, slices);
+  std::vector<float> x(truth.size() * static_cast<std::size_t>(slices), 0.0f);
+  slicestream::solvers::cgls_cpu(op, b.data(), x.data(), slices, options, workspace);
+  return slice_errors(x, truth, slices);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -70,6 +83,8 @@ MmaAccumulation model_named(const std::string& name, int step_products, int extr
 
 int main(int argc, char** argv) {
   int size = 320, angles = 720, bins = 512, iterations = 20, step_products = 16, extra_bits = 0;
+  int slices = 1;
+  std::vector<int> accurate_starts;
   std::string models = "exact,tc,tc-split", shape_name = "16.16.16", ordering_name = "ray-sheared";
   std::vector<int> compensated{0, 1};
   CLI::App app{"CG accuracy of the CPU Tensor Core twin under operand and accumulation models"};
@@ -77,6 +92,11 @@ int main(int argc, char** argv) {
   app.add_option("--angles", angles, "projection angles over 180 degrees");
   app.add_option("--bins", bins, "detector bins (detector as wide as the image)");
   app.add_option("--iterations", iterations, "CGLS iterations");
+  app.add_option("--slices", slices,
+                 "slices solved at once (scaled copies; the one furthest from fp32 is shown)");
+  app.add_option("--accurate-iterations", accurate_starts,
+                 "also solve with compensated operands for the start and this many iterations, "
+                 "fp16 operands after (CglsOptions::accurate_iterations), per value");
   app.add_option("--models", models, "comma-separated: exact, tc, tc-split");
   app.add_option("--compensated", compensated, "operand kinds to run: 0 fp16, 1 hi + lo fp16");
   app.add_option("--step-products", step_products, "products per MMA k-step in the model");
@@ -110,7 +130,17 @@ int main(int argc, char** argv) {
 
   t0 = SteadyClock::now();
   CsrProjector single(a, pool);
-  const double error32 = solve_error(single, data, truth, iterations);
+  const double error32 = solve_errors(single, data, truth, iterations, 1, kAll)[0];
+  auto percent = [&](double e) { return 100 * (e - error32) / error32; };
+  // The line of one solve: the slice furthest from fp32 and the range over the slices.
+  auto report = [&](const std::vector<double>& errors) {
+    const auto [low, high] = std::minmax_element(errors.begin(), errors.end());
+    const double furthest = furthest_slice_error(errors, error32);
+    std::printf(
+        "%d slices: furthest error %.6f (%+.3f%% vs fp32; slices %+.3f%% .. %+.3f%%, %.1f s)\n",
+        slices, furthest, percent(furthest), percent(*low), percent(*high), seconds_since(t0));
+    std::fflush(stdout);
+  };
   std::printf("fp32 CSR: error %.6f (%.1f s)\n", error32, seconds_since(t0));
   std::fflush(stdout);
 
@@ -121,14 +151,19 @@ int main(int argc, char** argv) {
       po.compensated = comp != 0;
       po.accumulation = model_named(name, step_products, extra_bits);
       BsrProjectorCpu half(m, pool, po);
-      const double error16 = solve_error(half, data, truth, iterations);
-      std::printf(
-          "fp16 %-11s operands, %-8s accumulation (k-step %d, +%d bits): error %.6f (%+.3f%% "
-          "vs fp32, %.1f s)\n",
-          comp != 0 ? "compensated" : "plain", name.c_str(), step_products, extra_bits, error16,
-          100 * (error16 - error32) / error32, seconds_since(t0));
-      std::fflush(stdout);
+      std::printf("fp16 %-11s operands, %-8s accumulation (k-step %d, +%d bits), ",
+                  comp != 0 ? "compensated" : "plain", name.c_str(), step_products, extra_bits);
+      report(solve_errors(half, data, truth, iterations, slices, kAll));
     }
+  }
+  for (int accurate : accurate_starts) {
+    t0 = SteadyClock::now();
+    BsrProjectorCpuOptions po;
+    po.compensated = true;
+    BsrProjectorCpu relaxed(m, pool, po);
+    std::printf("compensated start and %d iterations, fp16 operands after (exact sums), ",
+                accurate);
+    report(solve_errors(relaxed, data, truth, iterations, slices, accurate));
   }
   return 0;
 }

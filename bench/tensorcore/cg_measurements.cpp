@@ -1,11 +1,11 @@
 #include "bench/tensorcore/cg_measurements.hpp"
 
-#include <algorithm>
+#include <cmath>
 
-#include "kernels/steady_clock.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/solvers/cuda/cgls_gpu.hpp"
+#include "kernels/steady_clock.hpp"
 #include "tests/support/ellipse_phantom_2d.hpp"
 
 namespace slicestream::tensorcore::bench {
@@ -13,81 +13,113 @@ namespace {
 
 using ::slicestream::cuda::DeviceBuffer;
 
-float slice_scale(int s) {
-  return 1.0f + 0.01f * static_cast<float>(s);
-}
-
-// `iterations` CGLS steps from x's start value in a workspace of their own.
+// `iterations` CGLS steps from x's start value in `workspace`.
 void solve(solvers::cuda::DeviceProjectionOperator& op, const float* b, float* x, int slices,
-           int iterations, cudaStream_t stream) {
+           int iterations, cudaStream_t stream, int accurate_iterations,
+           solvers::cuda::CglsWorkspaceGpu& workspace) {
   solvers::CglsOptions options;
   options.max_iterations = iterations;
-  solvers::cuda::CglsWorkspaceGpu workspace;
+  options.accurate_iterations = accurate_iterations;
   solvers::cuda::cgls_gpu(op, b, x, slices, options, stream, workspace);
 }
 
 }  // namespace
 
-std::vector<float> scaled_slices(const std::vector<float>& data, int slices) {
-  std::vector<float> b(data.size() * static_cast<std::size_t>(slices));
-  for (std::size_t r = 0; r < data.size(); ++r) {
-    for (int s = 0; s < slices; ++s)
-      b[r * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)] =
-          data[r] * slice_scale(s);
-  }
-  return b;
+std::string OperandVariant::name() const {
+  if (!compensated) return "fp16 operands";
+  if (!compensate_backward) return "forward compensated";
+  if (accurate_iterations == kAllAccurate) return "compensated";
+  return "accurate start " + std::to_string(accurate_iterations);
+}
+
+std::string OperandVariant::key() const {
+  if (!compensated) return "fp16";
+  if (!compensate_backward) return "forward_compensated";
+  if (accurate_iterations == kAllAccurate) return "compensated";
+  return "accurate_start_" + std::to_string(accurate_iterations);
+}
+
+cuda::TensorCoreProjectorOptions OperandVariant::projector() const {
+  cuda::TensorCoreProjectorOptions options;
+  options.compensated_operands = compensated;
+  options.compensate_backward = compensate_backward;
+  return options;
+}
+
+std::vector<OperandVariant> operand_variants(const std::vector<int>& accurate_iterations) {
+  std::vector<OperandVariant> variants{
+      {false, true, kAllAccurate}, {true, true, kAllAccurate}, {true, false, kAllAccurate}};
+  for (int k : accurate_iterations)
+    variants.push_back({true, true, k});
+  return variants;
+}
+
+std::vector<double> cg_slice_errors(solvers::cuda::DeviceProjectionOperator& op,
+                                    const std::vector<float>& data, int slices,
+                                    const std::vector<float>& truth, int iterations,
+                                    cudaStream_t stream, int accurate_iterations) {
+  DeviceBuffer<float> d_b(scaled_slices(data, slices));
+  DeviceBuffer<float> d_x(truth.size() * static_cast<std::size_t>(slices));
+  d_x.zero(stream);
+  solvers::cuda::CglsWorkspaceGpu workspace;
+  solve(op, d_b.data(), d_x.data(), slices, iterations, stream, accurate_iterations, workspace);
+  return slice_errors(d_x.download(), truth, slices);
 }
 
 double cg_error_slices(solvers::cuda::DeviceProjectionOperator& op, const std::vector<float>& data,
                        int slices, const std::vector<float>& truth, int iterations,
-                       cudaStream_t stream) {
-  DeviceBuffer<float> d_b(scaled_slices(data, slices));
-  DeviceBuffer<float> d_x(truth.size() * static_cast<std::size_t>(slices));
-  d_x.zero(stream);
-  solve(op, d_b.data(), d_x.data(), slices, iterations, stream);
-  const std::vector<float> x = d_x.download();
-  double worst = 0;
-  std::vector<float> slice_x(truth.size()), slice_truth(truth.size());
-  for (int s = 0; s < slices; ++s) {
-    for (std::size_t p = 0; p < truth.size(); ++p) {
-      slice_x[p] = x[p * static_cast<std::size_t>(slices) + static_cast<std::size_t>(s)];
-      slice_truth[p] = truth[p] * slice_scale(s);
-    }
-    worst = std::max(worst, relative_error(slice_x, slice_truth));
-  }
-  return worst;
+                       double reference, cudaStream_t stream, int accurate_iterations) {
+  return furthest_slice_error(
+      cg_slice_errors(op, data, slices, truth, iterations, stream, accurate_iterations), reference);
 }
 
-std::array<double, 3> cg_errors_by_operands(const std::shared_ptr<const TensorCoreMatrix>& matrix,
-                                            cuda::TensorCoreProjectorOptions options,
-                                            const std::vector<float>& data, int slices,
-                                            const std::vector<float>& truth, int iterations,
-                                            cudaStream_t stream) {
-  std::array<double, 3> errors{};
-  for (int variant = 0; variant < 3; ++variant) {
-    options.compensated_operands = variant > 0;
-    options.compensate_backward = variant == 1;
-    cuda::TensorCoreProjector tc(matrix, options);
-    errors[static_cast<std::size_t>(variant)] =
-        cg_error_slices(tc, data, slices, truth, iterations, stream);
+SliceAccuracy compare_slices(const std::vector<double>& errors, double error32,
+                             const std::vector<double>& errors32) {
+  SliceAccuracy a;
+  a.furthest_error = furthest_slice_error(errors, error32);
+  a.vs_fp32 = (a.furthest_error - error32) / error32;
+  for (std::size_t s = 0; s < errors.size() && s < errors32.size(); ++s) {
+    const double d = (errors[s] - errors32[s]) / errors32[s];
+    if (std::fabs(d) > std::fabs(a.vs_same_slice)) a.vs_same_slice = d;
   }
-  return errors;
+  return a;
 }
 
-double cg_iteration_ms(solvers::cuda::DeviceProjectionOperator& op, const float* b, int slices,
-                       int iterations, cudaStream_t stream) {
+std::vector<double> cg_errors_of(const OperandVariant& variant,
+                                 const std::shared_ptr<const TensorCoreMatrix>& matrix,
+                                 const std::vector<float>& data, int slices,
+                                 const std::vector<float>& truth, int iterations,
+                                 cudaStream_t stream) {
+  cuda::TensorCoreProjector tc(matrix, variant.projector());
+  return cg_slice_errors(tc, data, slices, truth, iterations, stream, variant.accurate_iterations);
+}
+
+CgTimes cg_times(solvers::cuda::DeviceProjectionOperator& op, const float* b, int slices,
+                 int iterations, int solve_iterations, cudaStream_t stream,
+                 int accurate_iterations) {
   DeviceBuffer<float> x(static_cast<std::size_t>(op.pixels()) * slices);
+  solvers::cuda::CglsWorkspaceGpu workspace;
   auto run = [&](int k) {
     x.zero(stream);
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream));
     const auto t0 = ::slicestream::SteadyClock::now();
-    solve(op, b, x.data(), slices, k, stream);
+    solve(op, b, x.data(), slices, k, stream, accurate_iterations, workspace);
     return ::slicestream::seconds_since(t0) * 1e3;
   };
-  run(2);  // warm-up (allocations, cuSPARSE plans)
-  const double t_short = run(2);
-  const double t_long = run(2 + iterations);
-  return (t_long - t_short) / iterations / slices;
+  // Past the accurate start (if it ends within the solve), two iterations for the set-up.
+  const int start = 2 + (accurate_iterations < solve_iterations ? accurate_iterations : 0);
+  run(start + iterations);  // warm-up (allocations, cuSPARSE plans, the work spaces' growth)
+  CgTimes t;
+  const double t_short = run(start);
+  const double t_long = run(start + iterations);
+  t.iteration_ms = (t_long - t_short) / iterations / slices;
+  t.solve_ms = run(solve_iterations) / solve_iterations / slices;
+  return t;
+}
+
+double cg_iteration_ms(solvers::cuda::DeviceProjectionOperator& op, const float* b, int slices,
+                       int iterations, cudaStream_t stream) {
+  return cg_times(op, b, slices, iterations, iterations, stream).iteration_ms;
 }
 
 }  // namespace slicestream::tensorcore::bench

@@ -2,7 +2,6 @@
 // in the column form (8 columns per slice), then the gathered products (one column per slice)
 // with an optional sweep of the gathered kernel's CTA count, their CG accuracy and the
 // compensated CG's time.
-#include <array>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -34,46 +33,49 @@ void sweep_gathered_ctas(SizeRun& run, const std::shared_ptr<const TensorCoreMat
   }
 }
 
-// CG accuracy through the gathered products: all slices at once, fp16, compensated and
-// forward-only compensated operands, against the fp32 (cuSPARSE) error of the accuracy table;
-// the compensated solvers' times.
+// CG accuracy through the gathered products: all slices at once, every operand variant
+// (cg_measurements.hpp) against the fp32 (cuSPARSE) error of the accuracy table; with `timed`,
+// the CG times of the variants beside cuSPARSE's: per iteration once the accurate start is over,
+// and per iteration of a whole solve of the accuracy table's length.
 void gathered_cg_accuracy(SizeRun& run, const std::shared_ptr<const TensorCoreMatrix>& m,
-                          const CusparseBaseline& baseline, Json* gj) {
+                          const CusparseBaseline& baseline, bool timed, Json* gj) {
   const Options& o = run.o;
   const double error32 = baseline.error32;
-  const std::array<double, 3> errors = cg_errors_by_operands(
-      m, {}, run.problem.data, o.slices, run.problem.truth, o.accuracy_iterations, run.stream);
-  // The compensated solvers: both directions run 64 product columns, forward-only compensation
-  // 64 forward and 32 backward.
-  double cg_c = 0;
-  double cg_f = 0;
-  if (o.cg) {
-    cuda::TensorCoreProjectorOptions compensated;
-    compensated.compensated_operands = true;
-    cuda::TensorCoreProjector tc(m, compensated);
-    cg_c = cg_iteration_ms(tc, run.cg_b.data(), o.slices, o.cg_iterations, run.stream);
-    compensated.compensate_backward = false;
-    cuda::TensorCoreProjector forward_only(m, compensated);
-    cg_f = cg_iteration_ms(forward_only, run.cg_b.data(), o.slices, o.cg_iterations, run.stream);
+  gj->num("fp32_relative_error", error32);
+  std::printf("    gathered CG %d iterations, %d slices at once, slice furthest from fp32 %.5f:",
+              o.accuracy_iterations, o.slices, error32);
+  const std::vector<OperandVariant> variants = operand_variants(o.accurate_iterations);
+  for (const OperandVariant& v : variants) {
+    const SliceAccuracy a =
+        compare_slices(cg_errors_of(v, m, run.problem.data, o.slices, run.problem.truth,
+                                    o.accuracy_iterations, run.stream),
+                       error32, baseline.slice_errors32);
+    gj->num("cg20_furthest_slice_relative_error_" + v.key(), a.furthest_error)
+        .num("cg20_furthest_vs_same_slice_" + v.key(), a.vs_same_slice);
+    std::printf("%s %s %.5f (%+.3f%%; same slice %+.3f%%)", &v == &variants.front() ? "" : ",",
+                v.name().c_str(), a.furthest_error, 100 * a.vs_fp32, 100 * a.vs_same_slice);
   }
-  gj->num("cg20_worst_slice_relative_error", errors[0])
-      .num("cg20_compensated_worst_slice_relative_error", errors[1])
-      .num("cg20_forward_compensated_worst_slice_relative_error", errors[2])
-      .num("fp32_relative_error", error32);
-  if (o.cg) {
-    gj->num("compensated_cg_ms_per_image", cg_c)
-        .num("compensated_speedup_vs_cusparse_cg", baseline.cg_ms / cg_c)
-        .num("forward_compensated_cg_ms_per_image", cg_f)
-        .num("forward_compensated_speedup_vs_cusparse_cg", baseline.cg_ms / cg_f);
-  }
-  auto percent = [&](double e) { return 100 * (e - error32) / error32; };
+  std::printf("\n");
+  if (!timed) return;
   std::printf(
-      "    gathered CG %d iterations, %d slices at once, worst slice: fp16 operands %.5f "
-      "(%+.2f%% vs fp32 %.5f), compensated %.5f (%+.3f%%), forward only %.5f (%+.3f%%); "
-      "compensated CG %.4f ms/image/iter (%.2fx cuSPARSE), forward only %.4f (%.2fx)\n",
-      o.accuracy_iterations, o.slices, errors[0], percent(errors[0]), error32, errors[1],
-      percent(errors[1]), errors[2], percent(errors[2]), cg_c, o.cg ? baseline.cg_ms / cg_c : 0.0,
-      cg_f, o.cg ? baseline.cg_ms / cg_f : 0.0);
+      "    gathered CG ms per image and iteration, after the start / whole %d-iteration "
+      "solve (x cuSPARSE %.4f / %.4f):",
+      o.accuracy_iterations, baseline.cg_ms, baseline.cg_solve_ms);
+  for (const OperandVariant& v : variants) {
+    cuda::TensorCoreProjector tc(m, v.projector());
+    const CgTimes t = cg_times(tc, run.cg_b.data(), o.slices, o.cg_iterations,
+                               o.accuracy_iterations, run.stream, v.accurate_iterations);
+    const std::string key = v.key();
+    gj->num("cg_iteration_ms_per_image_" + key, t.iteration_ms)
+        .num("cg_speedup_vs_cusparse_" + key, baseline.cg_ms / t.iteration_ms)
+        .num("cg_solve_ms_per_iteration_image_" + key, t.solve_ms)
+        .num("cg_solve_speedup_vs_cusparse_" + key, baseline.cg_solve_ms / t.solve_ms);
+    std::printf("%s %s %.4f / %.4f (%.2fx / %.2fx)", &v == &variants.front() ? "" : ",",
+                v.name().c_str(), t.iteration_ms, t.solve_ms, baseline.cg_ms / t.iteration_ms,
+                baseline.cg_solve_ms / t.solve_ms);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 // The gathered products (symmetric_gather.hpp) of one shape: times, CTA sweep, CG accuracy;
@@ -91,7 +93,7 @@ std::optional<Json> gathered_products(SizeRun& run,
   gj.num("fp_bp_per_image_ms", g_fpbp).num("speedup_vs_cusparse_fp_bp", cusparse_fp_bp / g_fpbp);
   if (o.cg) gj.num("speedup_vs_cusparse_cg", baseline.cg_ms / g.cg_ms);
   sweep_gathered_ctas(run, m, multiprocessors, &gj);
-  if (o.accuracy && baseline.error32 > 0) gathered_cg_accuracy(run, m, baseline, &gj);
+  if (o.accuracy && baseline.error32 > 0) gathered_cg_accuracy(run, m, baseline, o.cg, &gj);
   std::printf(
       "  8-sym gathered %-8s: %d slices FP %.3f (SpMM %.3f) BP %.3f (SpMM %.3f) ms -> "
       "%.4f ms/image (%.2fx cuSPARSE), CG %.4f ms/image/iter (%.2fx)\n",
@@ -128,20 +130,33 @@ Json column_form(SizeRun& run, const std::shared_ptr<const TensorCoreMatrix>& m,
   return j;
 }
 
-}  // namespace
-
-Json symmetric_tables(SizeRun& run, const CusparseBaseline& baseline, int multiprocessors) {
-  const Options& o = run.o;
+// The 8-fold symmetric matrix of `shape` (pseudo-Morton, as the tables use it).
+std::shared_ptr<const TensorCoreMatrix> symmetric_matrix(SizeRun& run, WmmaShape shape) {
   const auto plan =
       std::make_shared<const SymmetryPlan>(make_symmetry_plan(run.geometry(), run.grid()));
   DdMatrixOptions dd;
   dd.column_factors = &plan->column_factor;
   const CsrMatrix a_oct = build_dd_matrix(run.pool, run.geometry(), run.grid(), dd);
+  const TensorCoreMatrixOptions options{shape, BlockOrdering::kPseudoMorton, true};
+  return std::make_shared<const TensorCoreMatrix>(
+      build_tensorcore_matrix(run.pool, a_oct, run.geometry(), run.grid(), options, plan));
+}
+
+}  // namespace
+
+Json gathered_accuracy(SizeRun& run, const CusparseBaseline& baseline) {
+  Json gj;
+  const auto m = symmetric_matrix(run, WmmaShape::kM16N16K16);
+  if (!cuda::TensorCoreProjector(m).uses_gathered_products(run.o.slices)) return gj;
+  gathered_cg_accuracy(run, m, baseline, false, &gj);
+  return gj;
+}
+
+Json symmetric_tables(SizeRun& run, const CusparseBaseline& baseline, int multiprocessors) {
+  const Options& o = run.o;
   Json sj;
   for (WmmaShape shape : selected_shapes(o)) {
-    const TensorCoreMatrixOptions options{shape, BlockOrdering::kPseudoMorton, true};
-    const auto m = std::make_shared<const TensorCoreMatrix>(
-        build_tensorcore_matrix(run.pool, a_oct, run.geometry(), run.grid(), options, plan));
+    const auto m = symmetric_matrix(run, shape);
     Json j = column_form(run, m, baseline);
     if (const auto gathered = gathered_products(run, m, baseline, multiprocessors)) {
       j.obj("gathered", *gathered);

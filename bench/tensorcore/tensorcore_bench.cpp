@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "bench/common/gpu_timer.hpp"
-#include "kernels/steady_clock.hpp"
 #include "bench/tensorcore/cg_measurements.hpp"
 #include "bench/tensorcore/tensorcore_bench_run.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_probe.hpp"
+#include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
 
 namespace slicestream::tensorcore::bench {
 
-using ::slicestream::SteadyClock;
 using ::slicestream::seconds_since;
+using ::slicestream::SteadyClock;
 
 bool selected(const std::vector<std::string>& wanted, const std::string& name) {
   if (wanted.empty()) return true;
@@ -115,6 +115,7 @@ Json run_size(const Options& o, int n, Executor& pool, cudaStream_t stream, bool
   if (tables) rec.obj("tensorcore", plain_projector_tables(run, baseline, &best));
   if (o.accuracy) rec.obj("cg_accuracy", cg_accuracy_table(run, baseline, best));
   if (tables) rec.obj("symmetric", symmetric_tables(run, baseline, multiprocessors));
+  if (!tables && o.accuracy) rec.obj("gathered_accuracy", gathered_accuracy(run, baseline));
   rec.num("total_s", seconds_since(t0));
   std::printf("  %dx%d done in %.1f s\n", n, n, seconds_since(t0));
   return rec;
@@ -134,6 +135,8 @@ int main(int argc, char** argv) {
   app.add_option("--slices", o.slices, "slices per batch (multi-slice tables)");
   app.add_option("--repetitions", o.repetitions, "timed repetitions (median)");
   app.add_option("--cg-iterations", o.cg_iterations, "CG iterations timed");
+  app.add_option("--accurate-iterations", o.accurate_iterations,
+                 "accurate-start CGs: compensated iterations before fp16 ones, one CG each");
   app.add_option("--json", o.json, "JSON output");
   app.add_option("--table-sizes", o.table_sizes, "sizes with the timing tables (default: all)");
   app.add_option("--shapes", o.shapes, "fragment shapes timed, e.g. 16.16.16 (default: all)");

@@ -28,12 +28,13 @@ struct Options {
   int repetitions = 20;
   int cg_iterations = 10;
   int accuracy_iterations = 20;
-  std::vector<int> table_sizes;        // sizes with the timing tables (empty: all)
-  std::vector<std::string> shapes;     // fragment shapes timed (empty: all)
-  std::vector<std::string> orderings;  // multi-slice orderings timed (empty: all)
-  bool accuracy = true;                // the CG accuracy table
-  bool cg = true;                      // CG iteration timings
-  std::vector<int> gathered_ctas;      // gathered kernel CTAs per SM swept (empty: default only)
+  std::vector<int> accurate_iterations{2, 3, 4, 6};  // compensated iterations of accurate starts
+  std::vector<int> table_sizes;                      // sizes with the timing tables (empty: all)
+  std::vector<std::string> shapes;                   // fragment shapes timed (empty: all)
+  std::vector<std::string> orderings;                // multi-slice orderings timed (empty: all)
+  bool accuracy = true;                              // the CG accuracy table
+  bool cg = true;                                    // CG iteration timings
+  std::vector<int> gathered_ctas;  // gathered kernel CTAs per SM swept (empty: default only)
   std::string json = "tensorcore_bench.json";
 };
 
@@ -66,7 +67,9 @@ struct SizeRun {
 // The fp32 cuSPARSE numbers the Tensor Core speed-ups are quoted against (same run).
 struct CusparseBaseline {
   double forward_ms = 0, backward_ms = 0, spmv_ms = 0, cg_ms = 0;
+  double cg_solve_ms = 0;  // a whole solve of accuracy_iterations per iteration and image
   double error32 = 0;  // 20-iteration CG error of the fp32 solver (0 without the accuracy table)
+  std::vector<double> slice_errors32;  // the fp32 solver's error per slice, all slices at once
   double fp_bp_per_image(int slices) const { return (forward_ms + backward_ms) / slices; }
 };
 
@@ -83,5 +86,7 @@ Json cusparse_table(SizeRun& run, CusparseBaseline* baseline);
 Json plain_projector_tables(SizeRun& run, const CusparseBaseline& baseline, BestProjector* best);
 Json cg_accuracy_table(SizeRun& run, const CusparseBaseline& baseline, BestProjector best);
 Json symmetric_tables(SizeRun& run, const CusparseBaseline& baseline, int multiprocessors);
+// The gathered symmetric products' CG accuracy alone (16.16.16), for sizes without the tables.
+Json gathered_accuracy(SizeRun& run, const CusparseBaseline& baseline);
 
 }  // namespace slicestream::tensorcore::bench

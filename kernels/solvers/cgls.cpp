@@ -4,6 +4,7 @@
 
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
+#include "kernels/solvers/accurate_products_scope.hpp"
 #include "kernels/solvers/cgls_steps.hpp"
 
 namespace slicestream::solvers {
@@ -18,6 +19,9 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
                     const CglsOptions& options, CglsWorkspace& workspace) {
   if (columns <= 0) throw std::invalid_argument("cgls: need at least one column");
   if (options.max_iterations < 0) throw std::invalid_argument("cgls: negative iteration count");
+  if (options.accurate_iterations < 0) {
+    throw std::invalid_argument("cgls: negative accurate iteration count");
+  }
   namespace cg = cgls_steps;
   const std::size_t c = static_cast<std::size_t>(columns);
   const expr::Extent2D rays{static_cast<int>(op.rays()), columns};
@@ -54,6 +58,7 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
     report.relative_residual.push_back(std::move(row));
   };
 
+  AccurateProductsScope<ProjectionOperator> precision(op, options.accurate_iterations);
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2.
   op.forward(x, q, columns);
   expr::evaluate_pass(cg::initial_residual(r, b, q), rays, r_norm2);
@@ -67,6 +72,7 @@ CglsReport cgls_cpu(ProjectionOperator& op, const float* b, float* x, int column
     for (std::size_t col = 0; col < c; ++col)
       any = any || (active[col] && gamma[col] > 0);
     if (!any) break;
+    precision.before_iteration(it);
     op.forward(p, q, columns);
     expr::evaluate_pass(cg::direction_norm(q), rays, delta);
     for (std::size_t col = 0; col < c; ++col) {

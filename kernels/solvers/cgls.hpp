@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "kernels/solvers/cgls_workspace.hpp"
@@ -16,6 +17,13 @@ namespace slicestream::solvers {
 struct CglsOptions {
   int max_iterations = 20;
   double relative_tolerance = 0;  // per column, on ||A x - b|| / ||b||; 0 runs all iterations
+  // Relaxed product precision (inexact Krylov): the start's products and the first
+  // `accurate_iterations` iterations use the operator's accurate products, the later ones its fast
+  // ones (ProjectionOperator::set_fast_products; e.g. fp16 instead of compensated Tensor Core
+  // operands). The rounding of the early products is what CG amplifies; later ones may be coarse
+  // (docs/performance.md, "CG with an accurate start"). 0: only the start's products accurate;
+  // the default keeps every product accurate; negative is refused.
+  int accurate_iterations = std::numeric_limits<int>::max();
 };
 
 struct CglsReport {

@@ -13,6 +13,13 @@ class ProjectionOperator {
   virtual long long pixels() const = 0;
   virtual void forward(const float* image, float* sinogram, int columns) = 0;
   virtual void backward(const float* sinogram, float* image, int columns) = 0;
+
+  // Solvers that relax the products' precision as they converge (CglsOptions::
+  // accurate_iterations) ask for the operator's cheaper, coarser products (`fast` true) once the
+  // accurate start is done, and for accurate ones again when the solve ends. Operators of one
+  // precision ignore it; the Tensor Core projectors built with compensated operands take fp16
+  // operands while fast.
+  virtual void set_fast_products(bool /*fast*/) {}
 };
 
 }  // namespace slicestream::solvers

@@ -68,11 +68,11 @@ int BsrProjectorCpu::make_operands(const float* values, long long rows, int colu
 void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int columns) {
   const TensorCoreMatrix& m = *matrix_;
   const std::size_t c = static_cast<std::size_t>(columns);
+  const bool compensate_forward = compensate_forward_ && !fast_;
   std::vector<float> replicated(static_cast<std::size_t>(m.bsr.cols) * c, 0.0f);
   replicate_columns(m.col_layouts, image, replicated.data(), columns);
   std::vector<float> undo;
-  const int wide =
-      make_operands(replicated.data(), m.bsr.cols, columns, compensate_forward_, &undo);
+  const int wide = make_operands(replicated.data(), m.bsr.cols, columns, compensate_forward, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.rows) * w);
   bsr_multiply_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide, accumulation_);
@@ -81,7 +81,7 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
         static_cast<std::size_t>(m.row_mapping.to_mapped[static_cast<std::size_t>(r)]);
     for (std::size_t k = 0; k < c; ++k) {
       float v = mapped_out_[slot * w + k] * undo[k];
-      if (compensate_forward_) v += mapped_out_[slot * w + c + k] * undo[c + k];
+      if (compensate_forward) v += mapped_out_[slot * w + c + k] * undo[c + k];
       sinogram[static_cast<std::size_t>(r) * c + k] = v;
     }
   }
@@ -90,11 +90,12 @@ void BsrProjectorCpu::forward_plain(const float* image, float* sinogram, int col
 void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int columns) {
   const TensorCoreMatrix& m = *matrix_;
   const std::size_t c = static_cast<std::size_t>(columns);
+  const bool compensate_backward = compensate_backward_ && !fast_;
   mapped_in_.assign(static_cast<std::size_t>(m.bsr.rows) * c, 0.0f);
   map_rows(m.row_mapping, sinogram, mapped_in_.data(), columns);
   std::vector<float> undo;
   const int wide =
-      make_operands(mapped_in_.data(), m.bsr.rows, columns, compensate_backward_, &undo);
+      make_operands(mapped_in_.data(), m.bsr.rows, columns, compensate_backward, &undo);
   const std::size_t w = static_cast<std::size_t>(wide);
   mapped_out_.resize(static_cast<std::size_t>(m.bsr.cols) * w);
   bsr_multiply_transposed_cpu(executor_, m.bsr, operands_.data(), mapped_out_.data(), wide,
@@ -103,7 +104,7 @@ void BsrProjectorCpu::backward_plain(const float* sinogram, float* image, int co
   for (long long q = 0; q < m.bsr.cols; ++q) {
     for (std::size_t k = 0; k < c; ++k) {
       float v = mapped_out_[static_cast<std::size_t>(q) * w + k] * undo[k];
-      if (compensate_backward_) {
+      if (compensate_backward) {
         v += mapped_out_[static_cast<std::size_t>(q) * w + c + k] * undo[c + k];
       }
       combined[static_cast<std::size_t>(q) * c + k] = v;

@@ -34,6 +34,8 @@ class BsrProjectorCpu : public solvers::ProjectionOperator {
   long long pixels() const override { return matrix_->grid.pixels(); }
   void forward(const float* image, float* sinogram, int columns) override;
   void backward(const float* sinogram, float* image, int columns) override;
+  // As the GPU projector's: fp16 operands while fast, even when compensated.
+  void set_fast_products(bool fast) override { fast_ = fast; }
 
  private:
   void forward_plain(const float* image, float* sinogram, int columns);
@@ -49,6 +51,7 @@ class BsrProjectorCpu : public solvers::ProjectionOperator {
   Executor& executor_;
   bool compensate_forward_ = false;
   bool compensate_backward_ = false;
+  bool fast_ = false;
   MmaAccumulation accumulation_;
   std::vector<float> operands_;
   std::vector<float> mapped_in_;

@@ -1,5 +1,6 @@
 #include "tests/support/ellipse_phantom_2d.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/solvers/cgls.hpp"
@@ -151,6 +152,45 @@ PhantomProblem2d make_phantom_problem(Executor& executor, int size, int angles, 
 
 double relative_error(const std::vector<float>& x, const std::vector<float>& reference) {
   return solvers::relative_residual(x.data(), reference.data(), reference.size());
+}
+
+namespace {
+float slice_scale(int s) {
+  return 1.0f + 0.01f * static_cast<float>(s);
+}
+}  // namespace
+
+std::vector<float> scaled_slices(const std::vector<float>& values, int slices) {
+  const std::size_t n = static_cast<std::size_t>(slices);
+  std::vector<float> out(values.size() * n);
+  for (std::size_t r = 0; r < values.size(); ++r) {
+    for (std::size_t s = 0; s < n; ++s)
+      out[r * n + s] = values[r] * slice_scale(static_cast<int>(s));
+  }
+  return out;
+}
+
+std::vector<double> slice_errors(const std::vector<float>& x, const std::vector<float>& truth,
+                                 int slices) {
+  const std::size_t n = static_cast<std::size_t>(slices);
+  std::vector<double> errors(n);
+  std::vector<float> slice_x(truth.size()), slice_truth(truth.size());
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::size_t p = 0; p < truth.size(); ++p) {
+      slice_x[p] = x[p * n + s];
+      slice_truth[p] = truth[p] * slice_scale(static_cast<int>(s));
+    }
+    errors[s] = relative_error(slice_x, slice_truth);
+  }
+  return errors;
+}
+
+double furthest_slice_error(const std::vector<double>& errors, double reference) {
+  double furthest = reference;
+  for (double e : errors) {
+    if (std::fabs(e - reference) > std::fabs(furthest - reference)) furthest = e;
+  }
+  return furthest;
 }
 
 }  // namespace slicestream::tensorcore

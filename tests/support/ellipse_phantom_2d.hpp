@@ -51,4 +51,14 @@ PhantomProblem2d make_phantom_problem(Executor& executor, int size, int angles =
 // ||x - reference|| / ||reference|| (in double): the accuracy measure of CG reconstructions.
 double relative_error(const std::vector<float>& x, const std::vector<float>& reference);
 
+// The multi-slice form of the problem (the benchmark's 32 slices at once): `slices` copies of
+// `values` (data or truth) as rows x slices, slice s scaled by 1 + 0.01 s so that the slices
+// differ (and round differently to fp16).
+std::vector<float> scaled_slices(const std::vector<float>& values, int slices);
+// relative_error of each slice of `x` (pixels x slices) against scaled_slices of `truth`.
+std::vector<double> slice_errors(const std::vector<float>& x, const std::vector<float>& truth,
+                                 int slices);
+// The slice error furthest from `reference` (the fp32 solver's): the accuracy bar's measure.
+double furthest_slice_error(const std::vector<double>& errors, double reference);
+
 }  // namespace slicestream::tensorcore

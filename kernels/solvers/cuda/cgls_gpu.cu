@@ -6,6 +6,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/expr_device_evaluate.cuh"
+#include "kernels/solvers/accurate_products_scope.hpp"
 #include "kernels/solvers/cgls_steps.hpp"
 
 namespace slicestream::solvers::cuda {
@@ -90,6 +91,9 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
     throw std::invalid_argument("cgls_gpu: 1 to 256 columns");
   }
   if (options.max_iterations < 0) throw std::invalid_argument("cgls_gpu: negative iteration count");
+  if (options.accurate_iterations < 0) {
+    throw std::invalid_argument("cgls_gpu: negative accurate iteration count");
+  }
   const std::size_t c = static_cast<std::size_t>(columns);
   const expr::Extent2D rays{static_cast<int>(op.rays()), columns};
   const expr::Extent2D pixels{static_cast<int>(op.pixels()), columns};
@@ -117,6 +121,7 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
   SLICESTREAM_CUDA_CHECK(cudaMemsetAsync(step_counts, 0, c * sizeof(int), stream));
   double* gamma = start;
 
+  AccurateProductsScope<DeviceProjectionOperator> precision(op, options.accurate_iterations);
   evaluate_pass(cg::data_norm(b), rays, b_norm2, stream);
   // r = b - A x, s = A^T r, p = s, gamma = |s|^2, and max |p| for the next forward's fp16 scale.
   op.forward(x, q, columns, stream);
@@ -151,6 +156,7 @@ CglsReport cgls_gpu(DeviceProjectionOperator& op, const float* b, float* x, int 
 
   int iterations = 0;
   for (int it = 0; running && it < max_iterations; ++it) {
+    precision.before_iteration(it);
     op.forward(p, q, columns, stream, p_max);
     evaluate_pass(cg::direction_norm(q), rays, delta, stream);
     step_size_kernel<<<1, kMaxColumns, 0, stream>>>(columns, gamma, delta, active, alpha,

@@ -18,6 +18,9 @@ class DeviceProjectionOperator {
                        const float* max_abs = nullptr) = 0;
   virtual void backward(const float* sinogram, float* image, int columns, cudaStream_t stream,
                         const float* max_abs = nullptr) = 0;
+  // As ProjectionOperator::set_fast_products (kernels/solvers/projection_operator.hpp); takes
+  // effect from the next call.
+  virtual void set_fast_products(bool /*fast*/) {}
 };
 
 }  // namespace slicestream::solvers::cuda

@@ -237,6 +237,10 @@ void TensorCoreProjector::backward(const float* sinogram, float* image, int slic
   SLICESTREAM_CUDA_CHECK_LAUNCH("backward_output_kernel");
 }
 
+void TensorCoreProjector::set_fast_products(bool fast) {
+  impl_->fast = fast;
+}
+
 void TensorCoreProjector::repeat_last_product(cudaStream_t stream) {
   const Impl& d = *impl_;
   switch (d.last_call) {

@@ -60,6 +60,11 @@ class TensorCoreProjector final : public solvers::cuda::DeviceProjectionOperator
   void backward(const float* sinogram, float* image, int slices, cudaStream_t stream,
                 const float* max_abs = nullptr) override;
 
+  // With compensated operands: fp16 operands instead from the next call on (`fast` true), until
+  // set back; CGLS's relaxed precision (solvers::CglsOptions::accurate_iterations) uses it. No
+  // effect without compensated operands.
+  void set_fast_products(bool fast) override;
+
   // Whether forward (and backward, `backward` true) of `slices` slices take the gathered
   // products.
   bool uses_gathered_products(int slices, bool backward = false) const;

@@ -64,9 +64,10 @@ struct TensorCoreProjector::Impl {
   }
   void prepare_scales(const float* input, long long rows, int slices, const float* max_abs,
                       int columns, int per_slice_columns, int lo, cudaStream_t stream);
+  bool fast = false;  // set_fast_products: fp16 operands for now despite compensated_operands
   // Operands travel compensated (hi + lo columns) in this direction.
   bool compensated(bool backward) const {
-    return options.compensated_operands && (!backward || options.compensate_backward);
+    return options.compensated_operands && !fast && (!backward || options.compensate_backward);
   }
   bool gathered(int slices, bool backward) const {
     const int real = slices * (compensated(backward) ? 2 : 1);

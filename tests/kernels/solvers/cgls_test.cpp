@@ -1,10 +1,14 @@
 // Fused expression passes (kernels/expr, as CGLS uses them) and CGLS (kernels/solvers) over the
 // Tensor Core matrices: convergence on the analytic phantom, fp16 (Tensor Core twin) within 1% of
-// fp32 after 20 iterations, independent columns, early stopping, refusals; the workspace kept
-// across solves and its size arithmetic.
+// fp32 after 20 iterations, relaxed precision after an accurate start, independent columns, early
+// stopping, refusals; the workspace kept across solves and its size arithmetic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "kernels/expr/expr.hpp"
 #include "kernels/expr/host_evaluate.hpp"
@@ -122,6 +126,77 @@ TEST(Cgls, HalfPrecisionMatrixWithinOnePercentOfSingle) {
     solve_fresh(compensated, p.data.data(), x16.data(), 1, options);
     EXPECT_LT(std::abs(testing::relative_error(x16, p.truth) - error32), 1e-4 * error32);
   }
+}
+
+// An operator that records which precision each product had and can fail on a given forward.
+class RecordingOperator : public solvers::ProjectionOperator {
+ public:
+  RecordingOperator(solvers::ProjectionOperator& inner, int failing_forward = -1)
+      : inner_(inner), failing_forward_(failing_forward) {}
+  long long rays() const override { return inner_.rays(); }
+  long long pixels() const override { return inner_.pixels(); }
+  void forward(const float* image, float* sinogram, int columns) override {
+    if (static_cast<int>(forward_fast.size()) == failing_forward_) {
+      throw std::runtime_error("failing product");
+    }
+    forward_fast.push_back(fast);
+    inner_.forward(image, sinogram, columns);
+  }
+  void backward(const float* sinogram, float* image, int columns) override {
+    backward_fast.push_back(fast);
+    inner_.backward(sinogram, image, columns);
+  }
+  void set_fast_products(bool value) override {
+    fast = value;
+    inner_.set_fast_products(value);
+  }
+  bool fast = false;
+  std::vector<bool> forward_fast, backward_fast;
+
+ private:
+  solvers::ProjectionOperator& inner_;
+  int failing_forward_;
+};
+
+// Relaxed precision (CglsOptions::accurate_iterations): the start's products and the first
+// iterations' are accurate, later ones fast, and the operator is left accurate, also when a
+// product throws; the solve stays within 1 % of fp32 over several slices.
+TEST(Cgls, AccurateStartThenFastProducts) {
+  const PhantomProblem p;
+  const auto a = std::make_shared<CsrMatrix>(build_dd_matrix(testing::pool(), p.geometry, p.grid));
+  TensorCoreMatrixOptions tc;
+  tc.shape = WmmaShape::kM16N16K16;
+  const auto m = std::make_shared<TensorCoreMatrix>(
+      build_tensorcore_matrix(testing::pool(), *a, p.geometry, p.grid, tc, nullptr));
+  BsrProjectorCpu compensated(m, testing::pool(), {true, {}});
+  RecordingOperator op(compensated);
+  const int slices = 4;
+  const std::vector<float> b = scaled_slices(p.data, slices);
+  CglsOptions options;
+  options.max_iterations = 12;
+  options.accurate_iterations = 3;
+  std::vector<float> x(p.truth.size() * slices, 0.0f);
+  solve_fresh(op, b.data(), x.data(), slices, options);
+  // Forward: the start, iterations 0-2 accurate, 3-11 fast; backward likewise.
+  std::vector<bool> expected(13, false);
+  std::fill(expected.begin() + 4, expected.end(), true);
+  EXPECT_EQ(op.forward_fast, expected);
+  EXPECT_EQ(op.backward_fast, expected);
+  EXPECT_FALSE(op.fast) << "left accurate";
+
+  CsrProjector single(a, testing::pool());
+  std::vector<float> x32(p.truth.size(), 0.0f);
+  solve_fresh(single, p.data.data(), x32.data(), 1, options);
+  const double error32 = testing::relative_error(x32, p.truth);
+  for (double e : slice_errors(x, p.truth, slices))
+    EXPECT_LT(std::abs(e - error32), 0.01 * error32) << e << " fp32 " << error32;
+
+  RecordingOperator failing(compensated, 6);  // throws in iteration 4, with fast products
+  std::fill(x.begin(), x.end(), 0.0f);
+  EXPECT_THROW(solve_fresh(failing, b.data(), x.data(), slices, options), std::runtime_error);
+  EXPECT_FALSE(failing.fast) << "left accurate after the failure";
+  options.accurate_iterations = -1;
+  EXPECT_THROW(solve_fresh(op, b.data(), x.data(), slices, options), std::invalid_argument);
 }
 
 TEST(Cgls, ColumnsAreIndependentAndStopEarly) {
