@@ -6,6 +6,7 @@
 // than a block stages at once), and the same target twice in one call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -126,6 +127,24 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
     expected.push_back(
         cpu_backproject(f, g, slots, scale, std::vector<float>(g.points(), 0.0f), 0, 1));
   }
+  // A slice of one or a few pixels can fall where the random projections' contributions nearly
+  // cancel; the texture path's rounding is relative to the values summed, not to their sum, so
+  // such a slice's error is judged against the typical pixel of the first (full) slice.
+  double sum_squares = 0;
+  for (float v : expected[0])
+    sum_squares += static_cast<double>(v) * v;
+  const double typical_pixel = std::sqrt(sum_squares / static_cast<double>(expected[0].size()));
+  const auto error_of = [&](const std::vector<float>& actual, std::size_t t) {
+    double diff = 0;
+    double norm = 0;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      const double d = static_cast<double>(actual[i]) - expected[t][i];
+      diff += d * d;
+      norm += static_cast<double>(expected[t][i]) * expected[t][i];
+    }
+    const double floor = typical_pixel * typical_pixel * static_cast<double>(actual.size());
+    return std::sqrt(diff / std::max(norm, floor));
+  };
   const cuda::BackprojectTuning shapes[] = {
       {32, 4, 1},  {32, 8, 2},  {16, 16, 4}, {64, 2, 8},
       {128, 1, 4}, {32, 2, 16}, {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTexture, true}};
@@ -154,7 +173,7 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
       const std::vector<float> actual = test::to_host(targets[t].data(), grids[t].points());
       for (float v : actual)
         ASSERT_TRUE(std::isfinite(v)) << "target " << t << " unwritten";
-      const double error = test::relative_error(actual, expected[t]);
+      const double error = error_of(actual, t);
       if (grids[t].points() > 100) worst = std::max(worst, error);
       EXPECT_LE(error, tolerance_of(storage)) << "target " << t;
     }
