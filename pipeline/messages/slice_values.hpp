@@ -50,7 +50,7 @@ class SliceValues {
   // Writable access: shared values get a copy of their own first.
   float* data() { return own().data(); }
   float* begin() { return own().data(); }
-  float* end() { return own().data() + own_.size(); }
+  float* end() { return data() + size(); }
   float& operator[](std::size_t i) { return own()[i]; }
   void resize(std::size_t n) { own().resize(n); }
   template <typename It>
