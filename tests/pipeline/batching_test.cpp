@@ -31,7 +31,11 @@ struct RunResult {
 
 // Feeds `frames` random already-linear frames (the same data for the same seed). With `gated`,
 // the backend's gate opens only once the reconstruct queue is full, so that frames are batched.
-RunResult run(PipelineConfig config, int frames, bool gated, int fail_update = -1) {
+// With `pace_rotations`, each rotation's frames go in only once slice 5 of the rotation before
+// has been published: a publish stage that falls behind (a loaded machine) thins publications,
+// latest wins, and a run that must see every rotation's publication waits for it.
+RunResult run(PipelineConfig config, int frames, bool gated, int fail_update = -1,
+              bool pace_rotations = false) {
   test::RecordingSink sink;
   auto backend = std::make_unique<test::GatedBackend>();
   test::GatedBackend* gate = backend.get();
@@ -47,6 +51,16 @@ RunResult run(PipelineConfig config, int frames, bool gated, int fail_update = -
   std::thread feeder([&] {
     std::mt19937 rng(7);
     for (int i = 0; i < frames; ++i) {
+      if (pace_rotations && i > 0 && i % kWindow == 0) {
+        const auto integrated = static_cast<std::uint64_t>(i);
+        EXPECT_TRUE(sink.wait_for(
+            [&] {
+              const auto last = sink.last_slice(5);
+              return last && last->projections_integrated >= integrated;
+            },
+            10s))
+            << "rotation ending at frame " << i << " was not published";
+      }
       EXPECT_TRUE(pipeline.submit(
           test::make_random_frame(scan.description, static_cast<std::uint32_t>(i), rng)));
     }
@@ -116,18 +130,28 @@ TEST(Batching, PerRotationModePublishesEveryRotationFromBatches) {
   const RunResult batched = run(config, frames, /*gated=*/true);
   PipelineConfig unbatched = config;
   unbatched.max_projection_batch = 1;
-  const RunResult reference = run(unbatched, frames, /*gated=*/false);
+  const RunResult reference =
+      run(unbatched, frames, /*gated=*/false, /*fail_update=*/-1, /*pace_rotations=*/true);
 
   EXPECT_GT(*std::max_element(batched.batches.begin(), batched.batches.end()), 1u);
   EXPECT_EQ(batched.metrics.projections_integrated, static_cast<std::uint64_t>(frames));
   ASSERT_EQ(reference.published.size(), 4u);
-  ASSERT_EQ(batched.published.size(), reference.published.size());
-  for (std::size_t r = 0; r < reference.published.size(); ++r) {
-    SCOPED_TRACE("rotation " + std::to_string(r));
-    EXPECT_EQ(batched.published[r].projections_integrated,
-              reference.published[r].projections_integrated);
-    EXPECT_LT(relative_error(batched.published[r].values, reference.published[r].values), 1e-5);
+  // The batched run feeds without pause, so a publish stage behind on a loaded machine may thin
+  // its publications (latest wins, counted as coalesced); each one it makes is a whole rotation
+  // and equals the unbatched run's image of that rotation, and the last rotation always comes.
+  if (batched.metrics.publications_coalesced == 0) {
+    EXPECT_EQ(batched.published.size(), reference.published.size());
   }
+  ASSERT_FALSE(batched.published.empty());
+  for (const SliceImage& image : batched.published) {
+    SCOPED_TRACE("after " + std::to_string(image.projections_integrated) + " projections");
+    ASSERT_EQ(image.projections_integrated % kWindow, 0u);
+    const std::size_t r = image.projections_integrated / kWindow - 1;
+    ASSERT_LT(r, reference.published.size());
+    EXPECT_EQ(reference.published[r].projections_integrated, image.projections_integrated);
+    EXPECT_LT(relative_error(image.values, reference.published[r].values), 1e-5);
+  }
+  EXPECT_EQ(batched.published.back().projections_integrated, static_cast<std::uint64_t>(frames));
   EXPECT_LT(relative_error(batched.published.back().values, batched.full), 1e-5);
 }
 
