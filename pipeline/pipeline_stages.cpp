@@ -1,5 +1,4 @@
 // The five stage threads of the pipeline: each pops its queue, does its work, pushes on.
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <deque>
@@ -7,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/thread_name.hpp"
 #include "pipeline/messages/overloaded.hpp"
 #include "pipeline/pipeline_impl.hpp"
 
@@ -25,10 +25,6 @@ constexpr auto kPublishIdleWait = std::chrono::milliseconds(200);
 std::uint64_t microseconds(Clock::duration duration) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(duration).count());
-}
-
-void name_thread(const char* name) {
-  pthread_setname_np(pthread_self(), name);
 }
 
 // The selected rows of a preprocessed projection, one read_rows call per run of adjacent rows.
@@ -54,7 +50,7 @@ CapturedRows capture_rows(Backend& backend, ProjectionBuffer& buffer, const std:
 }  // namespace
 
 void Pipeline::Impl::ingest_loop() {
-  name_thread("ss-ingest");
+  name_this_thread("ss-ingest");
   StageStats& stats = metrics.stage(Stage::kIngest);
   while (true) {
     // Wakes for the scan timeout too; an item that is there is handled before the timeout is
@@ -121,7 +117,7 @@ void Pipeline::Impl::report_preprocess_counts(std::deque<FrameMeta>& uncounted) 
 }
 
 void Pipeline::Impl::preprocess_loop() {
-  name_thread("ss-preprocess");
+  name_this_thread("ss-preprocess");
   StageStats& stats = metrics.stage(Stage::kPreprocess);
   // Projections preprocessed whose guard counts are not read yet, oldest first. They are read
   // once per kPreprocessCountsBatch projections, when the queue runs dry, and before any other
@@ -176,7 +172,7 @@ void Pipeline::Impl::preprocess_loop() {
 }
 
 void Pipeline::Impl::filter_loop() {
-  name_thread("ss-filter");
+  name_this_thread("ss-filter");
   StageStats& stats = metrics.stage(Stage::kFilter);
   while (std::optional<StageItem> item = filter_queue.pop()) {
     if (aborting) {
@@ -204,7 +200,7 @@ void Pipeline::Impl::filter_loop() {
 }
 
 void Pipeline::Impl::reconstruct_loop() {
-  name_thread("ss-reconstruct");
+  name_this_thread("ss-reconstruct");
   StageStats& stats = metrics.stage(Stage::kReconstruct);
   // A batch is the projection popped and those already waiting behind it, at most
   // max_projection_batch; the Reconstructor ends it earlier at a rotation boundary or a completed
@@ -337,7 +333,7 @@ void Pipeline::Impl::publish(PublishItem& item) {
 }
 
 void Pipeline::Impl::publish_loop() {
-  name_thread("ss-publish");
+  name_this_thread("ss-publish");
   StageStats& stats = metrics.stage(Stage::kPublish);
   while (true) {
     std::optional<PublishItem> item = publish_queue.pop_until(Clock::now() + kPublishIdleWait);

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "kernels/steady_clock.hpp"
+#include "kernels/thread_name.hpp"
 #include "server/codec/data_codec.hpp"
 #include "server/socket_binding.hpp"
 
@@ -138,6 +139,7 @@ DataEndpoint::ReadOutcome DataEndpoint::read_one(std::chrono::milliseconds wait)
 }
 
 void DataEndpoint::run() {
+  name_this_thread("ss-data");
   spdlog::info("data endpoint listening on {} (PULL)", address_);
   while (!stopping_) {
     if (read_one(kPollInterval) == ReadOutcome::kTerminated) return;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <utility>
 
+#include "kernels/thread_name.hpp"
 #include "server/tomop/recast3d_controls.hpp"
 #include "server/tomop/recast3d_slice_geometry.hpp"
 #include "server/tomop/tomop_codec.hpp"
@@ -146,6 +147,7 @@ void Recast3dBridge::publish_event(const ServerEvent& event) {
 // ------------------------------------------------------------------------------ bridge thread
 
 void Recast3dBridge::run() {
+  name_this_thread("ss-recast3d");
   spdlog::info(
       "RECAST3D bridge: viewer at {} (updates {})", config_.requests,
       config_.updates.empty() ? default_updates_address(config_.requests) : config_.updates);

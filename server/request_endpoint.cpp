@@ -6,6 +6,7 @@
 #include <exception>
 #include <utility>
 
+#include "kernels/thread_name.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/codec/request_codec.hpp"
 #include "server/socket_binding.hpp"
@@ -60,6 +61,7 @@ void RequestEndpoint::stop() {
 }
 
 void RequestEndpoint::run() {
+  name_this_thread("ss-requests");
   spdlog::info("requests endpoint listening on {} (ROUTER)", address_);
   while (!stopping_) {
     try {

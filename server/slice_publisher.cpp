@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kernels/steady_clock.hpp"
+#include "kernels/thread_name.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/socket_binding.hpp"
 
@@ -89,6 +90,7 @@ void SlicePublisher::watch_transport(TransportMonitor& monitor) {
 }
 
 void SlicePublisher::housekeeping() {
+  name_this_thread("ss-publisher");
   std::unique_lock<std::mutex> lock(mutex_);
   while (!closed_) {
     closing_.wait_for(lock, !pending_.empty()              ? kRetryInterval

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/steady_clock.hpp"
+#include "kernels/thread_name.hpp"
 #include "server/socket_binding.hpp"
 
 namespace slicestream::tomop {
@@ -96,6 +97,7 @@ void TomopDataEndpoint::answer(bool accepted) {
 }
 
 void TomopDataEndpoint::run() {
+  name_this_thread("ss-tomop");
   spdlog::info("tomop data endpoint listening on {} ({})", address_,
                kind_ == DataSocketKind::kRep ? "REP" : "PULL");
   while (!stopping_) {

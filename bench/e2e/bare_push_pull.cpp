@@ -7,8 +7,8 @@
 
 #include <zmq.hpp>
 
-#include "kernels/steady_clock.hpp"
 #include "clients/common/data_sender.hpp"
+#include "kernels/steady_clock.hpp"
 
 namespace slicestream::bench {
 

@@ -25,8 +25,10 @@
 #include "bench_report.hpp"
 #include "clients/detector/detector_preset.hpp"
 #include "clients/detector/scan_streamer.hpp"
+#include "detector_bare_pull.hpp"
 #include "ingest_step.hpp"
 #include "server/server_config.hpp"
+#include "thread_cpu.hpp"
 
 namespace slicestream::bench {
 namespace {
@@ -173,11 +175,14 @@ struct Run {
 
 // One step's rows: the main table and the details.
 void report_step(Run& run, const SetUp& setup, Transport transport, const std::string& label,
-                 const StepConfig& c, const StepResult& r, const BareResult& bare) {
+                 const StepConfig& c, const StepResult& r, const BareResult& bare,
+                 const DetectorBareResult& detector_bare) {
   const double frame_bytes = static_cast<double>(setup.frame_bytes());
   const std::uint64_t lost = c.frames - std::min(c.frames, r.integrated);
   const bool lossless = r.ok && r.scan_ended && lost == 0 && r.discarded == 0;
   const double ratio = bare.frames_per_s > 0 ? r.sustained_fps / bare.frames_per_s : 0;
+  const double detector_ratio =
+      detector_bare.sustained_fps > 0 ? r.sustained_fps / detector_bare.sustained_fps : NAN;
   run.report.add("end to end")
       .set("set-up", setup.name)
       .set("transport", to_string(transport))
@@ -195,7 +200,9 @@ void report_step(Run& run, const SetUp& setup, Transport transport, const std::s
       .set("lat p99 ms", r.latency.p99_us() / 1000, 2)
       .set("bare f/s", bare.frames_per_s, 1)
       .set("bare GB/s", bare.bytes_per_s / kBytesPerGB, 3)
-      .set("ingest/bare", ratio, 3);
+      .set("ingest/bare", ratio, 3)
+      .set("det->bare f/s", detector_bare.ok ? detector_bare.sustained_fps : NAN, 1)
+      .set("ingest/det->bare", detector_ratio, 3);
   std::string discards;
   for (const auto& [reason, count] : r.discards)
     discards += (discards.empty() ? "" : " ") + reason + "=" + std::to_string(count);
@@ -217,14 +224,16 @@ void report_step(Run& run, const SetUp& setup, Transport transport, const std::s
       .set("latency samples", static_cast<double>(r.latency.count()), 0)
       .set("scan s", r.scan_seconds, 2)
       .set("server start s", r.server_start_s, 2)
-      .set("realigned", static_cast<double>(r.payloads_realigned), 0);
+      .set("realigned", static_cast<double>(r.payloads_realigned), 0)
+      .set("server threads CPU (20-90 %)", describe_thread_load(r.server_threads, 5))
+      .set("detector threads CPU", describe_thread_load(r.detector_threads, 2));
   std::fprintf(stderr,
-               "    %s: sustained %.1f frames/s (%.3f GB/s, %.3f of bare), %llu of %llu "
-               "integrated, latency p50 %.2f ms p99 %.2f ms\n",
+               "    %s: sustained %.1f frames/s (%.3f GB/s, %.3f of bare, %.3f of detector -> "
+               "bare), %llu of %llu integrated, latency p50 %.2f ms p99 %.2f ms\n",
                !r.ok      ? "FAILED"
                : lossless ? "ok"
                           : "LOSS",
-               r.sustained_fps, r.sustained_fps * frame_bytes / kBytesPerGB, ratio,
+               r.sustained_fps, r.sustained_fps * frame_bytes / kBytesPerGB, ratio, detector_ratio,
                static_cast<unsigned long long>(r.integrated),
                static_cast<unsigned long long>(c.frames), r.latency.p50_us() / 1000,
                r.latency.p99_us() / 1000);
@@ -260,12 +269,72 @@ BareResult run_bare(const Options& o, const SetUp& setup, Transport transport, i
   return bare;
 }
 
+// One scan of `setup` over `transport` at `offered_fps` (0: as fast as back-pressure allows).
+StepConfig step_config(const Options& o, const SetUp& setup, Transport transport, int send_hwm,
+                       const std::string& tag, std::uint64_t scan_id, double offered_fps,
+                       std::uint64_t frames) {
+  StepConfig c;
+  use_programs(o.programs, c);
+  c.detector_args = split_words(o.detector_args);
+  c.preset = setup.name;
+  c.rows = o.rows;
+  c.cols = o.cols;
+  c.window = o.window > 0 && o.window < setup.window ? o.window : 0;
+  c.frames = frames;
+  c.offered_fps = offered_fps;
+  c.scan_id = scan_id;
+  c.data_hwm = o.data_hwm;
+  c.send_hwm = send_hwm;
+  c.transport = transport;
+  c.work_dir = o.work_dir;
+  c.tag = tag + "-" + std::to_string(scan_id);
+  c.poll_interval_s = o.poll_interval_s;
+  c.timeout_s = o.step_timeout_s;
+  c.stall_s = o.stall_timeout_s;
+  return c;
+}
+
+// The real detector streaming at full speed into a bare PULL socket: the reference of the same
+// process layout and sender as a step, with `frames` as many as the max step's.
+DetectorBareResult run_detector_bare(const Options& o, const SetUp& setup, Transport transport,
+                                     int send_hwm, const std::string& tag, std::uint64_t frames,
+                                     std::uint64_t& scan_id, Run& run) {
+  StepConfig c = step_config(o, setup, transport, send_hwm, tag + "-detector-bare", ++scan_id,
+                             /*offered_fps=*/0, frames);
+  std::fprintf(stderr, "%s %s: detector -> bare PULL, %llu projections at full speed\n",
+               setup.name.c_str(), to_string(transport), static_cast<unsigned long long>(frames));
+  DetectorBareResult r;
+  try {
+    r = measure_detector_to_bare_pull(c);
+  } catch (const std::exception& error) {
+    r.failure = error.what();
+  }
+  const double frame_bytes = static_cast<double>(setup.frame_bytes());
+  run.report.add("detector -> bare PULL")
+      .set("set-up", setup.name)
+      .set("transport", to_string(transport))
+      .set("status", r.ok ? "ok" : "FAILED")
+      .set("frames", static_cast<double>(frames), 0)
+      .set("received", static_cast<double>(r.received), 0)
+      .set("sustained f/s", r.sustained_fps, 1)
+      .set("GB/s", r.sustained_fps * frame_bytes / kBytesPerGB, 3);
+  if (r.ok) {
+    std::fprintf(stderr, "  detector -> bare: %.1f frames/s\n", r.sustained_fps);
+  } else {
+    run.failed = true;
+    std::fprintf(stderr, "  detector -> bare FAILED: %s\n", r.failure.c_str());
+  }
+  return r;
+}
+
 void run_transport(const Options& o, const SetUp& setup, Transport transport, Run& run,
                    std::uint64_t& scan_id) {
   const std::string tag = setup.name + "-" + to_string(transport);
   const int send_hwm =
       o.send_hwm > 0 ? o.send_hwm : detector::default_send_hwm(setup.frame_bytes());
   const BareResult bare = run_bare(o, setup, transport, send_hwm, tag, run);
+  const DetectorBareResult detector_bare = run_detector_bare(
+      o, setup, transport, send_hwm, tag, frames_for(bare.frames_per_s, o), scan_id, run);
 
   std::vector<std::pair<std::string, double>> plan;  // label, offered frames/s (0: max)
   for (double rate : o.rates)
@@ -277,33 +346,19 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
   if (o.max_step) plan.emplace_back("max", 0);
 
   double best_ratio = 0;
+  double best_detector_ratio = 0;
   bool lossless = true;
   for (const auto& [label, offered_fps] : plan) {
-    StepConfig c;
-    use_programs(o.programs, c);
-    c.detector_args = split_words(o.detector_args);
-    c.preset = setup.name;
-    c.rows = o.rows;
-    c.cols = o.cols;
-    c.window = o.window > 0 && o.window < setup.window ? o.window : 0;
-    c.frames = frames_for(offered_fps > 0 ? offered_fps : bare.frames_per_s, o);
-    c.offered_fps = offered_fps;
-    c.scan_id = ++scan_id;
-    c.data_hwm = o.data_hwm;
-    c.send_hwm = send_hwm;
-    c.transport = transport;
-    c.work_dir = o.work_dir;
-    c.tag = tag + "-" + std::to_string(c.scan_id);
-    c.poll_interval_s = o.poll_interval_s;
-    c.timeout_s = o.step_timeout_s;
-    c.stall_s = o.stall_timeout_s;
+    const StepConfig c =
+        step_config(o, setup, transport, send_hwm, tag, ++scan_id, offered_fps,
+                    frames_for(offered_fps > 0 ? offered_fps : bare.frames_per_s, o));
     std::fprintf(stderr, "  step %s: %llu projections at %s\n", label.c_str(),
                  static_cast<unsigned long long>(c.frames),
                  offered_fps > 0 ? (format_rate(offered_fps) + " frames/s").c_str()
                                  : "full speed (back-pressure)");
     const StepResult r = run_ingest_step(c);
     if (run.backend.empty() && !r.backend.empty()) run.backend = r.backend;
-    report_step(run, setup, transport, label, c, r, bare);
+    report_step(run, setup, transport, label, c, r, bare, detector_bare);
     const bool step_lossless = r.ok && r.scan_ended && r.integrated == c.frames && r.discarded == 0;
     if (!r.ok) run.failed = true;
     if (r.ok && !step_lossless) run.lost = true;
@@ -316,6 +371,10 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
     if (step_lossless && bare.frames_per_s > 0) {
       best_ratio = std::max(best_ratio, r.sustained_fps / bare.frames_per_s);
     }
+    if (step_lossless && detector_bare.sustained_fps > 0) {
+      best_detector_ratio =
+          std::max(best_detector_ratio, r.sustained_fps / detector_bare.sustained_fps);
+    }
   }
   run.report.add("summary")
       .set("set-up", setup.name)
@@ -323,7 +382,10 @@ void run_transport(const Options& o, const SetUp& setup, Transport transport, Ru
       .set("every frame integrated", lossless ? "yes" : "NO")
       .set("target met", lossless && best_ratio >= kTargetRatio ? "yes" : "no")
       .set("best lossless ingest/bare", best_ratio, 3)
-      .set("target", kTargetRatio, 2);
+      .set("target", kTargetRatio, 2)
+      .set("best lossless ingest/det->bare", detector_bare.ok ? best_detector_ratio : NAN, 3)
+      .set("target met (det->bare)",
+           lossless && detector_bare.ok && best_detector_ratio >= kTargetRatio ? "yes" : "no");
 }
 
 }  // namespace
@@ -377,6 +439,7 @@ int main(int argc, char** argv) {
   const std::string host = host_description();
   std::printf("\nserver backend: %s\nmachine: %s\n", run.backend.c_str(), host.c_str());
   run.report.print("bare ZeroMQ PUSH/PULL");
+  run.report.print("detector -> bare PULL");
   run.report.print("end to end");
   run.report.print("end to end, details");
   run.report.print("summary");

@@ -13,6 +13,7 @@
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 #include "kernels/steady_clock.hpp"
+#include "thread_cpu.hpp"
 
 namespace slicestream::bench {
 
@@ -27,6 +28,17 @@ struct Sample {
   double t_s = 0;
   std::uint64_t integrated = 0;
 };
+
+// Both programs' threads at one moment of the scan.
+struct ThreadReading {
+  double t_s = 0;
+  ThreadTimes server;
+  ThreadTimes detector;
+};
+
+ThreadReading read_threads(double t_s, const ChildProcess& server, const ChildProcess& detector) {
+  return {t_s, read_thread_times(server.pid()), read_thread_times(detector.pid())};
+}
 
 std::string port_endpoint(zmq::context_t& context) {
   zmq::socket_t probe(context, zmq::socket_type::pull);
@@ -70,13 +82,17 @@ std::vector<std::string> detector_command(const StepConfig& c, const Endpoints& 
   std::vector<std::string> argv = {c.detector_path, "simulate",
                                    "--preset",      c.preset,
                                    "--data",        endpoints.data,
-                                   "--requests",    endpoints.requests,
                                    "--fps",         std::to_string(c.offered_fps),
                                    "--frames",      std::to_string(c.frames),
                                    "--darks",       "1",
                                    "--flats",       "1",
                                    "--scan-id",     std::to_string(c.scan_id),
                                    "--quiet"};
+  if (endpoints.requests.empty()) {
+    argv.push_back("--no-confirm");
+  } else {
+    argv.insert(argv.end(), {"--requests", endpoints.requests});
+  }
   if (c.send_hwm > 0) argv.insert(argv.end(), {"--send-hwm", std::to_string(c.send_hwm)});
   if (c.rows > 0) argv.insert(argv.end(), {"--rows", std::to_string(c.rows)});
   if (c.cols > 0) argv.insert(argv.end(), {"--cols", std::to_string(c.cols)});
@@ -163,6 +179,8 @@ StepResult run_ingest_step(const StepConfig& c) {
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
   std::vector<Sample> samples;
   std::optional<v1::StatusReport> mid_scan;
+  std::optional<ThreadReading> low;  // at 20 % and 90 % of the scan
+  std::optional<ThreadReading> high;
   std::optional<int> detector_status;
   SteadyClock::time_point detector_exit;
   std::uint64_t last_count = 0;
@@ -184,6 +202,11 @@ StepResult run_ingest_step(const StepConfig& c) {
           last_change = SteadyClock::now();
         }
         if (!mid_scan && 2 * integrated >= c.frames) mid_scan = status;
+        if (!low && 5 * integrated >= c.frames)
+          low = read_threads(samples.back().t_s, *server, detector);
+        if (!high && 10 * integrated >= 9 * c.frames) {
+          high = read_threads(samples.back().t_s, *server, detector);
+        }
       }
     } catch (const client::TimeoutError&) {
       if (server->poll()) {
@@ -232,6 +255,10 @@ StepResult run_ingest_step(const StepConfig& c) {
       r.busiest_fraction = stage.busy_fraction();
       r.busiest_stage = stage.name();
     }
+  }
+  if (low && high) {
+    r.server_threads = thread_load(low->server, high->server, high->t_s - low->t_s);
+    r.detector_threads = thread_load(low->detector, high->detector, high->t_s - low->t_s);
   }
   const double frames = static_cast<double>(c.frames);
   // From 20%: the start (FFT plans, first allocations) may build a backlog that is then caught

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "child_process.hpp"
@@ -85,14 +86,18 @@ struct StepResult {
   // them included) and copying them out of page-locked memory.
   double publish_wait_fraction = 0;
   double publish_copy_fraction = 0;
+  // CPU per thread name (fraction of one core) between 20 % and 90 % of the scan, busiest first.
+  std::vector<std::pair<std::string, double>> server_threads;
+  std::vector<std::pair<std::string, double>> detector_threads;
 };
 
 StepResult run_ingest_step(const StepConfig& config);
 
 // The parts of a step other benchmarks reuse (slice_move_bench): a counter of the server's status
-// (0 when absent), the detector's command line, and the server started on fresh endpoints of
-// `config`'s transport, answering GetStatus (retried with other endpoints when a probed tcp port
-// was taken in between; throws std::runtime_error with the log's tail when it cannot start).
+// (0 when absent), the detector's command line (without a requests endpoint: no confirmation), and
+// the server started on fresh endpoints of `config`'s transport, answering GetStatus (retried with
+// other endpoints when a probed tcp port was taken in between; throws std::runtime_error with the
+// log's tail when it cannot start).
 std::uint64_t counter(const v1::StatusReport& status, const std::string& name);
 std::vector<std::string> detector_command(const StepConfig& config, const Endpoints& endpoints);
 std::unique_ptr<ChildProcess> start_server(const StepConfig& config, Endpoints& endpoints,

@@ -1,11 +1,12 @@
 #include "pipeline/refinement/refinement_worker.hpp"
 
-#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <exception>
+
+#include "kernels/thread_name.hpp"
 
 namespace slicestream {
 namespace {
@@ -61,7 +62,7 @@ void RefinementWorker::wait_finished() {
 }
 
 void RefinementWorker::run() {
-  pthread_setname_np(pthread_self(), "ss-refine");
+  name_this_thread("ss-refine");
   lower_priority();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
