@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "kernels/thread_name.hpp"
 #include "server/http/http_session.hpp"
 #include "server/http/static_files.hpp"
 
@@ -79,6 +80,7 @@ void HttpEndpoint::start() {
   started_ = true;
   accept();
   thread_ = std::thread([this] {
+    name_this_thread("ss-http");
     auto work = net::make_work_guard(*io_);
     io_->run();
   });
