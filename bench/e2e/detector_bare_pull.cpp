@@ -1,5 +1,7 @@
 #include "detector_bare_pull.hpp"
 
+#include <unistd.h>
+
 #include <zmq.hpp>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 
 #include "child_process.hpp"
 #include "kernels/steady_clock.hpp"
+#include "thread_cpu.hpp"
 
 namespace slicestream::bench {
 
@@ -45,6 +48,17 @@ DetectorBareResult measure_detector_to_bare_pull(const StepConfig& c) {
   std::vector<double> arrivals_s;  // of each frame message, from the first message
   arrivals_s.reserve(c.frames + 16);
   std::optional<SteadyClock::time_point> first;
+  // Both processes' threads when 20 % and 90 % of the frames had arrived.
+  struct Reading {
+    double t_s = 0;
+    ThreadTimes receiver;
+    ThreadTimes detector;
+  };
+  std::optional<Reading> low;
+  std::optional<Reading> high;
+  const auto read = [&](double t_s) {
+    return Reading{t_s, read_thread_times(getpid()), read_thread_times(detector.pid())};
+  };
   std::optional<int> status;
   SteadyClock::time_point last_message = SteadyClock::now();
   const SteadyClock::time_point deadline = SteadyClock::now() + clock_duration(c.timeout_s);
@@ -63,6 +77,9 @@ DetectorBareResult measure_detector_to_bare_pull(const StepConfig& c) {
       if (!first) first = now;
       // [header][payload]: a frame; ScanBegin and ScanEnd are one part.
       if (parts == 2) arrivals_s.push_back(std::chrono::duration<double>(now - *first).count());
+      const std::uint64_t count = arrivals_s.size();
+      if (!low && 5 * count >= c.frames) low = read(arrivals_s.back());
+      if (!high && 10 * count >= 9 * c.frames) high = read(arrivals_s.back());
       continue;
     }
     if (!status) status = detector.poll();
@@ -80,6 +97,10 @@ DetectorBareResult measure_detector_to_bare_pull(const StepConfig& c) {
   const double t_low = crossing_time(arrivals_s, 0.2 * frames);
   const double t_high = crossing_time(arrivals_s, 0.9 * frames);
   if (t_high > t_low) r.sustained_fps = 0.7 * frames / (t_high - t_low);
+  if (low && high) {
+    r.receiver_threads = thread_load(low->receiver, high->receiver, high->t_s - low->t_s);
+    r.detector_threads = thread_load(low->detector, high->detector, high->t_s - low->t_s);
+  }
   r.ok = true;
   return r;
 }

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ingest_step.hpp"
 
@@ -19,6 +21,10 @@ struct DetectorBareResult {
   std::uint64_t received = 0;  // frame messages (darks, flats and projections)
   // The same measure as a step's: the slope between 20 % and 90 % of the frames received.
   double sustained_fps = 0;
+  // CPU per thread name between 20 % and 90 % of the frames (thread_cpu.hpp): this process's
+  // (the PULL socket's ZeroMQ I/O thread) and the detector's.
+  std::vector<std::pair<std::string, double>> receiver_threads;
+  std::vector<std::pair<std::string, double>> detector_threads;
 };
 
 // Streams `c.frames` projections of `c.preset` at `c.offered_fps` (0: as fast as back-pressure

@@ -317,7 +317,9 @@ DetectorBareResult run_detector_bare(const Options& o, const SetUp& setup, Trans
       .set("frames", static_cast<double>(frames), 0)
       .set("received", static_cast<double>(r.received), 0)
       .set("sustained f/s", r.sustained_fps, 1)
-      .set("GB/s", r.sustained_fps * frame_bytes / kBytesPerGB, 3);
+      .set("GB/s", r.sustained_fps * frame_bytes / kBytesPerGB, 3)
+      .set("receiver threads CPU (20-90 %)", describe_thread_load(r.receiver_threads, 2))
+      .set("detector threads CPU", describe_thread_load(r.detector_threads, 2));
   if (r.ok) {
     std::fprintf(stderr, "  detector -> bare: %.1f frames/s\n", r.sustained_fps);
   } else {
