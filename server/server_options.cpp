@@ -199,6 +199,12 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
                  "them, instead of a copy on the host (e.g. 1GiB; 0: copy every slice)")
       ->transform(CLI::AsSizeValue(false))
       ->group(group);
+  add_choice<CudaHostWait>(
+      app, "--cuda-wait", cuda.host_wait, choices_of(kCudaHostWaitNames),
+      "how the server's threads wait for the GPU: block (sleep until it signals; the cores stay "
+      "free for the other threads and a detector on this machine), spin (quickest wake-up, a "
+      "busy core per waiting thread), yield, or auto (CUDA's choice)")
+      ->group(group);
 }
 
 void add_reconstruction_options(CLI::App& app, ServerConfig& config) {

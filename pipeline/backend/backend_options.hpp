@@ -38,6 +38,17 @@ enum class CudaTexels { kFloat32, kFloat16 };
 inline constexpr NameTable<CudaTexels, 2> kCudaTexelsNames{
     {{CudaTexels::kFloat32, "fp32"}, {CudaTexels::kFloat16, "fp16"}}};
 
+// How the server's threads wait for the GPU (a slice readback, a pinned staging chunk, a
+// synchronize): kSpin polls (the quickest wake-up, a busy core for every waiting thread), kYield
+// polls but yields the core, kBlock sleeps until the GPU signals (the core stays free for the
+// server's other threads and a detector on the same machine, the wake-up some microseconds
+// later), kAuto leaves it to CUDA (it spins while the process has fewer contexts than cores).
+enum class CudaHostWait { kAuto, kSpin, kYield, kBlock };
+inline constexpr NameTable<CudaHostWait, 4> kCudaHostWaitNames{{{CudaHostWait::kAuto, "auto"},
+                                                                 {CudaHostWait::kSpin, "spin"},
+                                                                 {CudaHostWait::kYield, "yield"},
+                                                                 {CudaHostWait::kBlock, "block"}}};
+
 struct CudaSettings {
   int device = 0;
   // GPU memory left free for the driver, cuFFT plans and other processes when a scan, a target
@@ -49,6 +60,7 @@ struct CudaSettings {
   bool use_graphs = true;
   // Page-locked readback buffers lent to published images at most (beyond: copied out).
   std::size_t readback_lend_bytes = kDefaultReadbackLendBytes;
+  CudaHostWait host_wait = CudaHostWait::kAuto;
 };
 
 struct BackendOptions {
@@ -64,6 +76,9 @@ inline const char* to_string(CudaInterpolation interpolation) {
 }
 inline const char* to_string(CudaTexels texels) {
   return name_in(kCudaTexelsNames, texels);
+}
+inline const char* to_string(CudaHostWait wait) {
+  return name_in(kCudaHostWaitNames, wait);
 }
 
 }  // namespace slicestream

@@ -91,7 +91,7 @@ TEST(ServerOptions, FlagsFillTheConfig) {
 TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   ServerConfig config;
   ASSERT_EQ(parse({"--max-projection-batch", "16", "--cuda-device", "1", "--cuda-reserve", "1GiB",
-                   "--interpolation", "exact", "--cuda-graphs", "false"},
+                   "--interpolation", "exact", "--cuda-graphs", "false", "--cuda-wait", "block"},
                   config),
             "");
   EXPECT_EQ(config.pipeline.max_projection_batch, 16);
@@ -100,6 +100,7 @@ TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   EXPECT_EQ(cuda.reserve_bytes, std::size_t{1} << 30);
   EXPECT_EQ(cuda.interpolation, CudaInterpolation::kExact);
   EXPECT_FALSE(cuda.use_graphs);
+  EXPECT_EQ(cuda.host_wait, CudaHostWait::kBlock);
   ServerConfig half;
   ASSERT_EQ(parse({"--texels", "fp16"}, half), "");
   EXPECT_EQ(half.backend_options.cuda.texels, CudaTexels::kFloat16);
@@ -110,6 +111,7 @@ TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   EXPECT_EQ(untouched.backend_options.cuda.texels, defaults.texels);
   EXPECT_EQ(untouched.backend_options.cuda.reserve_bytes, defaults.reserve_bytes);
   EXPECT_TRUE(untouched.backend_options.cuda.use_graphs);
+  EXPECT_EQ(untouched.backend_options.cuda.host_wait, CudaHostWait::kAuto);
   // The pipeline checks its settings (pipeline_config_problem) and names the one refused.
   ServerConfig bad_batch;
   EXPECT_NE(parse({"--max-projection-batch", "0"}, bad_batch).find("max_projection_batch"),
@@ -131,6 +133,7 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
                                              {"--residual-interval", "-1"},
                                              {"--interpolation", "cubic"},
                                              {"--texels", "fp8"},
+                                             {"--cuda-wait", "busy"},
                                              {"--preview-interval", "-2"},
                                              {"--cor-offset", "1e9"},
                                              {"--no-such-flag"}}) {

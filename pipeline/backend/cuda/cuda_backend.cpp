@@ -349,6 +349,7 @@ CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   options.reserve_bytes = settings.reserve_bytes;
   options.use_graphs = settings.use_graphs;
   options.readback_lend_bytes = settings.readback_lend_bytes;
+  options.host_wait = settings.host_wait;
   const bool exact = settings.interpolation == CudaInterpolation::kExact;
   const bool half = settings.texels == CudaTexels::kFloat16;
   if (exact && half) {

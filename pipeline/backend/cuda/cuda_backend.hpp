@@ -48,6 +48,8 @@ struct CudaBackendOptions {
   // Published images keep their readback's page-locked buffer up to this many bytes in all
   // (cuda_readback.hpp); 0: every image's values are copied out of it.
   std::size_t readback_lend_bytes = kDefaultReadbackLendBytes;
+  // How host threads wait for the GPU (backend_options.hpp), set on the device at start-up.
+  CudaHostWait host_wait = CudaHostWait::kAuto;
 };
 // How the store keeps each projection for these options (one copy, as the interpolation reads it).
 cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options);

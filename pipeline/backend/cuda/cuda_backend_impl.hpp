@@ -101,12 +101,35 @@ inline cuda::ScratchContent scratch_content(LiveUpdate live) {
   }
 }
 
+// Sets how the host threads wait for the current device (CudaHostWait), keeping its other flags.
+// CUDA applies the flags to the device's context whether or not it is active yet.
+inline void set_host_wait(CudaHostWait wait) {
+  unsigned int schedule = cudaDeviceScheduleAuto;
+  switch (wait) {
+    case CudaHostWait::kSpin:
+      schedule = cudaDeviceScheduleSpin;
+      break;
+    case CudaHostWait::kYield:
+      schedule = cudaDeviceScheduleYield;
+      break;
+    case CudaHostWait::kBlock:
+      schedule = cudaDeviceScheduleBlockingSync;
+      break;
+    case CudaHostWait::kAuto:
+      break;
+  }
+  unsigned int flags = 0;
+  SLICESTREAM_CUDA_CHECK(cudaGetDeviceFlags(&flags));
+  SLICESTREAM_CUDA_CHECK(cudaSetDeviceFlags((flags & ~cudaDeviceScheduleMask) | schedule));
+}
+
 }  // namespace cuda_backend_detail
 
 struct CudaBackend::Impl {
   using ScanState = cuda_backend_detail::ScanState;
   Impl(int device_index, const CudaBackendOptions& opts) : device(device_index), options(opts) {
     SLICESTREAM_CUDA_CHECK(cudaSetDevice(device));
+    cuda_backend_detail::set_host_wait(options.host_wait);
     summary = cuda::describe_device(device);
     preprocess_stream = std::make_unique<cuda::Stream>();
     filter_stream = std::make_unique<cuda::Stream>();

@@ -5,11 +5,13 @@
 // incremental targets must equal a full recompute; errors are BackendErrors.
 // Batched updates, the store's one copy and the whole pipeline: cuda_backend_batching_test.cpp;
 // accuracy against the object: cuda_backend_phantom_test.cpp.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/phantom/ellipsoid_phantom.hpp"
@@ -200,6 +202,36 @@ TEST(CudaBackend, ScanThatDoesNotFitIsAClearError) {
   // The backend stays usable.
   setup.geometry = test::circular_geometry(BeamKind::kParallel, {8, 8}, 4);
   EXPECT_NO_THROW(gpu.begin_scan(setup));
+}
+
+// --cuda-wait reaches the device: each backend sets how the host waits, keeping the other flags,
+// and a later backend may set it again on the now active context.
+TEST(CudaBackend, HostWaitIsSetOnTheDevice) {
+  SLICESTREAM_REQUIRE_GPU();
+  const auto schedule = [] {
+    unsigned int flags = 0;
+    EXPECT_EQ(cudaGetDeviceFlags(&flags), cudaSuccess);
+    return flags & cudaDeviceScheduleMask;
+  };
+  for (const auto& [wait, expected] : std::vector<std::pair<CudaHostWait, unsigned int>>{
+           {CudaHostWait::kBlock, cudaDeviceScheduleBlockingSync},
+           {CudaHostWait::kSpin, cudaDeviceScheduleSpin},
+           {CudaHostWait::kYield, cudaDeviceScheduleYield},
+           {CudaHostWait::kAuto, cudaDeviceScheduleAuto}}) {
+    SCOPED_TRACE(to_string(wait));
+    CudaBackendOptions options;
+    options.host_wait = wait;
+    CudaBackend gpu(0, options);
+    EXPECT_EQ(schedule(), expected);
+    // The backend works with it: a scan begins and a slice is read back.
+    ScanSetup setup;
+    setup.geometry = test::circular_geometry(BeamKind::kParallel, {8, 8}, 4);
+    gpu.begin_scan(setup);
+    auto target = gpu.create_target(slice_grid(default_slices(test::centered_box(5))[2], 4, 4));
+    std::unique_ptr<TargetReadback> readback = gpu.read_target_async(*target);
+    readback->wait();
+    EXPECT_EQ(readback->size(), 16u);
+  }
 }
 
 TEST(CudaBackend, MisuseIsABackendError) {
