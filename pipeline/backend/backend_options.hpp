@@ -45,9 +45,9 @@ inline constexpr NameTable<CudaTexels, 2> kCudaTexelsNames{
 // later), kAuto leaves it to CUDA (it spins while the process has fewer contexts than cores).
 enum class CudaHostWait { kAuto, kSpin, kYield, kBlock };
 inline constexpr NameTable<CudaHostWait, 4> kCudaHostWaitNames{{{CudaHostWait::kAuto, "auto"},
-                                                                 {CudaHostWait::kSpin, "spin"},
-                                                                 {CudaHostWait::kYield, "yield"},
-                                                                 {CudaHostWait::kBlock, "block"}}};
+                                                                {CudaHostWait::kSpin, "spin"},
+                                                                {CudaHostWait::kYield, "yield"},
+                                                                {CudaHostWait::kBlock, "block"}}};
 
 struct CudaSettings {
   int device = 0;
