@@ -8,10 +8,9 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "ingest_step.hpp"
+#include "thread_cpu.hpp"
 
 namespace slicestream::bench {
 
@@ -19,12 +18,12 @@ struct DetectorBareResult {
   bool ok = false;
   std::string failure;         // what went wrong (with the detector log's tail) when !ok
   std::uint64_t received = 0;  // frame messages (darks, flats and projections)
-  // The same measure as a step's: the slope between 20 % and 90 % of the frames received.
+  // The same measure as a step's (scan_progress.hpp), over the frames received.
   double sustained_fps = 0;
-  // CPU per thread name between 20 % and 90 % of the frames (thread_cpu.hpp): this process's
-  // (the PULL socket's ZeroMQ I/O thread) and the detector's.
-  std::vector<std::pair<std::string, double>> receiver_threads;
-  std::vector<std::pair<std::string, double>> detector_threads;
+  // Thread load between 20 % and 90 % of the frames (thread_cpu.hpp): this process's (the PULL
+  // socket's ZeroMQ I/O thread) and the detector's.
+  ThreadLoad receiver_threads;
+  ThreadLoad detector_threads;
 };
 
 // Streams `c.frames` projections of `c.preset` at `c.offered_fps` (0: as fast as back-pressure

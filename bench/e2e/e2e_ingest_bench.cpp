@@ -299,8 +299,8 @@ StepConfig step_config(const Options& o, const SetUp& setup, Transport transport
 DetectorBareResult run_detector_bare(const Options& o, const SetUp& setup, Transport transport,
                                      int send_hwm, const std::string& tag, std::uint64_t frames,
                                      std::uint64_t& scan_id, Run& run) {
-  StepConfig c = step_config(o, setup, transport, send_hwm, tag + "-detector-bare", ++scan_id,
-                             /*offered_fps=*/0, frames);
+  const StepConfig c = step_config(o, setup, transport, send_hwm, tag + "-detector-bare", ++scan_id,
+                                   /*offered_fps=*/0, frames);
   std::fprintf(stderr, "%s %s: detector -> bare PULL, %llu projections at full speed\n",
                setup.name.c_str(), to_string(transport), static_cast<unsigned long long>(frames));
   DetectorBareResult r;

@@ -13,6 +13,7 @@
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 #include "kernels/steady_clock.hpp"
+#include "scan_progress.hpp"
 #include "thread_cpu.hpp"
 
 namespace slicestream::bench {
@@ -24,41 +25,11 @@ constexpr auto kServerStopGrace = std::chrono::seconds(30);
 constexpr int kStatusTimeoutMs = 10000;  // one reply waits for the reconstruct item in progress
 constexpr int kBindAttempts = 3;         // a probed tcp port may be taken before the server binds
 
-struct Sample {
-  double t_s = 0;
-  std::uint64_t integrated = 0;
-};
-
-// Both programs' threads at one moment of the scan.
-struct ThreadReading {
-  double t_s = 0;
-  ThreadTimes server;
-  ThreadTimes detector;
-};
-
-ThreadReading read_threads(double t_s, const ChildProcess& server, const ChildProcess& detector) {
-  return {t_s, read_thread_times(server.pid()), read_thread_times(detector.pid())};
-}
-
 std::string port_endpoint(zmq::context_t& context) {
   zmq::socket_t probe(context, zmq::socket_type::pull);
   probe.set(zmq::sockopt::linger, 0);
   probe.bind("tcp://127.0.0.1:*");
   return probe.get(zmq::sockopt::last_endpoint);
-}
-
-// When the integrated count reached `count`, interpolated linearly between polls.
-double crossing_time(const std::vector<Sample>& samples, double count) {
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (static_cast<double>(samples[i].integrated) < count) continue;
-    if (i == 0) return samples[0].t_s;
-    const Sample& a = samples[i - 1];
-    const Sample& b = samples[i];
-    const double fraction = (count - static_cast<double>(a.integrated)) /
-                            static_cast<double>(b.integrated - a.integrated);
-    return a.t_s + fraction * (b.t_s - a.t_s);
-  }
-  return samples.empty() ? 0 : samples.back().t_s;
 }
 
 std::vector<std::string> server_command(const StepConfig& c, const Endpoints& endpoints) {
@@ -177,10 +148,9 @@ StepResult run_ingest_step(const StepConfig& c) {
 
   if (c.on_server_ready) c.on_server_ready(endpoints);
   ChildProcess detector(detector_command(c, endpoints), c.work_dir + "/" + c.tag + "-detector.log");
-  std::vector<Sample> samples;
+  std::vector<ProgressSample> samples;  // the integrated count, polled
   std::optional<v1::StatusReport> mid_scan;
-  std::optional<ThreadReading> low;  // at 20 % and 90 % of the scan
-  std::optional<ThreadReading> high;
+  ScanThreadLoad threads({server->pid(), detector.pid()});
   std::optional<int> detector_status;
   SteadyClock::time_point detector_exit;
   std::uint64_t last_count = 0;
@@ -202,11 +172,7 @@ StepResult run_ingest_step(const StepConfig& c) {
           last_change = SteadyClock::now();
         }
         if (!mid_scan && 2 * integrated >= c.frames) mid_scan = status;
-        if (!low && 5 * integrated >= c.frames)
-          low = read_threads(samples.back().t_s, *server, detector);
-        if (!high && 10 * integrated >= 9 * c.frames) {
-          high = read_threads(samples.back().t_s, *server, detector);
-        }
+        threads.observe(samples.back().t_s, integrated, c.frames);
       }
     } catch (const client::TimeoutError&) {
       if (server->poll()) {
@@ -256,16 +222,10 @@ StepResult run_ingest_step(const StepConfig& c) {
       r.busiest_stage = stage.name();
     }
   }
-  if (low && high) {
-    r.server_threads = thread_load(low->server, high->server, high->t_s - low->t_s);
-    r.detector_threads = thread_load(low->detector, high->detector, high->t_s - low->t_s);
-  }
+  r.server_threads = threads.load(0);
+  r.detector_threads = threads.load(1);
   const double frames = static_cast<double>(c.frames);
-  // From 20%: the start (FFT plans, first allocations) may build a backlog that is then caught
-  // up faster than the offered rate.
-  const double t_low = crossing_time(samples, 0.2 * frames);
-  const double t_high = crossing_time(samples, 0.9 * frames);
-  if (t_high > t_low) r.sustained_fps = 0.7 * frames / (t_high - t_low);
+  r.sustained_fps = sustained_rate(samples, frames);
   r.scan_seconds = crossing_time(samples, frames) - crossing_time(samples, 1);
   if (r.scan_seconds > 0) {
     r.publish_wait_fraction =

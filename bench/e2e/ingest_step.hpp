@@ -15,6 +15,7 @@
 #include "child_process.hpp"
 #include "clients/common/request_client.hpp"
 #include "slicestream.pb.h"
+#include "thread_cpu.hpp"
 
 namespace slicestream::bench {
 
@@ -86,9 +87,9 @@ struct StepResult {
   // them included) and copying them out of page-locked memory.
   double publish_wait_fraction = 0;
   double publish_copy_fraction = 0;
-  // CPU per thread name (fraction of one core) between 20 % and 90 % of the scan, busiest first.
-  std::vector<std::pair<std::string, double>> server_threads;
-  std::vector<std::pair<std::string, double>> detector_threads;
+  // The programs' thread load between 20 % and 90 % of the scan (thread_cpu.hpp).
+  ThreadLoad server_threads;
+  ThreadLoad detector_threads;
 };
 
 StepResult run_ingest_step(const StepConfig& config);

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "scan_progress.hpp"
+
 namespace slicestream::bench {
 
 namespace {
@@ -50,8 +52,7 @@ ThreadTimes read_thread_times(pid_t pid) {
   return times;
 }
 
-std::vector<std::pair<std::string, double>> thread_load(const ThreadTimes& before,
-                                                        const ThreadTimes& after, double seconds) {
+ThreadLoad thread_load(const ThreadTimes& before, const ThreadTimes& after, double seconds) {
   std::map<std::string, double> by_name;
   if (seconds <= 0) return {};
   for (const auto& [tid, time] : after) {
@@ -59,21 +60,40 @@ std::vector<std::pair<std::string, double>> thread_load(const ThreadTimes& befor
     const double start = it == before.end() ? 0 : it->second.cpu_s;
     by_name[time.name] += (time.cpu_s - start) / seconds;
   }
-  std::vector<std::pair<std::string, double>> load(by_name.begin(), by_name.end());
+  ThreadLoad load(by_name.begin(), by_name.end());
   std::sort(load.begin(), load.end(), [](const auto& a, const auto& b) {
     return a.second > b.second || (a.second == b.second && a.first < b.first);
   });
   return load;
 }
 
-std::string describe_thread_load(const std::vector<std::pair<std::string, double>>& load,
-                                 std::size_t top) {
+std::string describe_thread_load(const ThreadLoad& load, std::size_t top) {
   std::string text;
   for (std::size_t i = 0; i < std::min(top, load.size()); ++i) {
     text += (i ? ", " : "") + load[i].first + " " +
             std::to_string(std::lround(100 * load[i].second)) + "%";
   }
   return text.empty() ? "-" : text;
+}
+
+void ScanThreadLoad::observe(double t_s, std::uint64_t done, std::uint64_t frames) {
+  const auto reached = [&](double fraction) {
+    return static_cast<double>(done) >= fraction * static_cast<double>(frames);
+  };
+  if (!from_ && reached(kMeasuredFrom)) from_ = read(t_s);
+  if (!to_ && reached(kMeasuredTo)) to_ = read(t_s);
+}
+
+ThreadLoad ScanThreadLoad::load(std::size_t i) const {
+  if (!from_ || !to_ || i >= pids_.size()) return {};
+  return thread_load(from_->processes[i], to_->processes[i], to_->t_s - from_->t_s);
+}
+
+ScanThreadLoad::Reading ScanThreadLoad::read(double t_s) const {
+  Reading reading{t_s, {}};
+  for (pid_t pid : pids_)
+    reading.processes.push_back(read_thread_times(pid));
+  return reading;
 }
 
 }  // namespace slicestream::bench
