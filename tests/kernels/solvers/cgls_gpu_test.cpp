@@ -243,15 +243,7 @@ TEST(TensorCoreGpu, CglsAccurateStartMatchesTheTwin) {
   }
   // Left with compensated operands: its products are the compensated products again.
   cuda::TensorCoreProjector fresh(sym, compensated);
-  const std::vector<float> image = testing::random_vector(values, 3u, -1, 1);
-  DeviceBuffer<float> d_image(image);
-  const std::size_t sino_values = static_cast<std::size_t>(gpu.rays()) * slices;
-  DeviceBuffer<float> d_after(testing::nan_vector(sino_values));
-  DeviceBuffer<float> d_fresh(testing::nan_vector(sino_values));
-  gpu.forward(d_image.data(), d_after.data(), slices, nullptr);
-  fresh.forward(d_image.data(), d_fresh.data(), slices, nullptr);
-  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_LT(testing::relative_error(d_after.download(), d_fresh.download()), 1e-6);
+  EXPECT_LT(testing::compare_forward(gpu, fresh, slices, 3u, -1, 1), 1e-6);
 }
 
 // The accuracy bar at 320^2 (the benchmark's problem), 32 slices at once, 20 iterations: with

@@ -1,5 +1,5 @@
 // Helpers of the Tensor Core GPU tests: NaN-poisoned outputs, a small problem with its plain and
-// gathered matrices, and the GPU projector against its CPU twin.
+// gathered matrices, the GPU projector against its CPU twin and against another GPU projector.
 #pragma once
 
 #include <cmath>
@@ -71,6 +71,21 @@ inline double compare_forward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& c
   std::vector<float> want(got.size());
   cpu.forward(image.data(), want.data(), slices);
   return relative_error(got, want);
+}
+
+// Runs two GPU projectors of one problem on the same random image (values in [lo, hi]); returns
+// the relative difference of their sinograms.
+inline double compare_forward(cuda::TensorCoreProjector& a, cuda::TensorCoreProjector& b,
+                              int slices, std::uint32_t seed, float lo, float hi) {
+  const std::vector<float> image =
+      random_vector(static_cast<std::size_t>(a.pixels() * slices), seed, lo, hi);
+  DeviceBuffer<float> d_image(image);
+  DeviceBuffer<float> d_a(nan_vector(static_cast<std::size_t>(a.rays() * slices)));
+  DeviceBuffer<float> d_b(nan_vector(d_a.size()));
+  a.forward(d_image.data(), d_a.data(), slices, nullptr);
+  b.forward(d_image.data(), d_b.data(), slices, nullptr);
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
+  return relative_error(d_a.download(), d_b.download());
 }
 
 inline double compare_backward(cuda::TensorCoreProjector& gpu, BsrProjectorCpu& cpu, int slices,
