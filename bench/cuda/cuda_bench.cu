@@ -2,7 +2,8 @@
 // KernelKit set-ups (cone and parallel; kernel only and with the store re-filled from device
 // memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16 texels,
 // exact fp32 rows), and the incremental per-projection refresh (one by one and in batches of 1,
-// 2, 4, 8; from the filter on, with its crop fused into the store update and as a pass of its
+// 2, 4, 8, serial and as a pipeline of replacement and backprojection on two streams; from the
+// filter on, with its crop fused into the store update and as a pass of its
 // own, in batches of 1 and 8), and the CUDA backend's whole per-frame sequence for a stream of
 // FleX-ray frames with and without CUDA graphs. Prints tables; --json FILE writes every number.
 //
@@ -226,7 +227,8 @@ void incremental(Scene& scene, cuda::ProjectionStorage storage, int reps, Report
 // and one backprojection launch with k sources per slice, so that the three slices are read and
 // written once per k projections; per storage. GPU microseconds per projection.
 // k fresh projections for slots first .. first + k - 1 of a scene, and the jobs that add their
-// differences (left in scratch layers 0 .. k - 1 by the replacement) to the three slices.
+// differences (left in scratch layers scratch .. scratch + k - 1 by the replacement) to the three
+// slices.
 struct BatchedUpdate {
   Scene& scene;
   cuda::ProjectionTextureStore& store;
@@ -241,17 +243,64 @@ struct BatchedUpdate {
     }
     return batch;
   }
-  std::vector<cuda::BackprojectJob> jobs(int first, int count) const {
+  std::vector<cuda::BackprojectJob> jobs(int first, int count, int scratch = 0) const {
     std::vector<cuda::BackprojectJob> jobs = slice_update_jobs(scene);
     for (cuda::BackprojectJob& job : jobs) {
       for (int i = 0; i < count; ++i) {
-        job.sources.push_back(
-            {scene.maps[static_cast<std::size_t>(first + i)], store.scratch_ref(i), scale});
+        job.sources.push_back({scene.maps[static_cast<std::size_t>(first + i)],
+                               store.scratch_ref(scratch + i), scale});
       }
     }
     return jobs;
   }
 };
+
+// A stream for the replacement passes of the pipelined refresh, at the device's highest priority
+// or its default one: its blocks are then dispatched before the backprojection's waiting ones.
+class ReplacementStream {
+ public:
+  explicit ReplacementStream(bool high_priority) {
+    int least = 0;
+    int greatest = 0;
+    SLICESTREAM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SLICESTREAM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
+                                                        high_priority ? greatest : least));
+  }
+  ~ReplacementStream() { cudaStreamDestroy(stream_); }
+  ReplacementStream(const ReplacementStream&) = delete;
+  ReplacementStream& operator=(const ReplacementStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Batches of `batch` projections as a pipeline over two streams: batch b's replacement pass (on
+// `replacement`) runs beside batch b - 1's backprojection (on the timing stream), the two taking
+// turns with two sets of scratch layers; batch b's backprojection waits for its replacement, and
+// batch b + 2's replacement for batch b's backprojection. The replacement pass is bound by DRAM,
+// the backprojection by the texture unit, so that they may overlap.
+template <class ReplaceBatch, class BackprojectBatch>
+void enqueue_pipelined(int frames, int batch, cudaStream_t timing, cudaStream_t replacement,
+                       ReplaceBatch&& replace, BackprojectBatch&& backproject) {
+  cuda::Event fork;
+  cuda::Event join;
+  cuda::Event replaced[2];
+  cuda::Event backprojected[2];
+  fork.record(timing);
+  fork.wait_on(replacement);
+  for (int k = 0, b = 0; k < frames; k += batch, ++b) {
+    const int half = b % 2;
+    if (b >= 2) backprojected[half].wait_on(replacement);
+    replace(k, half * batch, replacement);
+    replaced[half].record(replacement);
+    replaced[half].wait_on(timing);
+    backproject(k, half * batch, timing);
+    backprojected[half].record(timing);
+  }
+  join.record(replacement);
+  join.wait_on(timing);
+}
 
 void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
@@ -265,8 +314,25 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
     return us_per_frame(reps, frames, batch, enqueue_batch);
   };
+  const ReplacementStream high_priority(true);
+  const ReplacementStream same_priority(false);
+  auto pipelined_us = [&](int batch, const ReplacementStream& replacement) {
+    const double ms = median_ms(
+        [&](cudaStream_t s) {
+          enqueue_pipelined(
+              frames, batch, s, replacement.get(),
+              [&](int k, int scratch, cudaStream_t r) {
+                store.replace_slots(batch_of(k, batch), r, scratch);
+              },
+              [&](int k, int scratch, cudaStream_t t) {
+                backprojector.run(update.jobs(k, batch, scratch), t);
+              });
+        },
+        reps, timing_stream());
+    return 1e3 * ms / frames;
+  };
   for (int batch : {1, 2, 4, 8}) {
-    if (batch > store.scratch_layers()) continue;
+    if (2 * batch > store.scratch_layers()) continue;
     const double total_us = per_projection_us(batch, [&](int k, cudaStream_t s) {
       store.replace_slots(batch_of(k, batch), s);
       backprojector.run(jobs_of(k, batch), s);
@@ -282,6 +348,8 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
         .set("batch", static_cast<double>(batch))
         .set("tuning", tuning_name(backprojector.resolved_tuning(jobs_of(0, batch))))
         .set("us per projection", total_us)
+        .set("pipelined us", pipelined_us(batch, high_priority))
+        .set("pipelined same priority us", pipelined_us(batch, same_priority))
         .set("replace us per projection", replace_us)
         .set("BP us per projection", bp_us)
         .set("slice R/W MB per projection",

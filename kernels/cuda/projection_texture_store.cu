@@ -209,18 +209,21 @@ void ProjectionTextureStore::write_slot(int slot, const float* projection, cudaS
 }
 
 void ProjectionTextureStore::replace_slots(const std::vector<SlotReplacement>& batch,
-                                           cudaStream_t stream) {
+                                           cudaStream_t stream, int first_scratch) {
   LaunchSequence sequence;
-  append_replace_slots(batch, sequence);
+  append_replace_slots(batch, sequence, first_scratch);
   sequence.enqueue(stream);
 }
 
 void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacement>& batch,
-                                                  LaunchSequence& sequence) {
+                                                  LaunchSequence& sequence, int first_scratch) {
   if (batch.empty()) return;
-  if (batch.size() > static_cast<std::size_t>(scratch_layers_)) {
+  if (first_scratch < 0 ||
+      batch.size() >
+          static_cast<std::size_t>(scratch_layers_ - std::min(first_scratch, scratch_layers_))) {
     throw CudaError("projection store: a batch of " + std::to_string(batch.size()) +
-                    " replacements for " + std::to_string(scratch_layers_) + " scratch layers");
+                    " replacements from scratch layer " + std::to_string(first_scratch) + " of " +
+                    std::to_string(scratch_layers_));
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     check_slot(batch[i].slot);
@@ -246,7 +249,7 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     params.half_texels = half_texels() ? 1 : 0;
     for (std::size_t k = 0; k < count; ++k) {
       const SlotReplacement& r = batch[first + k];
-      const int scratch_index = static_cast<int>(first + k);
+      const int scratch_index = first_scratch + static_cast<int>(first + k);
       const TextureRef slot = slot_ref(r.slot);
       const TextureRef scratch = scratch_ref(scratch_index);
       ReplaceEntry& e = params.entries[k];

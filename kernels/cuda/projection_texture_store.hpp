@@ -53,9 +53,10 @@ struct TextureRef {
 enum class ScratchContent { kUnchanged, kDifference, kOldProjection };
 
 // One projection of a batched replacement: entry i of a batch leaves its scratch content in
-// scratch layer i. The projection's rows may lie further apart than cols (row_pitch floats, 0:
-// cols): the ramp filter's padded output (FilteredRows::kPadded) is cropped by the replacement
-// itself as it reads each row, so no pass of its own copies the filtered projection.
+// scratch layer first_scratch + i (replace_slots). The projection's rows may lie further apart than
+// cols (row_pitch floats, 0: cols): the ramp filter's padded output (FilteredRows::kPadded) is
+// cropped by the replacement itself as it reads each row, so no pass of its own copies the filtered
+// projection.
 struct SlotReplacement {
   int slot = 0;
   const float* projection = nullptr;  // device, rows rows of row_pitch floats (cols read)
@@ -93,14 +94,18 @@ class ProjectionTextureStore {
   // Overwrites `slot` with `projection` (device, rows x cols floats, row-major) on `stream`; for
   // filling a store (arriving projections take replace_slots).
   void write_slot(int slot, const float* projection, cudaStream_t stream);
-  // The per-projection update of a batch of distinct slots (at most scratch_layers() entries) in
-  // one pass over the data: for entry i, reads the old content of its slot where `scratch` asks
-  // for it, leaves new - old or old in scratch layer i, and writes the projection into the slot in
-  // place (cropping rows that lie row_pitch apart). Throws CudaError for a repeated slot, a row
-  // pitch below cols or too large a batch. cpu::replace_slot (tests/support/) is its CPU twin.
-  void replace_slots(const std::vector<SlotReplacement>& batch, cudaStream_t stream);
+  // The per-projection update of a batch of distinct slots in one pass over the data: for entry
+  // i, reads the old content of its slot where `scratch` asks for it, leaves new - old or old in
+  // scratch layer first_scratch + i, and writes the projection into the slot in place (cropping
+  // rows that lie row_pitch apart). A batch whose scratch layers are not those the previous
+  // batch's backprojection reads may run beside it (on another stream). Throws CudaError for a
+  // repeated slot, a row pitch below cols or scratch layers past scratch_layers().
+  // cpu::replace_slot (tests/support/) is its CPU twin.
+  void replace_slots(const std::vector<SlotReplacement>& batch, cudaStream_t stream,
+                     int first_scratch = 0);
   // What replace_slots enqueues, appended to `sequence` (graph replay).
-  void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence);
+  void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence,
+                            int first_scratch = 0);
 
   // Copies `slot` / scratch layer `index` as fp32 into device memory `out` (rows x cols).
   void read_slot(int slot, float* out, cudaStream_t stream) const;

@@ -20,8 +20,17 @@ WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& cou
 
 void WebSocketHub::publish_slice(const SliceImage& slice) {
   if (skipped_without_sessions(kSliceTopic, slice.slice_id)) return;
+  // Shared values are the image's own buffer, under the image's charge; own ones are copied.
   offer(kSliceTopic, slice.slice_id, encode_slice(slice, steady_now_ns()), slice.values,
-        slice.orientation.values);
+        slice.orientation.values, slice.values.is_shared() ? slice.memory : nullptr);
+}
+
+void WebSocketHub::publish_shared_slice(std::shared_ptr<const SliceImage> slice) {
+  if (skipped_without_sessions(kSliceTopic, slice->slice_id)) return;
+  const SliceImage& image = *slice;
+  SliceValues values = SliceValues::shared(slice, image.values.data(), image.values.size());
+  offer(kSliceTopic, image.slice_id, encode_slice(image, steady_now_ns()), std::move(values),
+        image.orientation.values, image.memory);
 }
 
 void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
@@ -60,9 +69,9 @@ bool WebSocketHub::skipped_without_sessions(const char* type, std::uint32_t slic
 }
 
 void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header,
-                         SliceValues values, std::array<float, 9> place) {
-  std::shared_ptr<MemoryCharge> charge;
-  if (budget_) {
+                         SliceValues values, std::array<float, 9> place,
+                         std::shared_ptr<MemoryCharge> charge) {
+  if (budget_ && !charge) {
     charge = budget_->try_charge(values.size() * sizeof(float));
     if (!charge) {
       ++counters_.websocket_updates_over_budget;

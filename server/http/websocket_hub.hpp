@@ -41,6 +41,9 @@ class WebSocketHub : public PublishSink {
 
   // PublishSink (the pipeline's publish thread, or any thread for events).
   void publish_slice(const SliceImage& slice) override;
+  // The image's values are read where they are and its memory charge held: no copy, no second
+  // charge for the same bytes.
+  void publish_shared_slice(std::shared_ptr<const SliceImage> slice) override;
   void publish_preview(const PreviewVolume& preview) override;
   void publish_refined(const RefinedSliceImage& refined) override;
   void publish_event(const ServerEvent& event) override;
@@ -56,11 +59,13 @@ class WebSocketHub : public PublishSink {
   // True when no session is open: the publication is skipped and its stream marked stale.
   bool skipped_without_sessions(const char* type, std::uint32_t slice_id);
   // An update of `values` (kept, shared with the published image where that holds a readback's
-  // buffer, when they fit in the budget; else counted and left out).
+  // buffer, when they fit in the budget; else counted and left out). `charge`: the values' charge
+  // where somebody already holds one for them (null: the hub charges them itself).
   void offer(const char* type, std::uint32_t slice_id, v1::PublishHeader header, SliceValues values,
-             std::array<float, 9> place = {});  // any thread
-  void schedule_delivery();                     // with mutex_ held
-  void deliver();                               // HTTP thread
+             std::array<float, 9> place = {},
+             std::shared_ptr<MemoryCharge> charge = nullptr);  // any thread
+  void schedule_delivery();                                    // with mutex_ held
+  void deliver();                                              // HTTP thread
 
   std::shared_ptr<IoMailbox> mailbox_;
   HttpCounters& counters_;

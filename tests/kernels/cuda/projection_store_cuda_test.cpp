@@ -88,11 +88,14 @@ void check_batches(cuda::ProjectionStorage storage) {
   store.write_slot(6, sixth.data(), stream.get());
   contents[6] = as_stored(contents[6], storage);
   const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4}, {5}, {3, 0, 6, 2, 5}, {1, 4}};
+  const int first_scratch[] = {0, 4, 0, 3};  // a batch may start at any scratch layer
   const cuda::ScratchContent modes[] = {cuda::ScratchContent::kDifference,
                                         cuda::ScratchContent::kOldProjection,
                                         cuda::ScratchContent::kUnchanged};
   int n = 0;
-  for (const std::vector<int>& slots_of_batch : batches) {
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const std::vector<int>& slots_of_batch = batches[b];
+    const int first = first_scratch[b];
     std::vector<cuda::SlotReplacement> batch;
     std::vector<std::vector<float>> expected_scratch;
     for (int slot : slots_of_batch) {
@@ -106,13 +109,14 @@ void check_batches(cuda::ProjectionStorage storage) {
                         contents[static_cast<std::size_t>(slot)], scratch);
       expected_scratch.push_back(scratch);
     }
-    store.replace_slots(batch, stream.get());
+    store.replace_slots(batch, stream.get(), first);
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     for (std::size_t k = 0; k < batch.size(); ++k) {
       if (batch[k].scratch == cuda::ScratchContent::kUnchanged) continue;
       SCOPED_TRACE("batch entry " + std::to_string(k));
-      EXPECT_EQ(read_scratch(store, static_cast<int>(k), stream.get()), expected_scratch[k]);
-      EXPECT_EQ(store.scratch_ref(static_cast<int>(k)).layer, static_cast<int>(k));
+      const int layer = first + static_cast<int>(k);
+      EXPECT_EQ(read_scratch(store, layer, stream.get()), expected_scratch[k]);
+      EXPECT_EQ(store.scratch_ref(layer).layer, layer);
     }
   }
   for (int s = 0; s < slots; ++s) {
@@ -145,6 +149,12 @@ TEST(ProjectionStoreCuda, RejectsBadBatches) {
                    stream.get()),
                cuda::CudaError);
   EXPECT_THROW(store.scratch_ref(2), cuda::CudaError);
+  // Scratch layers past the last, or before the first.
+  EXPECT_THROW(
+      store.replace_slots({{0, p.data(), unchanged}, {1, p.data(), unchanged}}, stream.get(), 1),
+      cuda::CudaError);
+  EXPECT_THROW(store.replace_slots({{0, p.data(), unchanged}}, stream.get(), 2), cuda::CudaError);
+  EXPECT_THROW(store.replace_slots({{0, p.data(), unchanged}}, stream.get(), -1), cuda::CudaError);
   SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 }
 

@@ -109,6 +109,42 @@ TEST_F(WebSocketBudgetTest, TheHubsCopyOfAnImageAndItsEncodingAreCharged) {
   EXPECT_TRUE(wait_until([&] { return budget_->used_bytes() == expected; }));
 }
 
+// The publish stage hands its charged image over (publish_shared_slice): the hub keeps the image
+// itself, under the image's own charge, instead of a second charged copy of its values.
+TEST_F(WebSocketBudgetTest, AHandedOverImageIsKeptUnderItsOwnCharge) {
+  start(64 * kMiB);
+  TestWebSocket ws(endpoint_->address(), "/ws?encoding=f32");
+  wait_sessions(1);
+  auto handed_over = [&](unsigned seed) {
+    SliceImage slice = make_slice(3, 512, seed);
+    slice.memory = budget_->try_charge(slice.values.size() * sizeof(float));  // as the pipeline
+    return std::make_shared<const SliceImage>(std::move(slice));
+  };
+  std::shared_ptr<const SliceImage> slice = handed_over(1);
+  const std::vector<float> sent = slice->values.to_vector();
+  const std::size_t values_bytes = sent.size() * sizeof(float);
+  const std::size_t expected =
+      values_bytes + image_message_bytes(sent.size(), ImageEncoding::kFloat32);
+  endpoint_->publish_sink().publish_shared_slice(slice);
+  auto image = ws.receive_type("slice");
+  ASSERT_TRUE(image);
+  EXPECT_EQ(image->values, sent);
+  EXPECT_TRUE(wait_until([&] { return budget_->used_bytes() == expected; }))
+      << budget_->used_bytes() << " bytes charged, expected " << expected;
+  // The publisher lets go: the hub's latest image still holds the charge.
+  slice.reset();
+  EXPECT_EQ(budget_->used_bytes(), expected);
+  // A newer image replaces it: the older image and its charge go.
+  std::shared_ptr<const SliceImage> newer = handed_over(2);
+  const std::vector<float> newer_values = newer->values.to_vector();
+  endpoint_->publish_sink().publish_shared_slice(std::move(newer));
+  image = ws.receive_type("slice");
+  ASSERT_TRUE(image);
+  EXPECT_EQ(image->values, newer_values);
+  EXPECT_TRUE(wait_until([&] { return budget_->used_bytes() == expected; }))
+      << budget_->used_bytes() << " bytes charged, expected " << expected;
+}
+
 TEST_F(WebSocketBudgetTest, AnUpdateWithoutRoomIsCountedAndAnnouncedAndTheNextOneGoes) {
   start(4 * kMiB);
   TestWebSocket ws(endpoint_->address(), "/ws?encoding=f16");
