@@ -189,7 +189,9 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
       ->group(group);
   add_choice<CudaTexels>(app, "--texels", cuda.texels, choices_of(kCudaTexelsNames),
                          "precision of the CUDA backend's stored projections with texture "
-                         "interpolation: fp32 or fp16 (half the memory and bytes read)")
+                         "interpolation: fp16 (half the memory and bytes read; values beyond "
+                         "+-65504 clamped and counted), fp32, or auto (fp16 with texture "
+                         "interpolation, fp32 with exact)")
       ->group(group);
   app.add_option("--cuda-graphs", cuda.use_graphs,
                  "replay each stage's per-frame work as one CUDA graph (false: kernel by kernel)")

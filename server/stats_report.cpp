@@ -82,6 +82,10 @@ std::vector<std::string> format_stats(const MetricsSnapshot& now, const MetricsS
     lines.push_back(fmt::format("preprocessing guards: {} pixels clamped, {} non-finite",
                                 now.pixels_clamped, now.pixels_non_finite));
   }
+  if (now.store_values_clamped > 0) {
+    lines.push_back(fmt::format("store: {} filtered values clamped to the fp16 texels' range",
+                                now.store_values_clamped));
+  }
   std::string endpoints = "endpoints:";
   for (const auto& [name, count] : server_counters)
     endpoints += fmt::format(" {}={}", name, count);

@@ -41,8 +41,23 @@ struct ReplaceBatch {
   ReplaceEntry entries[kMaxReplaceBatch];
   int rows;
   int cols;
-  int half_texels;  // the slots' layers hold fp16 (scratch layers are always fp32)
+  int half_texels;                   // the slots' layers hold fp16 (scratch layers are always fp32)
+  unsigned long long* out_of_range;  // with fp16 texels: the store's count of clamped values
 };
+
+// The largest finite fp16 value.
+constexpr float kHalfMax = 65504.0f;
+
+// `value` as an fp16 texel holds it (rounded to nearest), as fp32. Values beyond fp16's finite
+// range are clamped to it (NaN to zero) and counted: an infinity in a slot would turn every
+// difference new - old it takes part in, and with it every slice, into NaN.
+__device__ __forceinline__ float as_half_texel(float value, unsigned long long* out_of_range) {
+  if (!(fabsf(value) <= kHalfMax)) {
+    atomicAdd(out_of_range, 1ULL);
+    value = isnan(value) ? 0.0f : copysignf(kHalfMax, value);
+  }
+  return __half2float(__float2half_rn(value));
+}
 
 __device__ __forceinline__ float load_texel(const SlotAccess& a, int half_texels, int row, int col,
                                             std::size_t index) {
@@ -72,7 +87,8 @@ __device__ __forceinline__ void store_texel(const SlotAccess& a, int half_texels
 // The per-projection update, one thread per pixel, entry blockIdx.z of the batch: the old value
 // goes into the entry's scratch as new - old or old, then the new value overwrites the slot in
 // place. With fp16 texels the difference is taken from the values as stored (the new one rounded
-// first), so that the live slices and a recompute from the store agree. The new value is read at
+// first, or clamped to fp16's range), so that the live slices and a recompute from the store
+// agree. The new value is read at
 // the entry's row pitch: from the ramp filter's padded rows, this pass is also the filter's crop.
 __global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -83,7 +99,7 @@ __global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch)
                             static_cast<std::size_t>(col);
   float fresh = e.projection[static_cast<std::size_t>(row) * static_cast<std::size_t>(e.row_pitch) +
                              static_cast<std::size_t>(col)];
-  if (batch.half_texels != 0) fresh = __half2float(__float2half_rn(fresh));
+  if (batch.half_texels != 0) fresh = as_half_texel(fresh, batch.out_of_range);
   if (e.scratch_mode != kScratchUnchanged) {
     const float old_value = load_texel(e.slot, batch.half_texels, row, col, index);
     const float value = e.scratch_mode == kScratchDifference ? fresh - old_value : old_value;

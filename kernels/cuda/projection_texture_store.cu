@@ -146,6 +146,13 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
         make_layered_array(shape, std::min(layers_per_array_, slots - first), half_texels()));
   }
   scratch_ = make_layered_array(shape, scratch_layers_, /*half=*/false);
+  if (half_texels()) {
+    clamped_ = PinnedBuffer<unsigned long long>(1);
+    clamped_[0] = 0;
+    void* device_address = nullptr;
+    SLICESTREAM_CUDA_CHECK(cudaHostGetDevicePointer(&device_address, clamped_.data(), 0));
+    clamped_on_device_ = static_cast<unsigned long long*>(device_address);
+  }
   // Zeroed: empty slots read as zero projections.
   const dim3 block(32, 8);
   for (std::size_t a = 0; a <= arrays_.size(); ++a) {
@@ -247,6 +254,7 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     params.rows = shape_.rows;
     params.cols = shape_.cols;
     params.half_texels = half_texels() ? 1 : 0;
+    params.out_of_range = clamped_on_device_;
     for (std::size_t k = 0; k < count; ++k) {
       const SlotReplacement& r = batch[first + k];
       const int scratch_index = first_scratch + static_cast<int>(first + k);
@@ -264,6 +272,12 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     sequence.add(
         KernelLaunch(&replace_slots_kernel, pixel_grid(shape_, count, block), block, params));
   }
+}
+
+std::uint64_t ProjectionTextureStore::values_clamped() const {
+  if (clamped_.size() == 0) return 0;
+  // The GPU adds to it behind the compiler's back: read memory, not a register's copy.
+  return *static_cast<const volatile unsigned long long*>(clamped_.data());
 }
 
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {

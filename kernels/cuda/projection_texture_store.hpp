@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,6 +108,11 @@ class ProjectionTextureStore {
   void append_replace_slots(const std::vector<SlotReplacement>& batch, LaunchSequence& sequence,
                             int first_scratch = 0);
 
+  // Values replace_slots clamped to fp16's finite range (+-65504; NaN to zero) since the store
+  // was made: always 0 with fp32 texels or rows. Written by the GPU as the passes run, so a read
+  // sees the passes that have finished.
+  std::uint64_t values_clamped() const;
+
   // Copies `slot` / scratch layer `index` as fp32 into device memory `out` (rows x cols).
   void read_slot(int slot, float* out, cudaStream_t stream) const;
   void read_scratch(float* out, cudaStream_t stream, int index = 0) const;
@@ -132,6 +138,10 @@ class ProjectionTextureStore {
   std::unique_ptr<LayeredArray> scratch_;              // texture storage: fp32 scratch layers
   DeviceBuffer<float> linear_;                         // linear storage: slots x rows x cols
   DeviceBuffer<float> scratch_linear_;                 // linear storage: scratch x rows x cols
+  // fp16 texels: the count of clamped values in page-locked host memory the passes add to (only
+  // when a value is out of range, so it costs nothing otherwise), and its device address.
+  PinnedBuffer<unsigned long long> clamped_;
+  unsigned long long* clamped_on_device_ = nullptr;
 };
 
 }  // namespace slicestream::cuda

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -171,6 +172,10 @@ class Backend {
   // one whose `projection` is still set was not attempted (the caller may submit it again) and
   // one whose projection was taken is lost. Live targets may then be partly updated.
   virtual void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) = 0;
+  // Filtered values the store clamped to the range of its texels since the scan began (the CUDA
+  // backend's fp16 texels: +-65504); 0 where the store keeps fp32. Counted as the updates run on
+  // the device, so it may trail the updates just enqueued.
+  virtual std::uint64_t store_values_clamped() const { return 0; }
 
   // Planes [plane_begin, plane_end) of target: (accumulate ? target : 0) + scale * sum over the
   // given slots of BP(stored projection). Empty slots contribute nothing.

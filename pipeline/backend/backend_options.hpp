@@ -33,10 +33,12 @@ inline constexpr NameTable<CudaInterpolation, 2> kCudaInterpolationNames{
     {{CudaInterpolation::kTexture, "texture"}, {CudaInterpolation::kExact, "exact"}}};
 
 // The texels of the store's texture: fp16 halves the memory and the bytes a backprojection reads
-// (each value rounded to 11 significant bits); texture interpolation only.
-enum class CudaTexels { kFloat32, kFloat16 };
-inline constexpr NameTable<CudaTexels, 2> kCudaTexelsNames{
-    {{CudaTexels::kFloat32, "fp32"}, {CudaTexels::kFloat16, "fp16"}}};
+// (each value rounded to 11 significant bits, beyond +-65504 clamped and counted); texture
+// interpolation only. kAuto: fp16 with texture interpolation (its slices are as close to the
+// object as fp32's, docs/performance.md), fp32 rows with exact interpolation.
+enum class CudaTexels { kAuto, kFloat32, kFloat16 };
+inline constexpr NameTable<CudaTexels, 3> kCudaTexelsNames{
+    {{CudaTexels::kAuto, "auto"}, {CudaTexels::kFloat32, "fp32"}, {CudaTexels::kFloat16, "fp16"}}};
 
 // How the server's threads wait for the GPU (a slice readback, a pinned staging chunk, a
 // synchronize): kSpin polls (the quickest wake-up, a busy core for every waiting thread), kYield
@@ -55,7 +57,7 @@ struct CudaSettings {
   // or a slice refiner is admitted (device_memory_budget.hpp).
   std::size_t reserve_bytes = std::size_t{256} << 20;
   CudaInterpolation interpolation = CudaInterpolation::kTexture;
-  CudaTexels texels = CudaTexels::kFloat32;
+  CudaTexels texels = CudaTexels::kAuto;
   // Each stage's per-frame work as one CUDA graph launch (false: kernel by kernel).
   bool use_graphs = true;
   // Page-locked readback buffers lent to published images at most (beyond: copied out).

@@ -77,6 +77,7 @@ struct MetricsSnapshot {
   std::uint64_t memory_used_bytes = 0;       // charged to it now
   std::uint64_t pixels_clamped = 0;          // preprocessing guards
   std::uint64_t pixels_non_finite = 0;
+  std::uint64_t store_values_clamped = 0;  // filtered values beyond the store's fp16 texels
   std::uint64_t scans_started = 0;
   std::uint64_t scans_ended = 0;
   std::uint64_t errors = 0;                    // backend/stage failures

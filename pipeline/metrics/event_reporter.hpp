@@ -23,6 +23,10 @@ namespace slicestream {
 // frame is used).
 inline constexpr const char* kNonFinitePixelsWarning = "non_finite_pixels";
 
+// The warning about filtered values beyond the range of the store's texels (fp16: +-65504),
+// clamped to it; counted in PipelineCounters::store_values_clamped.
+inline constexpr const char* kStoreValuesClampedWarning = "store_values_clamped";
+
 class EventReporter {
  public:
   using Clock = std::chrono::steady_clock;

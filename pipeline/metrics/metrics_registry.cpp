@@ -80,6 +80,7 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
   s.publications_held_back = c.publications_held_back.load();
   s.pixels_clamped = c.pixels_clamped.load();
   s.pixels_non_finite = c.pixels_non_finite.load();
+  s.store_values_clamped = c.store_values_clamped.load();
   s.scans_started = c.scans_started.load();
   s.scans_ended = c.scans_ended.load();
   s.errors = c.errors.load();

@@ -42,6 +42,7 @@ struct PipelineCounters {
   std::atomic<std::uint64_t> publications_held_back{0};
   std::atomic<std::uint64_t> pixels_clamped{0};
   std::atomic<std::uint64_t> pixels_non_finite{0};
+  std::atomic<std::uint64_t> store_values_clamped{0};
   std::atomic<std::uint64_t> scans_started{0};
   std::atomic<std::uint64_t> scans_ended{0};
   std::atomic<std::uint64_t> errors{0};

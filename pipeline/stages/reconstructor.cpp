@@ -108,6 +108,7 @@ void Reconstructor::on_scan_start(ScanStartItem& item) {
   content_ = WindowContent{};
   any_projection_ = false;
   rotation_ = 0;
+  clamped_values_seen_ = 0;  // a new store counts from zero
   arrivals_.clear();
   preview_timing_.reset();
 
@@ -317,6 +318,21 @@ void Reconstructor::flush_batch() {
       updates[next + k] = std::move(attempt[k]);
     next += untried;
   }
+  report_clamped_values();
+}
+
+void Reconstructor::report_clamped_values() {
+  const std::uint64_t total = backend_.store_values_clamped();
+  if (total <= clamped_values_seen_) return;
+  const std::uint64_t added = total - clamped_values_seen_;
+  clamped_values_seen_ = total;
+  metrics_.counters().store_values_clamped += added;
+  events_.warning(kStoreValuesClampedWarning,
+                  "scan " + std::to_string(scan_.scan_id) + ": " + std::to_string(added) +
+                      " filtered projection values beyond the range of the store's fp16 texels "
+                      "(+-65504) were clamped to it; the slices are off where they were. Start "
+                      "the server with --texels fp32 for data of this range",
+                  scan_.scan_id);
 }
 
 void Reconstructor::rebuild_after_failure() {

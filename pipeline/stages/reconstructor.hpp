@@ -104,6 +104,8 @@ class Reconstructor {
   void queue_projection(ProjectionItem& item);
   // Hands the batch to the backend; failures lose only what the backend consumed.
   void flush_batch();
+  // Counts and announces the filtered values the store clamped since the last call.
+  void report_clamped_values();
   void integrate(const PendingFrame& frame);
   // After a failed update: shadows dropped, live targets rebuilt from the store.
   void rebuild_after_failure();
@@ -195,6 +197,7 @@ class Reconstructor {
   WindowContent content_;                       // what the store holds
   bool any_projection_ = false;
   std::uint64_t rotation_ = 0;
+  std::uint64_t clamped_values_seen_ = 0;  // the backend's store_values_clamped() last reported
 
   PreviewBuilder preview_;
   PreviewTiming preview_timing_;

@@ -37,6 +37,7 @@ void encode_counters(const MetricsSnapshot& m,
   out["memory_used_bytes"] = m.memory_used_bytes;
   out["pixels_clamped"] = m.pixels_clamped;
   out["pixels_non_finite"] = m.pixels_non_finite;
+  out["store_values_clamped"] = m.store_values_clamped;
   out["scans_started"] = m.scans_started;
   out["scans_ended"] = m.scans_ended;
   out["errors"] = m.errors;

@@ -44,20 +44,24 @@ TEST(SlotReplacementCpu, KeepsTheOldProjectionOrNothing) {
 
 TEST(SlotReplacementCpu, RoundsToHalfBeforeTheDifference) {
   // 1 + 2^-11 lies halfway between two fp16 values: ties go to the even one (1.0); 1 + 3 * 2^-12
-  // rounds up to 1 + 2^-10; 70000 overflows fp16 to infinity.
+  // rounds up to 1 + 2^-10; 70000 and -1e9 lie beyond fp16's range (they would round to
+  // infinity) and are clamped to +-65504, NaN is zeroed.
   const float tie = 1.0f + std::ldexp(1.0f, -11);
   const float up = 1.0f + 3.0f * std::ldexp(1.0f, -12);
-  const std::vector<float> fresh = {tie, up, 70000.0f, -tie, 0.0f, 2.0f};
+  const std::vector<float> fresh = {tie, up, 70000.0f, -tie, std::nanf(""), -1e9f};
   std::vector<float> slot = {1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   std::vector<float> scratch;
   cpu::replace_slot(kShape, {fresh.data(), kShape.cols}, cpu::SlotTexels::kFloat16,
                     cpu::SlotScratch::kDifference, slot, scratch);
   EXPECT_EQ(slot[0], 1.0f);
   EXPECT_EQ(slot[1], 1.0f + std::ldexp(1.0f, -10));
-  EXPECT_TRUE(std::isinf(slot[2]));
+  EXPECT_EQ(slot[2], 65504.0f);
   EXPECT_EQ(slot[3], -1.0f);
+  EXPECT_EQ(slot[4], 0.0f);
+  EXPECT_EQ(slot[5], -65504.0f);
   EXPECT_EQ(scratch[0], 0.0f);  // the difference of the stored values, not of the inputs
   EXPECT_EQ(scratch[1], std::ldexp(1.0f, -10));
+  EXPECT_EQ(scratch[2], 65504.0f);
   EXPECT_EQ(cpu::as_stored(tie, cpu::SlotTexels::kFloat32), tie);
 }
 

@@ -2,12 +2,14 @@
 // keeps working: a following valid scan reconstructs correctly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "pipeline/metrics/event_reporter.hpp"
 #include "pipeline_test_support.hpp"
+#include "tests/pipeline/forwarding_backend.hpp"
 
 namespace slicestream {
 namespace {
@@ -279,6 +281,52 @@ TEST(BackendErrors, AScanThatDoesNotFitIsReportedAndTheNextScanWorks) {
   m = pipeline.metrics();
   EXPECT_EQ(m.projections_integrated, 48u);
   EXPECT_EQ(m.scans_started, 1u);
+}
+
+// A backend whose store clamps 3 values of every projection it stores (as the CUDA store does with
+// fp16 texels for values beyond +-65504), counting from zero in every scan.
+class ClampingBackend final : public test::ForwardingBackend {
+ public:
+  void begin_scan(const ScanSetup& setup) override {
+    ForwardingBackend::begin_scan(setup);
+    clamped_ = 0;
+  }
+  void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override {
+    ForwardingBackend::replace_projections(updates, scale);
+    clamped_ += 3 * updates.size();
+  }
+  std::uint64_t store_values_clamped() const override { return clamped_; }
+
+ private:
+  std::uint64_t clamped_ = 0;
+};
+
+// Values the store clamped are counted, across scans, and announced; the frames are integrated.
+TEST(StoreGuards, ClampedValuesAreCountedAndAnnounced) {
+  test::RecordingSink sink;
+  Pipeline pipeline(test::small_config(), std::make_unique<ClampingBackend>(), sink);
+  pipeline.start();
+  const test::TestScan first = test::make_parallel_scan(91, {12, 40}, 24);
+  test::begin_scan(pipeline, first);
+  test::feed_phantom(pipeline, first, 0, 24);
+  pipeline.wait_idle();
+  EXPECT_EQ(pipeline.metrics().store_values_clamped, 3u * 24);
+  EXPECT_GE(sink.events_with_reason(kStoreValuesClampedWarning), 1u);
+  const std::vector<ServerEvent> events = sink.events();
+  const auto warning = std::find_if(events.begin(), events.end(), [](const ServerEvent& e) {
+    return e.reason == kStoreValuesClampedWarning;
+  });
+  ASSERT_NE(warning, events.end());
+  EXPECT_EQ(warning->kind, EventKind::kWarning);
+  EXPECT_NE(warning->message.find("--texels fp32"), std::string::npos) << warning->message;
+
+  const test::TestScan second = test::make_parallel_scan(92, {12, 40}, 24);
+  test::begin_scan(pipeline, second);
+  test::feed_phantom(pipeline, second, 0, 10);
+  pipeline.wait_idle();
+  const MetricsSnapshot m = pipeline.metrics();
+  EXPECT_EQ(m.store_values_clamped, 3u * 34) << "the second store counts from zero";
+  EXPECT_EQ(m.projections_integrated, 34u);
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ class ForwardingBackend : public Backend {
   void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override {
     inner_.replace_projections(updates, scale);
   }
+  std::uint64_t store_values_clamped() const override { return inner_.store_values_clamped(); }
   void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                          bool accumulate, int plane_begin, int plane_end) override {
     inner_.backproject_store(slots, target, scale, accumulate, plane_begin, plane_end);

@@ -109,6 +109,10 @@ TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   ASSERT_EQ(parse({}, untouched), "");
   EXPECT_EQ(untouched.backend_options.cuda.interpolation, CudaInterpolation::kTexture);
   EXPECT_EQ(untouched.backend_options.cuda.texels, defaults.texels);
+  EXPECT_EQ(defaults.texels, CudaTexels::kAuto);  // fp16 with texture interpolation
+  ServerConfig full;
+  ASSERT_EQ(parse({"--texels", "fp32"}, full), "");
+  EXPECT_EQ(full.backend_options.cuda.texels, CudaTexels::kFloat32);
   EXPECT_EQ(untouched.backend_options.cuda.reserve_bytes, defaults.reserve_bytes);
   EXPECT_TRUE(untouched.backend_options.cuda.use_graphs);
   EXPECT_EQ(untouched.backend_options.cuda.host_wait, CudaHostWait::kAuto);

@@ -15,7 +15,8 @@ namespace slicestream::cpu {
 enum class SlotTexels { kFloat32, kFloat16 };
 enum class SlotScratch { kUnchanged, kDifference, kOldProjection };
 
-// `value` as a slot of these texels keeps it (read back as fp32).
+// `value` as a slot of these texels keeps it (read back as fp32): fp16 rounds to nearest and
+// clamps to +-65504 (NaN to 0), as the store's replacement pass does.
 float as_stored(float value, SlotTexels texels);
 
 // A projection whose rows lie `row_pitch` floats apart (>= shape.cols; throws otherwise).

@@ -351,7 +351,8 @@ CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   options.readback_lend_bytes = settings.readback_lend_bytes;
   options.host_wait = settings.host_wait;
   const bool exact = settings.interpolation == CudaInterpolation::kExact;
-  const bool half = settings.texels == CudaTexels::kFloat16;
+  const bool half =
+      settings.texels == CudaTexels::kFloat16 || (settings.texels == CudaTexels::kAuto && !exact);
   if (exact && half) {
     throw BackendError(
         "cuda backend: exact interpolation reads fp32 projections; fp16 texels need the texture "

@@ -33,8 +33,9 @@ struct CudaBackendOptions {
   // twin, its error against the object that of the CPU backend); kExact reads fp32 rows with fp32
   // weights, the CPU backend to rounding.
   cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture, false};
-  // fp16 texels in the store's texture (half the memory and bytes read; texture path only).
-  bool half_texels = false;
+  // fp16 texels in the store's texture (half the memory and bytes read; texture path only; values
+  // beyond +-65504 clamped and counted, store_values_clamped); false: fp32 texels.
+  bool half_texels = true;
   int max_layers_per_array = 0;  // 0: the device's layered-texture limit
   // GPU memory left free for the driver, cuFFT plans and other processes when admitting a scan,
   // a target or a slice refiner (pipeline/device_memory_budget.hpp).
@@ -79,6 +80,7 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<ReconTarget> create_target(const GridSpec& grid) override;
   void replace_projections(std::vector<ProjectionUpdate>& updates, float scale) override;
+  std::uint64_t store_values_clamped() const override;
   void backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                          bool accumulate, int plane_begin, int plane_end) override;
   void set_slot_maps(const std::vector<ProjectionMap>& maps) override;

@@ -100,6 +100,10 @@ void CudaBackend::Impl::apply_run(ScanState& s, const UpdateRun& run,
   }
 }
 
+std::uint64_t CudaBackend::store_values_clamped() const {
+  return impl_->scan ? impl_->scan->store->values_clamped() : 0;
+}
+
 void CudaBackend::backproject_store(const std::vector<int>& slots, ReconTarget& target, float scale,
                                     bool accumulate, int plane_begin, int plane_end) {
   Impl& m = *impl_;

@@ -147,6 +147,17 @@ TEST(CudaBackend, TheStoreHoldsOneCopyOfEachProjection) {
   exact_half.interpolation = CudaInterpolation::kExact;
   exact_half.texels = CudaTexels::kFloat16;
   EXPECT_THROW(cuda_backend_options(exact_half), BackendError);
+  // The server's default (auto): fp16 texels with texture interpolation, fp32 rows with exact.
+  const CudaSettings defaults;
+  EXPECT_TRUE(cuda_backend_options(defaults).half_texels);
+  EXPECT_EQ(projection_storage(cuda_backend_options(defaults)),
+            cuda::ProjectionStorage::kTextureHalf);
+  CudaSettings exact = defaults;
+  exact.interpolation = CudaInterpolation::kExact;
+  EXPECT_EQ(projection_storage(cuda_backend_options(exact)), cuda::ProjectionStorage::kLinear);
+  CudaSettings full = defaults;
+  full.texels = CudaTexels::kFloat32;
+  EXPECT_EQ(projection_storage(cuda_backend_options(full)), cuda::ProjectionStorage::kTexture);
 }
 
 // The whole pipeline on the GPU (stage threads on three streams, each capturing its graphs while

@@ -106,15 +106,15 @@ inline std::vector<Variant> variants() {
   exact_eager.tuning.interpolation = cuda::BackprojectInterpolation::kExact;
   CudaBackendOptions exact_graphs;
   exact_graphs.tuning.interpolation = cuda::BackprojectInterpolation::kExact;
-  CudaBackendOptions texture;  // the defaults
-  CudaBackendOptions half = texture;
-  half.half_texels = true;
-  CudaBackendOptions separate_crop = texture;  // the filter crops in a pass of its own
+  CudaBackendOptions full;  // fp32 texels
+  full.half_texels = false;
+  CudaBackendOptions half;                  // the defaults: fp16 texels
+  CudaBackendOptions separate_crop = half;  // the filter crops in a pass of its own
   separate_crop.crop_in_store_update = false;
   return {{"exact, step by step", exact_eager},
           {"exact, graphs", exact_graphs},
-          {"texture (default)", texture},
-          {"texture, fp16 texels", half},
+          {"texture, fp32 texels", full},
+          {"texture, fp16 texels (default)", half},
           {"texture, filter crop in a pass of its own", separate_crop}};
 }
 

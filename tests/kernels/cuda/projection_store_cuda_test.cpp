@@ -3,6 +3,7 @@
 // test), exact scratch differences, its memory budget.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -130,6 +131,39 @@ TEST(ProjectionStoreCuda, BatchedReplacementsEqualOneByOne) {
   for (cuda::ProjectionStorage storage : kStorages) {
     SCOPED_TRACE(cuda::to_string(storage));
     check_batches(storage);
+  }
+}
+
+// fp16 texels hold +-65504 at most: a value beyond (or NaN) is clamped (zeroed) as it is stored,
+// never an infinity that would turn differences and slices into NaN, and counted; fp32 texels and
+// rows keep every value and count nothing.
+TEST(ProjectionStoreCuda, HalfTexelsClampValuesBeyondTheirRangeAndCountThem) {
+  SLICESTREAM_REQUIRE_GPU();
+  const DetectorShape shape{2, 4};
+  const std::vector<float> values = {1.5f,     70000.0f, -1e9f, std::nanf(""),
+                                     65504.0f, -3.0f,    1e30f, 0.25f};
+  const cuda::DeviceBuffer<float> device = test::to_device(values);
+  for (cuda::ProjectionStorage storage : kStorages) {
+    SCOPED_TRACE(cuda::to_string(storage));
+    cuda::ProjectionStoreOptions options;
+    options.storage = storage;
+    cuda::ProjectionTextureStore store(0, shape, 2, options);
+    cuda::Stream stream;
+    EXPECT_EQ(store.values_clamped(), 0u);
+    store.replace_slots({{0, device.data(), cuda::ScratchContent::kDifference}}, stream.get());
+    store.write_slot(1, device.data(), stream.get());
+    stream.synchronize();
+    if (storage != cuda::ProjectionStorage::kTextureHalf) {
+      EXPECT_EQ(store.values_clamped(), 0u);
+      continue;
+    }
+    EXPECT_EQ(store.values_clamped(), 8u);  // four per pass
+    const std::vector<float> expected = as_stored(values, storage);
+    EXPECT_EQ(expected[1], 65504.0f);
+    EXPECT_EQ(expected[3], 0.0f);
+    EXPECT_EQ(read_slot(store, 0, stream.get()), expected);
+    EXPECT_EQ(read_slot(store, 1, stream.get()), expected);
+    EXPECT_EQ(read_scratch(store, 0, stream.get()), expected);  // new - zeros
   }
 }
 
