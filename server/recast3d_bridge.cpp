@@ -81,9 +81,8 @@ void Recast3dBridge::stop() {
 
 // ------------------------------------------------------------------ publish thread (PublishSink)
 
-bool Recast3dBridge::charge_copy(std::size_t value_count, std::shared_ptr<MemoryCharge>* charge) {
+bool Recast3dBridge::charge_kept(std::size_t bytes, std::shared_ptr<MemoryCharge>* charge) {
   if (!memory_) return true;
-  const std::size_t bytes = 2 * value_count * sizeof(float);
   *charge = memory_->try_charge(bytes);
   if (*charge) return true;
   ++counters_.recast3d_over_budget;
@@ -96,16 +95,39 @@ bool Recast3dBridge::charge_copy(std::size_t value_count, std::shared_ptr<Memory
   return false;
 }
 
+bool Recast3dBridge::wanted(std::uint32_t slice_id) const {
+  if (outbox_.live.count(slice_id) == 0) return false;
+  return !(outbox_.refined_slice == slice_id && outbox_.refined_arrived);
+}
+
 void Recast3dBridge::publish_slice(const SliceImage& slice) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (outbox_.live.count(slice.slice_id) == 0) return;
-    if (outbox_.refined_slice == slice.slice_id && outbox_.refined_arrived) return;
+    if (!wanted(slice.slice_id)) return;
     std::shared_ptr<MemoryCharge> charge;
-    if (!charge_copy(slice.values.size(), &charge)) return;
+    if (!charge_kept(2 * slice.values.size() * sizeof(float), &charge)) return;
     SliceImage& kept = outbox_.slices[slice.slice_id];
     kept = slice;
     kept.memory = std::move(charge);  // the copy's own charge, not the publication's
+  }
+  replies_->wake();
+}
+
+void Recast3dBridge::publish_shared_slice(std::shared_ptr<const SliceImage> slice) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!wanted(slice->slice_id)) return;
+    std::shared_ptr<MemoryCharge> charge;
+    if (!charge_kept(slice->values.size() * sizeof(float), &charge)) return;
+    // What send_due reads; the values stay where they are, and the image (with its own charge)
+    // lives as long as this view of them.
+    SliceImage kept;
+    kept.slice_id = slice->slice_id;
+    kept.width = slice->width;
+    kept.height = slice->height;
+    kept.values = SliceValues::shared(slice, slice->values.data(), slice->values.size());
+    kept.memory = std::move(charge);  // the packet's
+    outbox_.slices[slice->slice_id] = std::move(kept);
   }
   replies_->wake();
 }
@@ -116,7 +138,7 @@ void Recast3dBridge::publish_refined(const RefinedSliceImage& refined) {
     if (outbox_.refined_slice != refined.slice.slice_id) return;
     outbox_.refined_arrived = true;
     std::shared_ptr<MemoryCharge> charge;
-    if (!charge_copy(refined.slice.values.size(), &charge)) return;
+    if (!charge_kept(2 * refined.slice.values.size() * sizeof(float), &charge)) return;
     SliceImage& kept = outbox_.slices[refined.slice.slice_id];
     kept = refined.slice;
     kept.memory = std::move(charge);
@@ -128,7 +150,7 @@ void Recast3dBridge::publish_preview(const PreviewVolume& preview) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     std::shared_ptr<MemoryCharge> charge;
-    if (!charge_copy(preview.values.size(), &charge)) return;
+    if (!charge_kept(2 * preview.values.size() * sizeof(float), &charge)) return;
     outbox_.preview = preview;
     outbox_.preview->memory = std::move(charge);
   }

@@ -57,6 +57,8 @@ class Recast3dBridge final : public PublishSink {
 
   // PublishSink: called from the pipeline's publish thread; never waits for the viewer.
   void publish_slice(const SliceImage& slice) override;
+  // The image handed over is kept as it is, under its own charge: only its packet is charged.
+  void publish_shared_slice(std::shared_ptr<const SliceImage> slice) override;
   void publish_preview(const PreviewVolume& preview) override;
   void publish_refined(const RefinedSliceImage& refined) override;
   void publish_event(const ServerEvent& event) override;
@@ -78,9 +80,12 @@ class Recast3dBridge final : public PublishSink {
     bool refined_arrived = false;
   };
 
-  // The charge of a copy of `value_count` floats kept for the viewer (the copy and its packet);
-  // false when the budget has no room (counted, logged). Publish thread, mutex_ held.
-  bool charge_copy(std::size_t value_count, std::shared_ptr<MemoryCharge>* charge);
+  // The charge of `bytes` kept for the viewer (a copy of an image and its packet, or the packet
+  // alone); false when the budget has no room (counted, logged). Publish thread, mutex_ held.
+  bool charge_kept(std::size_t bytes, std::shared_ptr<MemoryCharge>* charge);
+  // Whether the viewer takes FBP images of this slice: it shows the slice, and not its refined
+  // images. Publish thread, mutex_ held.
+  bool wanted(std::uint32_t slice_id) const;
   void run();
   void step();
   void try_start_session();

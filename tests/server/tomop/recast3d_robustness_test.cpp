@@ -229,9 +229,9 @@ TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCounte
   ASSERT_TRUE(wait_until_settled(budget));
 
   // The viewer's slices are client slices (SetSlice from the bridge): each holds the room of its
-  // publications already. Less room than the bridge's copy of one image (the copy and its packet)
-  // is left.
-  auto others = budget->try_charge(budget->free_bytes() - image_bytes);
+  // publications already. Less room than the bridge's packet of one image is left (the bridge
+  // keeps the published image itself, under the image's charge, and charges the packet).
+  auto others = budget->try_charge(budget->free_bytes() - image_bytes / 2);
   ASSERT_TRUE(others);
   std::uint64_t images_before = 0;
   {
@@ -245,11 +245,17 @@ TEST(Recast3dRobustness, ImagesForTheViewerWithoutRoomInTheMemoryBudgetAreCounte
   EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
   EXPECT_GT(server.metrics().slices_published, 0u) << "the pipeline's own publications went on";
 
+  // Room for the packet of an image but not for a copy of it besides: the bridge keeps the image
+  // the pipeline published (under that image's charge), so images reach the viewer again.
   others.reset();
+  ASSERT_TRUE(wait_until_settled(budget));
+  others = budget->try_charge(budget->free_bytes() - image_bytes * 3 / 2);
+  ASSERT_TRUE(others);
   adapter.send_projections(scan, kProjections + 10, 10);
   EXPECT_TRUE(viewer.wait_for([&] {
     return viewer.received(tomop::PacketId::kSliceData) > images_before;
-  })) << "the viewer gets images again once there is room";
+  })) << "the viewer gets images again once there is room for their packets";
+  EXPECT_LE(budget->used_bytes(), budget->limit_bytes());
 }
 
 }  // namespace
