@@ -41,8 +41,9 @@ struct ReplaceBatch {
   ReplaceEntry entries[kMaxReplaceBatch];
   int rows;
   int cols;
-  int half_texels;                   // the slots' layers hold fp16 (scratch layers are always fp32)
-  unsigned long long* out_of_range;  // with fp16 texels: the store's count of clamped values
+  int half_texels;  // the slots' layers hold fp16 (scratch layers are always fp32)
+  // With fp16 texels: the store's count of clamped values (page-locked host memory).
+  unsigned long long* out_of_range;
 };
 
 // The largest finite fp16 value.
@@ -88,8 +89,8 @@ __device__ __forceinline__ void store_texel(const SlotAccess& a, int half_texels
 // goes into the entry's scratch as new - old or old, then the new value overwrites the slot in
 // place. With fp16 texels the difference is taken from the values as stored (the new one rounded
 // first, or clamped to fp16's range), so that the live slices and a recompute from the store
-// agree. The new value is read at
-// the entry's row pitch: from the ramp filter's padded rows, this pass is also the filter's crop.
+// agree. The new value is read at the entry's row pitch: from the ramp filter's padded rows, this
+// pass is also the filter's crop.
 __global__ void replace_slots_kernel(const __grid_constant__ ReplaceBatch batch) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
