@@ -125,7 +125,7 @@ void Recast3dBridge::publish_shared_slice(std::shared_ptr<const SliceImage> slic
     kept.slice_id = slice->slice_id;
     kept.width = slice->width;
     kept.height = slice->height;
-    kept.values = SliceValues::shared(slice, slice->values.data(), slice->values.size());
+    kept.values = shared_values(slice);
     kept.memory = std::move(charge);  // the packet's
     outbox_.slices[slice->slice_id] = std::move(kept);
   }

@@ -255,26 +255,6 @@ struct BatchedUpdate {
   }
 };
 
-// A stream for the replacement passes of the pipelined refresh, at the device's highest priority
-// or its default one: its blocks are then dispatched before the backprojection's waiting ones.
-class ReplacementStream {
- public:
-  explicit ReplacementStream(bool high_priority) {
-    int least = 0;
-    int greatest = 0;
-    SLICESTREAM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    SLICESTREAM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
-                                                        high_priority ? greatest : least));
-  }
-  ~ReplacementStream() { cudaStreamDestroy(stream_); }
-  ReplacementStream(const ReplacementStream&) = delete;
-  ReplacementStream& operator=(const ReplacementStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // Batches of `batch` projections as a pipeline over two streams: batch b's replacement pass (on
 // `replacement`) runs beside batch b - 1's backprojection (on the timing stream), the two taking
 // turns with two sets of scratch layers; batch b's backprojection waits for its replacement, and
@@ -314,9 +294,11 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
     return us_per_frame(reps, frames, batch, enqueue_batch);
   };
-  const ReplacementStream high_priority(true);
-  const ReplacementStream same_priority(false);
-  auto pipelined_us = [&](int batch, const ReplacementStream& replacement) {
+  // The replacement passes' stream: at the highest priority its blocks are dispatched before the
+  // backprojection's waiting ones; at the default one they take their turn.
+  const cuda::Stream high_priority(cuda::StreamPriority::kHighest);
+  const cuda::Stream same_priority;
+  auto pipelined_us = [&](int batch, const cuda::Stream& replacement) {
     const double ms = median_ms(
         [&](cudaStream_t s) {
           enqueue_pipelined(

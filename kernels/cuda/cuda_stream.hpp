@@ -10,9 +10,22 @@
 
 namespace slicestream::cuda {
 
+// kHighest: the device's highest stream priority; the block scheduler dispatches a kernel of such
+// a stream before the waiting blocks of kernels on default-priority streams.
+enum class StreamPriority { kDefault, kHighest };
+
 class Stream {
  public:
-  Stream() { SLICESTREAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  explicit Stream(StreamPriority priority = StreamPriority::kDefault) {
+    if (priority == StreamPriority::kDefault) {
+      SLICESTREAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      return;
+    }
+    int least = 0;
+    int greatest = 0;
+    SLICESTREAM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SLICESTREAM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+  }
   ~Stream() {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }

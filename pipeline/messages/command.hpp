@@ -115,6 +115,13 @@ struct SliceImage {
   std::shared_ptr<MemoryCharge> memory;
 };
 
+// A view of a shared image's values that keeps the image, and with it their memory charge, alive:
+// what a sink that keeps a handed-over image (PublishSink::publish_shared_slice) holds instead of
+// a copy.
+inline SliceValues shared_values(const std::shared_ptr<const SliceImage>& image) {
+  return SliceValues::shared(image, image->values.data(), image->values.size());
+}
+
 // The reply to GetVolumeCommand.
 struct VolumeChunk {
   std::uint64_t scan_id = 0;

@@ -27,10 +27,8 @@ void WebSocketHub::publish_slice(const SliceImage& slice) {
 
 void WebSocketHub::publish_shared_slice(std::shared_ptr<const SliceImage> slice) {
   if (skipped_without_sessions(kSliceTopic, slice->slice_id)) return;
-  const SliceImage& image = *slice;
-  SliceValues values = SliceValues::shared(slice, image.values.data(), image.values.size());
-  offer(kSliceTopic, image.slice_id, encode_slice(image, steady_now_ns()), std::move(values),
-        image.orientation.values, image.memory);
+  offer(kSliceTopic, slice->slice_id, encode_slice(*slice, steady_now_ns()), shared_values(slice),
+        slice->orientation.values, slice->memory);
 }
 
 void WebSocketHub::publish_refined(const RefinedSliceImage& refined) {
