@@ -63,12 +63,30 @@ std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(Detecto
   return result;
 }
 
-dim3 pixel_grid(DetectorShape shape, std::size_t depth, dim3 block) {
-  return dim3(static_cast<unsigned>((shape.cols + static_cast<int>(block.x) - 1) /
-                                    static_cast<int>(block.x)),
+// A grid over rows x cols pixels, `depth` deep, of blocks of `block` threads that take
+// `per_thread` neighbouring columns each.
+dim3 pixel_grid(DetectorShape shape, std::size_t depth, dim3 block, int per_thread = 1) {
+  const int block_cols = static_cast<int>(block.x) * per_thread;
+  return dim3(static_cast<unsigned>((shape.cols + block_cols - 1) / block_cols),
               static_cast<unsigned>((shape.rows + static_cast<int>(block.y) - 1) /
                                     static_cast<int>(block.y)),
               static_cast<unsigned>(depth));
+}
+
+// Whether a replacement batch takes kQuad neighbouring values per thread
+// (replace_slots_quad_kernel): fp32 rows or fp16 texels, rows of whole quads in the slots (cols)
+// and in each projection (its row pitch), projections aligned to a quad's 16 bytes (pooled
+// buffers and cudaMalloc's are; a view into one may not be).
+bool takes_quads(ProjectionStorage storage, const ReplaceBatch& batch, std::size_t count) {
+  if (storage == ProjectionStorage::kTexture || batch.cols % kQuad != 0) return false;
+  for (std::size_t k = 0; k < count; ++k) {
+    const ReplaceEntry& e = batch.entries[k];
+    if (e.row_pitch % kQuad != 0 ||
+        reinterpret_cast<std::uintptr_t>(e.projection) % (kQuad * sizeof(float)) != 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -112,9 +130,9 @@ std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
   const std::size_t texel =
       options.storage == ProjectionStorage::kTextureHalf ? sizeof(std::uint16_t) : sizeof(float);
-  return shape.pixels() *
-         (texel * static_cast<std::size_t>(std::max(slots, 0)) +
-          sizeof(float) * static_cast<std::size_t>(std::max(1, options.scratch_layers)));
+  return shape.pixels() * texel *
+         (static_cast<std::size_t>(std::max(slots, 0)) +
+          static_cast<std::size_t>(std::max(1, options.scratch_layers)));
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
@@ -145,7 +163,7 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
     arrays_.push_back(
         make_layered_array(shape, std::min(layers_per_array_, slots - first), half_texels()));
   }
-  scratch_ = make_layered_array(shape, scratch_layers_, /*half=*/false);
+  scratch_ = make_layered_array(shape, scratch_layers_, half_texels());
   if (half_texels()) {
     clamped_ = PinnedBuffer<unsigned long long>(1);
     clamped_[0] = 0;
@@ -157,10 +175,9 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
   const dim3 block(32, 8);
   for (std::size_t a = 0; a <= arrays_.size(); ++a) {
     const LayeredArray& array = a < arrays_.size() ? *arrays_[a] : *scratch_;
-    const bool half = a < arrays_.size() && half_texels();
     KernelLaunch(&clear_layers_kernel,
                  pixel_grid(shape, static_cast<std::size_t>(array.layers), block), block,
-                 array.surface, half ? 1 : 0, shape.rows, shape.cols)
+                 array.surface, half_texels() ? 1 : 0, shape.rows, shape.cols)
         .enqueue(nullptr);
   }
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -269,8 +286,13 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
                    scratch_index};
       e.scratch_mode = scratch_mode_of(r.scratch);
     }
-    sequence.add(
-        KernelLaunch(&replace_slots_kernel, pixel_grid(shape_, count, block), block, params));
+    if (takes_quads(storage_, params, count)) {
+      sequence.add(KernelLaunch(&replace_slots_quad_kernel, pixel_grid(shape_, count, block, kQuad),
+                                block, params));
+    } else {
+      sequence.add(
+          KernelLaunch(&replace_slots_kernel, pixel_grid(shape_, count, block), block, params));
+    }
   }
 }
 
@@ -288,7 +310,7 @@ void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream
 
 void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int index) const {
   const TextureRef ref = scratch_ref(index);
-  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, false, out, stream);
+  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, half_texels(), out, stream);
 }
 
 void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half,

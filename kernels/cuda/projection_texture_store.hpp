@@ -11,8 +11,12 @@
 // memory, read through L1 with fp32 interpolation weights.
 //
 // Scratch layers hold what the incremental update backprojects besides the slot itself (new - old,
-// or the old projection), one per projection of a batch (replace_slots). They are fp32 in either
-// storage, so that new - old is the difference of the stored values, exact to rounding.
+// or the old projection), one per projection of a batch (replace_slots), in the slots' texels: the
+// backprojection of the differences reads half the bytes with fp16 texels, as a recompute does.
+// new - old is the difference of the stored values: exact with fp32 texels or rows; with fp16
+// texels exact in fp32 and rounded once more into its fp16 texel (2^-11 of the difference), so
+// live slices drift from a recompute of the store by rounding errors of their updates, which the
+// reconstructor's periodic refresh bounds as it bounds fp32's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -109,8 +113,8 @@ class ProjectionTextureStore {
                             int first_scratch = 0);
 
   // Values replace_slots clamped to fp16's finite range (+-65504; NaN to zero) since the store
-  // was made: always 0 with fp32 texels or rows. Written by the GPU as the passes run, so a read
-  // sees the passes that have finished.
+  // was made, new values and differences new - old alike: always 0 with fp32 texels or rows.
+  // Written by the GPU as the passes run, so a read sees the passes that have finished.
   std::uint64_t values_clamped() const;
 
   // Copies `slot` / scratch layer `index` as fp32 into device memory `out` (rows x cols).
@@ -135,7 +139,7 @@ class ProjectionTextureStore {
   int scratch_layers_;
   ProjectionStorage storage_;
   std::vector<std::unique_ptr<LayeredArray>> arrays_;  // texture storage
-  std::unique_ptr<LayeredArray> scratch_;              // texture storage: fp32 scratch layers
+  std::unique_ptr<LayeredArray> scratch_;              // texture storage: scratch layers
   DeviceBuffer<float> linear_;                         // linear storage: slots x rows x cols
   DeviceBuffer<float> scratch_linear_;                 // linear storage: scratch x rows x cols
   // fp16 texels: the count of clamped values in page-locked host memory the passes add to (only

@@ -1,6 +1,7 @@
 // cpu::replace_slot, the CPU twin of the projection store's replacement pass: rows read at their
 // pitch (the padding never reaches the slot), fp16 rounding to nearest with ties to even before
-// the difference is taken, every scratch content, and its refusals.
+// the difference is taken and of the difference into its fp16 scratch texel, every scratch
+// content, and its refusals.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -63,6 +64,23 @@ TEST(SlotReplacementCpu, RoundsToHalfBeforeTheDifference) {
   EXPECT_EQ(scratch[1], std::ldexp(1.0f, -10));
   EXPECT_EQ(scratch[2], 65504.0f);
   EXPECT_EQ(cpu::as_stored(tie, cpu::SlotTexels::kFloat32), tie);
+}
+
+TEST(SlotReplacementCpu, RoundsAndClampsTheDifferenceIntoItsHalfTexel) {
+  // The difference of two stored values is exact in fp32 and rounded to nearest into its fp16
+  // scratch texel: 2048 - (1 + 2^-10) = 2046.999.. becomes 2047 (fp16 steps by 1 there); one
+  // beyond +-65504 is clamped; a difference fp16 holds stays exact.
+  const std::vector<float> fresh = {2048.0f, 65504.0f, -65504.0f, 0.75f, 3.0f, -2.0f};
+  std::vector<float> slot = {1.0f + std::ldexp(1.0f, -10), -65504.0f, 1000.0f, 0.5f, 3.0f, 2.0f};
+  std::vector<float> scratch;
+  cpu::replace_slot(kShape, {fresh.data(), kShape.cols}, cpu::SlotTexels::kFloat16,
+                    cpu::SlotScratch::kDifference, slot, scratch);
+  EXPECT_EQ(scratch, (std::vector<float>{2047.0f, 65504.0f, -65504.0f, 0.25f, 0.0f, -4.0f}));
+  EXPECT_EQ(slot, fresh);
+  std::vector<float> exact = {1.0f + std::ldexp(1.0f, -10), 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  cpu::replace_slot(kShape, {fresh.data(), kShape.cols}, cpu::SlotTexels::kFloat32,
+                    cpu::SlotScratch::kDifference, exact, scratch);
+  EXPECT_EQ(scratch[0], 2048.0f - (1.0f + std::ldexp(1.0f, -10)));
 }
 
 TEST(SlotReplacementCpu, RefusesBadShapes) {

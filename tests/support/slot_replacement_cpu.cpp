@@ -36,7 +36,7 @@ void replace_slot(DetectorShape shape, PitchedProjection fresh, SlotTexels texel
     for (std::size_t col = 0; col < cols; ++col) {
       const std::size_t index = row * cols + col;
       const float value = as_stored(fresh.values[row * pitch + col], texels);
-      if (what == SlotScratch::kDifference) scratch[index] = value - slot[index];
+      if (what == SlotScratch::kDifference) scratch[index] = as_stored(value - slot[index], texels);
       if (what == SlotScratch::kOldProjection) scratch[index] = slot[index];
       slot[index] = value;
     }

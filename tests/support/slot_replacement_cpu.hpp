@@ -2,8 +2,9 @@
 // one entry): the same arithmetic in the same order, so that the GPU's slot layers and scratch
 // can be checked value by value. The new value is read at the projection's row pitch (the ramp
 // filter's padded rows are cropped here), rounded to the slot's texel type first (fp16: to
-// nearest, ties to even, as __float2half_rn), and the scratch takes the difference of the values
-// as stored (new - old) or the old stored value.
+// nearest, ties to even, as __float2half_rn), and the scratch, in the slot's texels, takes the
+// difference of the values as stored (new - old, exact in fp32, then rounded and clamped to fp16
+// like a value) or the old stored value.
 #pragma once
 
 #include <vector>

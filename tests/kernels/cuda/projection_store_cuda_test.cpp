@@ -1,10 +1,11 @@
 // The projection store in each storage (fp32 and fp16 texture layers, fp32 linear rows): in-place
 // batched updates, windows spread over several arrays (the per-array layer limit lowered for the
-// test), exact scratch differences, its memory budget.
+// test), scratch differences of the stored values, its memory budget.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_stream.hpp"
@@ -28,13 +29,13 @@ TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
   ::testing::Test::RecordProperty("layer_limit", limit);
   std::printf("layered texture limit %d layers\n", limit);
   EXPECT_NE(cuda::ProjectionTextureStore::unsupported_reason(0, {1, 1 << 20}), "");
-  // One copy per projection: fp32 or fp16 texels or fp32 rows, plus fp32 scratch layers.
+  // One copy per projection: fp32 or fp16 texels or fp32 rows, plus scratch layers of the same.
   const DetectorShape shape{10, 20};
   cuda::ProjectionStoreOptions options;
   options.scratch_layers = 3;
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
   options.storage = cuda::ProjectionStorage::kTextureHalf;
-  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 2 + 3 * 4));
+  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 2 + 3 * 2));
   options.storage = cuda::ProjectionStorage::kLinear;
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
 }
@@ -52,11 +53,11 @@ std::vector<float> as_stored(std::vector<float> values, cuda::ProjectionStorage 
 
 // A batch of replacements (one launch) leaves what the same replacements one by one leave: the
 // slots, and entry i's scratch content (new - old of the stored values, or old) in scratch layer
-// i, exactly; on a window spread over several arrays.
-void check_batches(cuda::ProjectionStorage storage) {
+// i, exactly; on a window spread over several arrays. Rows of whole quads of columns take the
+// pass that moves four values per access (fp16 texels, fp32 rows), others one value per access.
+void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
   RandomSource random;
   SCOPED_TRACE(random.trace());
-  const DetectorShape shape{17, 29};
   const int slots = 7;
   cuda::ProjectionStoreOptions options;
   options.max_layers_per_array = 3;
@@ -129,8 +130,11 @@ void check_batches(cuda::ProjectionStorage storage) {
 TEST(ProjectionStoreCuda, BatchedReplacementsEqualOneByOne) {
   SLICESTREAM_REQUIRE_GPU();
   for (cuda::ProjectionStorage storage : kStorages) {
-    SCOPED_TRACE(cuda::to_string(storage));
-    check_batches(storage);
+    for (const DetectorShape shape : {DetectorShape{17, 29}, DetectorShape{9, 36}}) {
+      SCOPED_TRACE(std::string(cuda::to_string(storage)) + ", " + std::to_string(shape.rows) +
+                   " x " + std::to_string(shape.cols));
+      check_batches(storage, shape);
+    }
   }
 }
 
