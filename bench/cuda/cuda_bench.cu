@@ -339,6 +339,88 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   }
 }
 
+// Batches of 8 with the three live slices in one allocation, part of it kept in L2 by a persisting
+// access-policy window on the timing stream and as much L2 set aside for it as the device allows
+// (the replacement's and the projections' accesses lie outside it): none, the first slice, the
+// first two, all three (hit ratio set-aside / window). The slices' traffic (read and written once
+// per batch) is what the backprojection of a batch moves besides its texture fetches.
+void slices_in_l2(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
+  cudaDeviceProp prop{};
+  SLICESTREAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (prop.persistingL2CacheMaxSize <= 0 || prop.accessPolicyMaxWindowSize <= 0) return;
+  cuda::ProjectionTextureStore& store = scene.store(storage);
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const int batch = kMaxBenchBatch;
+  const BatchedUpdate update{scene, store, angular_weight(n)};
+  const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
+                                          {32, 4, 0, interpolation_of(storage), false});
+  std::size_t total = 0;
+  for (const GridSpec& slice : scene.slices)
+    total += slice.points();
+  cuda::DeviceBuffer<float> arena(total);
+  std::vector<float*> slice_data;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < scene.slices.size(); ++i) {
+    slice_data.push_back(arena.data() + offset);
+    SLICESTREAM_CUDA_CHECK(cudaMemcpy(slice_data.back(), scene.targets[i].data(),
+                                      scene.slices[i].points() * sizeof(float),
+                                      cudaMemcpyDeviceToDevice));
+    offset += scene.slices[i].points();
+  }
+  auto jobs_of = [&](int first) {
+    std::vector<cuda::BackprojectJob> jobs = update.jobs(first, batch);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      jobs[i].data = slice_data[i];
+    return jobs;
+  };
+  const cudaStream_t stream = timing_stream();
+  for (std::size_t kept = 0; kept <= scene.slices.size(); ++kept) {
+    std::size_t window_bytes = 0;
+    for (std::size_t i = 0; i < kept; ++i)
+      window_bytes += scene.slices[i].points() * sizeof(float);
+    window_bytes = std::min(window_bytes, static_cast<std::size_t>(prop.accessPolicyMaxWindowSize));
+    // L2 set aside for the window only: what is set aside is lost to every other access.
+    const std::size_t set_aside =
+        std::min(window_bytes, static_cast<std::size_t>(prop.persistingL2CacheMaxSize));
+    SLICESTREAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, set_aside));
+    cudaStreamAttrValue attribute{};
+    attribute.accessPolicyWindow.base_ptr = arena.data();
+    attribute.accessPolicyWindow.num_bytes = window_bytes;
+    attribute.accessPolicyWindow.hitRatio =
+        window_bytes == 0
+            ? 0.0f
+            : static_cast<float>(std::min(
+                  1.0, static_cast<double>(set_aside) / static_cast<double>(window_bytes)));
+    attribute.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    attribute.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    SLICESTREAM_CUDA_CHECK(
+        cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attribute));
+    SLICESTREAM_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    const double total_us = us_per_frame(reps, frames, batch, [&](int k, cudaStream_t s) {
+      store.replace_slots(update.replacements(k, batch), s);
+      backprojector.run(jobs_of(k), s);
+    });
+    const double bp_us = us_per_frame(
+        reps, frames, batch, [&](int k, cudaStream_t s) { backprojector.run(jobs_of(k), s); });
+    report.add("slices kept in L2")
+        .set("setup", scene.spec.name)
+        .set("beam", to_string(scene.beam))
+        .set("storage", cuda::to_string(storage))
+        .set("slices in the window", static_cast<double>(kept))
+        .set("window MB", static_cast<double>(window_bytes) / 1e6)
+        .set("set-aside MB", static_cast<double>(set_aside) / 1e6)
+        .set("hit ratio", static_cast<double>(attribute.accessPolicyWindow.hitRatio))
+        .set("us per projection", total_us)
+        .set("BP us per projection", bp_us);
+  }
+  cudaStreamAttrValue off{};
+  SLICESTREAM_CUDA_CHECK(
+      cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &off));
+  SLICESTREAM_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  SLICESTREAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+}
+
 // The incremental refresh from the filter on, per arriving projection (batches of 1 and 8, as
 // the backend runs them: one filter launch per projection, one replacement pass and one
 // backprojection per batch): the filter's crop in a pass of its own and the replacement reading
@@ -489,6 +571,7 @@ int run(int argc, char** argv) {
         incremental_batches(*scene, storage, std::max(3, reps / 4), report);
         filtered_refresh(*scene, storage, std::max(3, reps / 4), report);
       }
+      slices_in_l2(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4), report);
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
       std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));
@@ -507,6 +590,7 @@ int run(int argc, char** argv) {
   report.print("incremental refresh per projection");
   report.print("batched incremental refresh");
   report.print("incremental refresh from the filter");
+  report.print("slices kept in L2");
   report.print("backend per-frame sequence");
   report.write_json(json_path, device.name);
   std::printf("\nJSON: %s\n", json_path.c_str());
