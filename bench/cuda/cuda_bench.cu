@@ -339,6 +339,36 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   }
 }
 
+// The backprojection of a batch of 8 differences into the three live slices with every tuning of
+// the search space, each with and without interleaved targets: the tuning that suits a full
+// recompute (hundreds of projections per voxel) need not suit eight.
+void incremental_sweep(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
+  cuda::ProjectionTextureStore& store = scene.store(storage);
+  const int n = scene.spec.projections;
+  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const BatchedUpdate update{scene, store, angular_weight(n)};
+  std::vector<BackprojectTuning> space = {{32, 4, 0}};
+  for (const BackprojectTuning& t : tuning_space())
+    space.push_back(t);
+  for (BackprojectTuning tuning : space) {
+    for (bool interleave : {false, true}) {
+      tuning.interpolation = interpolation_of(storage);
+      tuning.interleave_targets = interleave;
+      const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+      const double bp_us = us_per_frame(reps, frames, kMaxBenchBatch, [&](int k, cudaStream_t s) {
+        backprojector.run(update.jobs(k, kMaxBenchBatch), s);
+      });
+      report.add("batched BP tuning search")
+          .set("setup", scene.spec.name)
+          .set("beam", to_string(scene.beam))
+          .set("storage", cuda::to_string(storage))
+          .set("tuning", tuning_name(backprojector.resolved_tuning(update.jobs(0, kMaxBenchBatch))))
+          .set("interleaved", interleave ? 1.0 : 0.0)
+          .set("BP us per projection", bp_us);
+    }
+  }
+}
+
 // Batches of 8 with the three live slices in one allocation, part of it kept in L2 by a persisting
 // access-policy window on the timing stream and as much L2 set aside for it as the device allows
 // (the replacement's and the projections' accesses lie outside it): none, the first slice, the
@@ -525,9 +555,12 @@ int run(int argc, char** argv) {
   int reps = 20;
   int frames = 200;
   bool quick = false;
+  bool incremental_tuning = false;
   app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
   app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
+  app.add_flag("--incremental-tuning", incremental_tuning,
+               "also search the tuning of the batched incremental backprojection (fp16 texels)");
   app.add_option("--frames", frames, "frames of the backend per-frame sequence (FleX-ray)");
   app.add_option("--json", json_path, "where to write the JSON results");
   int profile_batch = 0;
@@ -572,6 +605,10 @@ int run(int argc, char** argv) {
         filtered_refresh(*scene, storage, std::max(3, reps / 4), report);
       }
       slices_in_l2(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4), report);
+      if (incremental_tuning) {
+        incremental_sweep(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4),
+                          report);
+      }
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
       std::printf("done: %s %s\n", spec.name.c_str(), to_string(beam));
@@ -591,6 +628,7 @@ int run(int argc, char** argv) {
   report.print("batched incremental refresh");
   report.print("incremental refresh from the filter");
   report.print("slices kept in L2");
+  report.print("batched BP tuning search");
   report.print("backend per-frame sequence");
   report.write_json(json_path, device.name);
   std::printf("\nJSON: %s\n", json_path.c_str());
