@@ -113,6 +113,7 @@ class SliceRefinements {
     std::uint64_t submitted_version = 0;  // window version of the last job
     std::uint64_t blocked_version = 0;    // window version whose FBP image was not current
     bool blocked = false;
+    Clock::time_point blocked_until{};  // when to look at the same window's FBP image again
     Clock::time_point last_start{};
     Clock::time_point retry_after{};  // after a failure
     std::string failure;              // of the last job, until one succeeds

@@ -19,6 +19,10 @@ constexpr auto kPollInterval = std::chrono::milliseconds(5);
 constexpr auto kRetryDelay = std::chrono::seconds(5);
 // A failed automatic check: nobody asked for it, so it retries rarely.
 constexpr auto kCheckRetryDelay = std::chrono::seconds(60);
+// A slice whose live image lagged its window (a build or a rotation not shown yet) is looked at
+// again when the window changes, or after this long: once the scan has ended the window no
+// longer changes, and the image catches up without it.
+constexpr auto kLaggingRetry = std::chrono::milliseconds(50);
 
 std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
@@ -34,7 +38,9 @@ bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input
   if (!entry.plan || entry.in_flight || !entry.window.complete()) return false;
   const std::uint64_t version = entry.window.version();
   if (entry.submitted_any && version == entry.submitted_version) return false;  // nothing new
-  if (entry.blocked && version == entry.blocked_version) return false;          // FBP not current
+  if (entry.blocked && version == entry.blocked_version && now < entry.blocked_until) {
+    return false;  // FBP not current
+  }
   if (now < next_start(entry)) return false;
   return !input_waiting || now >= cooldown_until_;
 }
@@ -80,6 +86,7 @@ void SliceRefinements::on_tick(Clock::time_point now, bool input_waiting, const 
     if (!current) {
       entry.blocked = true;
       entry.blocked_version = entry.window.version();
+      entry.blocked_until = now + kLaggingRetry;
       continue;
     }
     entry.blocked = false;
@@ -228,7 +235,10 @@ SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_
     if (!entry.plan || !entry.window.complete()) continue;
     const std::uint64_t version = entry.window.version();
     if (entry.submitted_any && version == entry.submitted_version) continue;
-    if (entry.blocked && version == entry.blocked_version) continue;
+    if (entry.blocked && version == entry.blocked_version) {
+      deadline = std::min(deadline, std::max(next_start(entry), entry.blocked_until));
+      continue;
+    }
     deadline = std::min(deadline, next_start(entry));
   }
   return std::max(deadline, now);
