@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ostream>
+#include <string>
 
 #include "tests/pipeline/refinement_quality.hpp"
 
@@ -46,12 +48,24 @@ test::QualityCase quality_case(bool cone, int views, double counts) {
   return c;
 }
 
+// gtest prints a case (and ctest lists it) by these rather than by its bytes.
+void PrintTo(const Expectation& e, std::ostream* out) {
+  *out << test::describe(e.scan) << ", at most " << e.at_most << " of FBP's error";
+}
+std::string case_name(const ::testing::TestParamInfo<Expectation>& param_info) {
+  const test::QualityCase& c = param_info.param.scan;
+  std::string name = std::string(c.cone ? "Cone" : "Parallel") + std::to_string(c.views) + "Views";
+  return name + (c.flat_counts > 0 ? "Poisson" + std::to_string(static_cast<int>(c.flat_counts))
+                                   : std::string("Noiseless"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, RefinementQuality,
                          ::testing::Values(Expectation{quality_case(false, 30, 0), 0.85},
                                            Expectation{quality_case(false, 30, 2000), 0.85},
                                            Expectation{quality_case(false, 180, 0), 1.0},
                                            Expectation{quality_case(true, 30, 2000), 0.85},
-                                           Expectation{quality_case(true, 360, 0), 1.0}));
+                                           Expectation{quality_case(true, 360, 0), 1.0}),
+                         case_name);
 
 TEST(RefinementQuality, PlainCglsIsWorseThanFbpOnDenseNoisyData) {
   const test::QualityCase c = quality_case(false, 180, 2000);
