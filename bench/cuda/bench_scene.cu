@@ -100,11 +100,11 @@ std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam) {
 
   scene->sources =
       cuda::DeviceBuffer<float>(d.pixels() * static_cast<std::size_t>(spec.projections));
-  // Scratch layers for two batches of up to kMaxBenchBatch projections (one replaced while the
+  // Scratch layers for two batches of up to kLargestBenchBatch projections (one replaced while the
   // other is backprojected: the pipelined refresh).
   for (cuda::ProjectionStorage storage : kBenchStorages) {
     cuda::ProjectionStoreOptions options;
-    options.scratch_layers = 2 * kMaxBenchBatch;
+    options.scratch_layers = 2 * kLargestBenchBatch;
     options.storage = storage;
     scene->stores.push_back(
         std::make_unique<cuda::ProjectionTextureStore>(0, d, spec.projections, options));

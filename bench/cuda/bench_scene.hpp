@@ -27,8 +27,12 @@ struct SetupSpec {
 
 const std::vector<SetupSpec>& kernelkit_setups();
 
-// The largest batch of projections per incremental update the benchmark measures.
+// The batch of projections per incremental update the benchmark's sections measure (the server's
+// default max_projection_batch).
 inline constexpr int kMaxBenchBatch = 8;
+// The largest batch the batched incremental refresh also measures (what a larger
+// max_projection_batch would give).
+inline constexpr int kLargestBenchBatch = 16;
 
 // One set-up on the GPU: every projection in the store (and in `sources`, a device copy used to
 // re-fill the store), three orthogonal slices, their device targets.

@@ -285,7 +285,7 @@ void enqueue_pipelined(int frames, int batch, cudaStream_t timing, cudaStream_t 
 void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const int frames = std::min(n, 64) / kLargestBenchBatch * kLargestBenchBatch;
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
                                           {32, 4, 0, interpolation_of(storage), false});
@@ -313,7 +313,7 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
         reps, timing_stream());
     return 1e3 * ms / frames;
   };
-  for (int batch : {1, 2, 4, 8}) {
+  for (int batch : {1, 2, 4, kMaxBenchBatch, kLargestBenchBatch}) {
     if (2 * batch > store.scratch_layers()) continue;
     const double total_us = per_projection_us(batch, [&](int k, cudaStream_t s) {
       store.replace_slots(batch_of(k, batch), s);
