@@ -436,7 +436,7 @@ void SliceRefinements::drop_matrix(Entry& entry) {
 
 void SliceRefinements::reset_window(Entry& entry) {
   entry.window.reset(static_cast<int>(geometry_.vectors.size()), geometry_.detector.cols);
-  entry.blocked = false;
+  entry.lagging_until = {};
 }
 
 bool SliceRefinements::captures(const Entry& entry) {

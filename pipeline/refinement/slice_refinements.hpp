@@ -111,9 +111,10 @@ class SliceRefinements {
     bool in_flight = false;
     bool submitted_any = false;
     std::uint64_t submitted_version = 0;  // window version of the last job
-    std::uint64_t blocked_version = 0;    // window version whose FBP image was not current
-    bool blocked = false;
-    Clock::time_point blocked_until{};  // when to look at the same window's FBP image again
+    // The live FBP image lagged window version lagging_version: that window is looked at again
+    // from lagging_until on (a changed window at once); {} when it did not lag.
+    std::uint64_t lagging_version = 0;
+    Clock::time_point lagging_until{};
     Clock::time_point last_start{};
     Clock::time_point retry_after{};  // after a failure
     std::string failure;              // of the last job, until one succeeds
@@ -167,6 +168,8 @@ class SliceRefinements {
   // The earliest start of the slice's next job (or arming of its next check): its interval after
   // the last start, and not before a failure's retry time.
   Clock::time_point next_start(const Entry& entry) const;
+  // The entry's live image lagged its current window, which is not to be looked at yet.
+  static bool lagging(const Entry& entry, Clock::time_point now);
   bool due(const Entry& entry, Clock::time_point now, bool input_waiting) const;
   void start(std::uint32_t id, Entry& entry, SliceImage&& fbp, Clock::time_point now);
   void collect(Clock::time_point now, const Publish& publish);

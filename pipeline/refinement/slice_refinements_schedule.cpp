@@ -34,13 +34,15 @@ SliceRefinements::Clock::time_point SliceRefinements::next_start(const Entry& en
   return std::max(entry.last_start + seconds(interval_s(entry)), entry.retry_after);
 }
 
+bool SliceRefinements::lagging(const Entry& entry, Clock::time_point now) {
+  return now < entry.lagging_until && entry.window.version() == entry.lagging_version;
+}
+
 bool SliceRefinements::due(const Entry& entry, Clock::time_point now, bool input_waiting) const {
   if (!entry.plan || entry.in_flight || !entry.window.complete()) return false;
   const std::uint64_t version = entry.window.version();
   if (entry.submitted_any && version == entry.submitted_version) return false;  // nothing new
-  if (entry.blocked && version == entry.blocked_version && now < entry.blocked_until) {
-    return false;  // FBP not current
-  }
+  if (lagging(entry, now)) return false;                                        // FBP not current
   if (now < next_start(entry)) return false;
   return !input_waiting || now >= cooldown_until_;
 }
@@ -84,12 +86,11 @@ void SliceRefinements::on_tick(Clock::time_point now, bool input_waiting, const 
       continue;
     }
     if (!current) {
-      entry.blocked = true;
-      entry.blocked_version = entry.window.version();
-      entry.blocked_until = now + kLaggingRetry;
+      entry.lagging_version = entry.window.version();
+      entry.lagging_until = now + kLaggingRetry;
       continue;
     }
-    entry.blocked = false;
+    entry.lagging_until = {};
     start(id, entry, std::move(fbp), now);
     return;
   }
@@ -235,8 +236,8 @@ SliceRefinements::Clock::time_point SliceRefinements::next_deadline(Clock::time_
     if (!entry.plan || !entry.window.complete()) continue;
     const std::uint64_t version = entry.window.version();
     if (entry.submitted_any && version == entry.submitted_version) continue;
-    if (entry.blocked && version == entry.blocked_version) {
-      deadline = std::min(deadline, std::max(next_start(entry), entry.blocked_until));
+    if (lagging(entry, now)) {
+      deadline = std::min(deadline, std::max(next_start(entry), entry.lagging_until));
       continue;
     }
     deadline = std::min(deadline, next_start(entry));
