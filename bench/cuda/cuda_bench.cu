@@ -156,6 +156,12 @@ double us_per_frame(int reps, int frames, int step, F&& enqueue) {
   return 1e3 * ms / frames;
 }
 
+// Frames an incremental measurement replaces: up to 64 of the window's `n`, whole batches of
+// `batch`.
+int timed_frames(int n, int batch) {
+  return std::min(n, 64) / batch * batch;
+}
+
 // The three slices as accumulating backprojection jobs, sources to be filled in.
 std::vector<cuda::BackprojectJob> slice_update_jobs(Scene& scene) {
   std::vector<cuda::BackprojectJob> jobs;
@@ -285,7 +291,7 @@ void enqueue_pipelined(int frames, int batch, cudaStream_t timing, cudaStream_t 
 void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kLargestBenchBatch * kLargestBenchBatch;
+  const int frames = timed_frames(n, kLargestBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
                                           {32, 4, 0, interpolation_of(storage), false});
@@ -345,7 +351,7 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
 void incremental_sweep(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const int frames = timed_frames(n, kMaxBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   std::vector<BackprojectTuning> space = {{32, 4, 0}};
   for (const BackprojectTuning& t : tuning_space())
@@ -380,7 +386,7 @@ void slices_in_l2(Scene& scene, cuda::ProjectionStorage storage, int reps, Repor
   if (prop.persistingL2CacheMaxSize <= 0 || prop.accessPolicyMaxWindowSize <= 0) return;
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const int frames = timed_frames(n, kMaxBenchBatch);
   const int batch = kMaxBenchBatch;
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
@@ -462,7 +468,7 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const DetectorShape detector = scene.spec.detector;
   const int n = scene.spec.projections;
-  const int frames = std::min(n, 64) / kMaxBenchBatch * kMaxBenchBatch;
+  const int frames = timed_frames(n, kMaxBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, detector,
                                           {32, 4, 0, interpolation_of(storage), false});
@@ -556,11 +562,15 @@ int run(int argc, char** argv) {
   int frames = 200;
   bool quick = false;
   bool incremental_tuning = false;
+  bool l2_study = false;
   app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
   app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
   app.add_flag("--incremental-tuning", incremental_tuning,
                "also search the tuning of the batched incremental backprojection (fp16 texels)");
+  app.add_flag("--slices-in-l2", l2_study,
+               "also measure batches of 8 with the live slices kept in L2 (fp16 texels; sets the "
+               "device's persisting-L2 limit while it runs)");
   app.add_option("--frames", frames, "frames of the backend per-frame sequence (FleX-ray)");
   app.add_option("--json", json_path, "where to write the JSON results");
   int profile_batch = 0;
@@ -604,7 +614,9 @@ int run(int argc, char** argv) {
         incremental_batches(*scene, storage, std::max(3, reps / 4), report);
         filtered_refresh(*scene, storage, std::max(3, reps / 4), report);
       }
-      slices_in_l2(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4), report);
+      if (l2_study) {
+        slices_in_l2(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4), report);
+      }
       if (incremental_tuning) {
         incremental_sweep(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4),
                           report);
