@@ -93,10 +93,17 @@ int padded_filter_width(int cols) {
     throw std::invalid_argument("padded_filter_width: detector width " + std::to_string(cols) +
                                 " outside [1, " + std::to_string(kMaxCols) + "]");
   }
-  std::int64_t n = 2 * static_cast<std::int64_t>(cols);
-  while (!is_7_smooth(n))
-    ++n;
-  return static_cast<int>(n);
+  const std::int64_t twice = 2 * static_cast<std::int64_t>(cols);
+  std::int64_t smooth = twice;
+  while (!is_7_smooth(smooth))
+    ++smooth;
+  std::int64_t power_of_two = 1;
+  while (power_of_two < twice)
+    power_of_two *= 2;
+  // cuFFT transforms a power of two in fewer passes than other sizes (1.3x faster for 2016 rows
+  // of 4096 than of 3600 on an H100, docs/performance.md), while FFTW takes the two alike; a
+  // power of two that is much longer costs the CPU its length (2048 instead of 1200: 2x).
+  return static_cast<int>(power_of_two * 4 <= smooth * 5 ? power_of_two : smooth);
 }
 
 std::vector<float> ramp_filter_response(int padded_width, const FilterConfig& config) {

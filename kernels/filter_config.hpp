@@ -18,7 +18,9 @@ struct FilterConfig {
   float cutoff = 1.0f;
 };
 
-// Zero-padded row length: at least 2 * cols, rounded up to the next 2^a 3^b 5^c 7^d.
+// Zero-padded row length: at least 2 * cols, rounded up to the next 2^a 3^b 5^c 7^d, or to the
+// next power of two where that is at most 1.25 times as long. Both backends pad alike, so that
+// the CUDA filter and its CPU twin compute the same discrete filter.
 int padded_filter_width(int cols);
 
 // Real gains for the padded_width / 2 + 1 frequency bins of an R2C transform, in pixel units

@@ -522,6 +522,7 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
         .set("beam", to_string(scene.beam))
         .set("storage", cuda::to_string(storage))
         .set("batch", static_cast<double>(batch))
+        .set("padded width", static_cast<double>(filter.padded_width()))
         .set("split us", total_us[0])
         .set("fused us", total_us[1])
         .set("split / fused", total_us[0] / total_us[1])

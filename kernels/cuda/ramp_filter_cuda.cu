@@ -58,7 +58,7 @@ std::size_t RampFilterCuda::device_bytes(DetectorShape shape) {
   const std::size_t bins = padded / 2 + 1;
   const std::size_t rows = static_cast<std::size_t>(shape.rows);
   // Buffers, plus cuFFT's work areas: one padded batch each for forward and inverse (a bound
-  // on what cuFFT asks for batched 1D transforms of 7-smooth sizes).
+  // on what cuFFT asks for batched 1D transforms of 7-smooth sizes, powers of two included).
   return rows * padded * sizeof(float) + rows * bins * sizeof(float2) + bins * sizeof(float) +
          2 * rows * bins * sizeof(float2);
 }
