@@ -5,7 +5,8 @@
 // 2, 4, 8, serial and as a pipeline of replacement and backprojection on two streams; from the
 // filter on, with its crop fused into the store update and as a pass of its
 // own, in batches of 1 and 8), and the CUDA backend's whole per-frame sequence for a stream of
-// FleX-ray frames with and without CUDA graphs. Prints tables; --json FILE writes every number.
+// FleX-ray frames with and without CUDA graphs, and the ramp filter's two cuFFT transforms at
+// padded widths around the one the filter takes. Prints tables; --json FILE writes every number.
 //
 //   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--frames N]
 //              [--json FILE]
@@ -18,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -535,6 +537,64 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
   }
 }
 
+// The ramp filter's two transforms (batched R2C and C2R over the detector's rows, cuFFT) at
+// padded widths around padded_filter_width's choice: the smallest 7-smooth width >= 2 cols, the
+// next power of two, and 2^k x 3 and 2^k x 5 sizes between them. Why the filter pads as it does.
+void filter_transforms_by_width(const SetupSpec& spec, int reps, Report& report) {
+  const int rows = spec.detector.rows;
+  const int twice = 2 * spec.detector.cols;
+  int smooth = twice;
+  auto is_smooth = [](int n) {
+    for (int p : {2, 3, 5, 7}) {
+      while (n % p == 0)
+        n /= p;
+    }
+    return n == 1;
+  };
+  while (!is_smooth(smooth))
+    ++smooth;
+  int power_of_two = 1;
+  while (power_of_two < twice)
+    power_of_two *= 2;
+  std::vector<int> widths = {smooth, power_of_two};
+  for (int factor : {3, 5}) {
+    for (int w = factor; w < power_of_two; w *= 2) {
+      if (w > smooth) widths.push_back(w);
+    }
+  }
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  for (int width : widths) {
+    const int bins = width / 2 + 1;
+    cuda::DeviceBuffer<float> real(static_cast<std::size_t>(rows) *
+                                   static_cast<std::size_t>(width));
+    cuda::DeviceBuffer<float2> spectrum(static_cast<std::size_t>(rows) *
+                                        static_cast<std::size_t>(bins));
+    fill_smooth_random(real.data(), {rows, width}, 7, nullptr);
+    cuda::CufftPlan forward;
+    cuda::CufftPlan inverse;
+    forward.make(width, width, bins, CUFFT_R2C, rows);
+    inverse.make(width, bins, width, CUFFT_C2R, rows);
+    const double ms = median_ms(
+        [&](cudaStream_t s) {
+          SLICESTREAM_CUFFT_CHECK(cufftSetStream(forward.get(), s));
+          SLICESTREAM_CUFFT_CHECK(cufftSetStream(inverse.get(), s));
+          auto* complex = reinterpret_cast<cufftComplex*>(spectrum.data());
+          SLICESTREAM_CUFFT_CHECK(cufftExecR2C(forward.get(), real.data(), complex));
+          SLICESTREAM_CUFFT_CHECK(cufftExecC2R(inverse.get(), complex, real.data()));
+        },
+        reps, timing_stream());
+    report.add("filter transforms by padded width")
+        .set("setup", spec.name)
+        .set("rows", static_cast<double>(rows))
+        .set("cols", static_cast<double>(spec.detector.cols))
+        .set("padded width", static_cast<double>(width))
+        .set("chosen", width == padded_filter_width(spec.detector.cols) ? 1.0 : 0.0)
+        .set("R2C + C2R us", 1e3 * ms)
+        .set("ns per padded value", 1e6 * ms / (static_cast<double>(rows) * width));
+  }
+}
+
 // For a profiler (ncu): one batched incremental update of `batch` projections (the backend's
 // default storage) run twice, the first as a warm-up, the second between
 // cudaProfilerStart/Stop.
@@ -629,6 +689,10 @@ int run(int argc, char** argv) {
     }
   }
   for (const SetupSpec& spec : kernelkit_setups()) {
+    if (setups_arg.find(spec.name) == std::string::npos) continue;
+    filter_transforms_by_width(spec, reps, report);
+  }
+  for (const SetupSpec& spec : kernelkit_setups()) {
     if (spec.name != "flexray" || setups_arg.find(spec.name) == std::string::npos) continue;
     backend_sequence(spec, std::max(1, frames), report);
     report.write_json(json_path, device.name);
@@ -643,6 +707,7 @@ int run(int argc, char** argv) {
   report.print("slices kept in L2");
   report.print("batched BP tuning search");
   report.print("backend per-frame sequence");
+  report.print("filter transforms by padded width");
   report.write_json(json_path, device.name);
   std::printf("\nJSON: %s\n", json_path.c_str());
   return 0;
