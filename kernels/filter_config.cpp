@@ -32,14 +32,6 @@ std::string canonical_name(const std::string& name) {
   return out;
 }
 
-bool is_7_smooth(std::int64_t n) {
-  for (std::int64_t p : {2, 3, 5, 7}) {
-    while (n % p == 0)
-      n /= p;
-  }
-  return n == 1;
-}
-
 // Kak & Slaney (eq. 3.61) with tau = 1 pixel: h(0) = 1/4, h(n odd) = -1/(pi n)^2, h(n even) = 0.
 double ram_lak_kernel(std::int64_t n) {
   if (n == 0) return 0.25;
@@ -93,17 +85,33 @@ int padded_filter_width(int cols) {
     throw std::invalid_argument("padded_filter_width: detector width " + std::to_string(cols) +
                                 " outside [1, " + std::to_string(kMaxCols) + "]");
   }
-  const std::int64_t twice = 2 * static_cast<std::int64_t>(cols);
-  std::int64_t smooth = twice;
-  while (!is_7_smooth(smooth))
-    ++smooth;
-  std::int64_t power_of_two = 1;
-  while (power_of_two < twice)
-    power_of_two *= 2;
-  // cuFFT transforms a power of two in fewer passes than other sizes (1.3x faster for 2016 rows
-  // of 4096 than of 3600 on an H100, docs/performance.md), while FFTW takes the two alike; a
-  // power of two that is much longer costs the CPU its length (2048 instead of 1200: 2x).
+  const std::int64_t smooth = next_smooth_size(2 * static_cast<std::int64_t>(cols));
+  const std::int64_t power_of_two = next_power_of_two(2 * static_cast<std::int64_t>(cols));
+  // cuFFT transforms a power of two in fewer passes than other sizes, while FFTW takes sizes this
+  // close alike; a power of two much longer than the smooth size costs the CPU its length
+  // (docs/performance.md, "The ramp filter padded to a near power of two").
   return static_cast<int>(power_of_two * 4 <= smooth * 5 ? power_of_two : smooth);
+}
+
+std::int64_t next_smooth_size(std::int64_t n) {
+  auto is_7_smooth = [](std::int64_t m) {
+    for (std::int64_t p : {2, 3, 5, 7}) {
+      while (m % p == 0)
+        m /= p;
+    }
+    return m == 1;
+  };
+  n = std::max<std::int64_t>(n, 1);
+  while (!is_7_smooth(n))
+    ++n;
+  return n;
+}
+
+std::int64_t next_power_of_two(std::int64_t n) {
+  std::int64_t power = 1;
+  while (power < n)
+    power *= 2;
+  return power;
 }
 
 std::vector<float> ramp_filter_response(int padded_width, const FilterConfig& config) {

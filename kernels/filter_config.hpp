@@ -1,6 +1,7 @@
 // Ramp-filter settings shared by the CPU (FFTW) and CUDA (cuFFT) filters.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct FilterConfig {
 // next power of two where that is at most 1.25 times as long. Both backends pad alike, so that
 // the CUDA filter and its CPU twin compute the same discrete filter.
 int padded_filter_width(int cols);
+// The smallest 2^a 3^b 5^c 7^d >= n, and the smallest power of two >= n (n >= 1).
+std::int64_t next_smooth_size(std::int64_t n);
+std::int64_t next_power_of_two(std::int64_t n);
 
 // Real gains for the padded_width / 2 + 1 frequency bins of an R2C transform, in pixel units
 // (Kak & Slaney's spatial Ram-Lak kernel, transformed, times the window), already divided by

@@ -542,20 +542,8 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
 // next power of two, and 2^k x 3 and 2^k x 5 sizes between them. Why the filter pads as it does.
 void filter_transforms_by_width(const SetupSpec& spec, int reps, Report& report) {
   const int rows = spec.detector.rows;
-  const int twice = 2 * spec.detector.cols;
-  int smooth = twice;
-  auto is_smooth = [](int n) {
-    for (int p : {2, 3, 5, 7}) {
-      while (n % p == 0)
-        n /= p;
-    }
-    return n == 1;
-  };
-  while (!is_smooth(smooth))
-    ++smooth;
-  int power_of_two = 1;
-  while (power_of_two < twice)
-    power_of_two *= 2;
+  const int smooth = static_cast<int>(next_smooth_size(2 * spec.detector.cols));
+  const int power_of_two = static_cast<int>(next_power_of_two(2 * spec.detector.cols));
   std::vector<int> widths = {smooth, power_of_two};
   for (int factor : {3, 5}) {
     for (int w = factor; w < power_of_two; w *= 2) {

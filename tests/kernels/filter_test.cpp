@@ -65,6 +65,11 @@ TEST(FilterConfig, PaddedWidthIsTheNextSmoothSizeOfTwiceTheWidthOrANearPowerOfTw
       ASSERT_LE(padded * 4, smooth * 5) << cols;
     }
   }
+  EXPECT_EQ(next_smooth_size(4106), 4116);
+  EXPECT_EQ(next_smooth_size(3600), 3600);
+  EXPECT_EQ(next_power_of_two(3600), 4096);
+  EXPECT_EQ(next_power_of_two(4096), 4096);
+  EXPECT_EQ(next_power_of_two(1), 1);
   EXPECT_THROW(padded_filter_width(0), std::invalid_argument);
   EXPECT_THROW(padded_filter_width(-3), std::invalid_argument);
 }
