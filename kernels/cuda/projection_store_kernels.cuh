@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "kernels/cuda/projection_texture_store.hpp"
+#include "kernels/half_range.hpp"
 
 namespace slicestream::cuda {
 namespace {
@@ -52,9 +53,6 @@ struct ReplaceBatch {
 // of the DRAM rate). fp32 texels keep one texel per thread: their 16-byte surface accesses were
 // no faster, and slower for small batches (docs/performance.md).
 constexpr int kQuad = 4;
-
-// The largest finite fp16 value.
-constexpr float kHalfMax = 65504.0f;
 
 // `value` as an fp16 texel holds it (rounded to nearest), as fp32. Values beyond fp16's finite
 // range are clamped to it (NaN to zero) and counted: an infinity in a slot would turn every

@@ -6,13 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/half_range.hpp"
 #include "kernels/tensorcore/half_float.hpp"
 
 namespace slicestream::cpu {
 
 float as_stored(float value, SlotTexels texels) {
   if (texels == SlotTexels::kFloat32) return value;
-  constexpr float kHalfMax = 65504.0f;  // fp16's largest finite value: beyond it, clamped
   if (std::isnan(value)) value = 0.0f;
   value = std::clamp(value, -kHalfMax, kHalfMax);
   return tensorcore::half_bits_to_float(tensorcore::float_to_half_bits(value));
