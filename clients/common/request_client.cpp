@@ -66,6 +66,9 @@ RequestClient::~RequestClient() = default;
 void RequestClient::connect() {
   socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
+  // A DEALER without a connection (e.g. after the server refused its CURVE key) blocks in send:
+  // bounded by the timeout too.
+  socket_->set(zmq::sockopt::sndtimeo, timeout_ms_);
   secure_client_socket(*socket_, security_);
   try {
     socket_->connect(endpoint_);
@@ -80,7 +83,11 @@ Response RequestClient::call(v1::Request request) {
   request.set_protocol_version(kProtocolVersion);
   request.set_request_id(request_id);
   const std::string bytes = request.SerializeAsString();
-  socket_->send(zmq::buffer(bytes), zmq::send_flags::none);
+  if (!socket_->send(zmq::buffer(bytes), zmq::send_flags::none)) {
+    connect();
+    throw TimeoutError("no connection to " + endpoint_ + " within " + seconds(timeout_ms_) +
+                       " (is slicestream-server running and listening there?)");
+  }
   return receive_reply(request_id);
 }
 

@@ -42,6 +42,9 @@ class Client(SocketOwner):
             self._socket.close(linger=0)
         self._socket = self._context.socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
+        # A DEALER without a connection (e.g. after the server refused its CURVE key) blocks in
+        # send: bounded by the timeout too.
+        self._socket.setsockopt(zmq.SNDTIMEO, self._timeout_ms)
         secure(self._socket, self._curve)
         self._socket.connect(self._endpoint)
 
@@ -51,8 +54,12 @@ class Client(SocketOwner):
         so a late answer is never mistaken for the next one)."""
         request.protocol_version = PROTOCOL_VERSION
         request.request_id = next(self._ids)
-        self._socket.send(request.SerializeToString())
         deadline = time.monotonic() + self._timeout_ms / 1000
+        try:
+            self._socket.send(request.SerializeToString())
+        except zmq.Again:
+            self._connect()
+            raise TimeoutError(f"no connection to {self._endpoint} within {self._timeout_ms} ms") from None
         while True:
             remaining_ms = int(1000 * (deadline - time.monotonic()))
             if remaining_ms <= 0 or not self._socket.poll(remaining_ms):
