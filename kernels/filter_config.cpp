@@ -85,8 +85,9 @@ int padded_filter_width(int cols) {
     throw std::invalid_argument("padded_filter_width: detector width " + std::to_string(cols) +
                                 " outside [1, " + std::to_string(kMaxCols) + "]");
   }
-  const std::int64_t smooth = next_smooth_size(2 * static_cast<std::int64_t>(cols));
-  const std::int64_t power_of_two = next_power_of_two(2 * static_cast<std::int64_t>(cols));
+  const std::int64_t twice = 2 * static_cast<std::int64_t>(cols);
+  const std::int64_t smooth = next_smooth_size(twice);
+  const std::int64_t power_of_two = next_power_of_two(twice);
   // cuFFT transforms a power of two in fewer passes than other sizes, while FFTW takes sizes this
   // close alike; a power of two much longer than the smooth size costs the CPU its length
   // (docs/performance.md, "The ramp filter padded to a near power of two").

@@ -78,6 +78,16 @@ void RequestClient::connect() {
   }
 }
 
+void RequestClient::set_timeout_ms(int timeout_ms) {
+  timeout_ms_ = timeout_ms;
+  socket_->set(zmq::sockopt::sndtimeo, timeout_ms_);
+}
+
+TimeoutError RequestClient::timed_out(const std::string& what) const {
+  return TimeoutError(what + endpoint_ + " within " + seconds(timeout_ms_) +
+                      " (is slicestream-server running and listening there?)");
+}
+
 Response RequestClient::call(v1::Request request) {
   const std::uint64_t request_id = next_request_id_++;
   request.set_protocol_version(kProtocolVersion);
@@ -85,8 +95,7 @@ Response RequestClient::call(v1::Request request) {
   const std::string bytes = request.SerializeAsString();
   if (!socket_->send(zmq::buffer(bytes), zmq::send_flags::none)) {
     connect();
-    throw TimeoutError("no connection to " + endpoint_ + " within " + seconds(timeout_ms_) +
-                       " (is slicestream-server running and listening there?)");
+    throw timed_out("no connection to ");
   }
   return receive_reply(request_id);
 }
@@ -108,8 +117,7 @@ Response RequestClient::receive_reply(std::uint64_t request_id) {
     }
     if ((item.revents & ZMQ_POLLIN) == 0) {
       connect();  // drop the unanswered request (see the header)
-      throw TimeoutError("no reply from " + endpoint_ + " within " + seconds(timeout_ms_) +
-                         " (is slicestream-server running and listening there?)");
+      throw timed_out("no reply from ");
     }
     std::vector<zmq::message_t> parts;
     (void)zmq::recv_multipart(*socket_, std::back_inserter(parts));

@@ -59,11 +59,14 @@ class RequestClient {
   Response set_capture(bool enabled, const std::string& label = {});
 
   const std::string& endpoint() const { return endpoint_; }
-  void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
+  // Bounds both the send and the wait for each reply from the next call on.
+  void set_timeout_ms(int timeout_ms);
 
  private:
   void connect();
   Response receive_reply(std::uint64_t request_id);
+  // "<what><endpoint> within <timeout> (...)", for a send or a reply that did not come in time.
+  TimeoutError timed_out(const std::string& what) const;
 
   std::string endpoint_;
   int timeout_ms_;

@@ -153,7 +153,9 @@ void accumulate_border(const RowLine& line, const float* data, DetectorShape det
 // Interior loops: no bounds checks, no branches. Indices are 32-bit (the detector size is limited
 // accordingly) so that the gathers use 32-bit lanes; the clamps only guard against rounding.
 // `data` and `acc` never overlap (acc is the row buffer of backproject_rows); saying so lets GCC
-// use gathers without run-time overlap checks it cannot do for gathers.
+// use gathers without run-time overlap checks it cannot do for gathers. Each loop spells out its
+// bilinear interpolation: moved into a shared inline function, GCC 12 no longer vectorises either
+// loop (the restrict qualifiers do not carry into the inlined loads).
 void accumulate_interior_parallel(const RowLine& line, const float* __restrict data,
                                   DetectorShape detector, float weight, ColumnRange range,
                                   float* __restrict acc) {

@@ -11,6 +11,7 @@
 
 #include "kernels/geometry.hpp"
 #include "kernels/projection_map.hpp"
+#include "tests/common/beam_kind_printer.hpp"
 #include "tests/kernels/test_support.hpp"
 
 namespace slicestream::cpu {

@@ -74,6 +74,20 @@ TEST_F(CurveTest, AnotherKeyIsRefusedCountedAndLogged) {
   EXPECT_NE(log_.text().find(other_.public_key), std::string::npos) << "the log names the key";
 }
 
+// A timeout shortened after the client was made bounds every call of a refused client: each
+// ends with a TimeoutError well before the minute the client was made with.
+TEST_F(CurveTest, AShortenedTimeoutBoundsEveryCallOfARefusedClient) {
+  client::RequestClient requests(server_->requests_address(), 60000,
+                                 client_keys(server_keys_, other_));
+  requests.set_timeout_ms(300);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(requests.get_status(), client::TimeoutError);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  }
+}
+
 TEST_F(CurveTest, APlainClientIsRefusedAndCounted) {
   client::RequestClient requests(server_->requests_address(), 1000);
   EXPECT_THROW(requests.get_status(), client::TimeoutError);

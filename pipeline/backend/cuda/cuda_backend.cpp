@@ -78,6 +78,7 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     const std::size_t preprocess_bytes = cuda::Preprocessor::device_bytes(detector);
     const std::size_t filter_bytes = cuda::RampFilterCuda::device_bytes(detector);
     const std::size_t needed = store_bytes + pool_bytes + preprocess_bytes + filter_bytes;
+    const std::lock_guard<std::mutex> admission(m.admission_mutex);
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -243,7 +244,8 @@ void CudaBackend::read_rows(ProjectionBuffer& projection, int row_begin, int cou
 std::unique_ptr<SliceRefiner> CudaBackend::create_refiner(const RefinementSetup& setup) {
   Impl& m = *impl_;
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
-    return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes, m.refiner_bytes);
+    return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes, m.refiner_bytes,
+                                   m.admission_mutex);
   });
 }
 
@@ -271,6 +273,7 @@ std::unique_ptr<ReconTarget> CudaBackend::create_target(const GridSpec& grid) {
     }
     m.use_device();
     const std::size_t bytes = grid.points() * sizeof(float);
+    const std::lock_guard<std::mutex> admission(m.admission_mutex);
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -153,6 +153,11 @@ struct CudaBackend::Impl {
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
 
+  // Held from the free-memory check of an admission (a scan, a target, a refiner's upload) to
+  // the end of the allocations it admitted: two threads (the reconstruct stage and the
+  // refinement worker) must not both pass a check that only one of them fits.
+  std::mutex admission_mutex;
+
   std::mutex preprocess_mutex;  // preprocess vs set_calibration
   // Counts of an ended scan's frames not yet taken (its preprocessor is gone).
   PendingCounts ended_scan_counts;

@@ -171,7 +171,8 @@ tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
 
 std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const RefinementSetup& setup,
                                                       std::size_t reserve_bytes,
-                                                      MemoryAccount account) {
+                                                      MemoryAccount account,
+                                                      std::mutex& admission) {
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
     std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
     if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
@@ -191,6 +192,7 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;
+    const std::lock_guard<std::mutex> admitted(admission);
     require_device_memory(matrix->bsr.bytes() + rest, reserve_bytes,
                           "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
                               ") and CGLS vectors of a " + slice + " need");

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -205,6 +206,56 @@ TEST(CudaBackend, ScanThatDoesNotFitIsAClearError) {
   // The backend stays usable.
   setup.geometry = test::circular_geometry(BeamKind::kParallel, {8, 8}, 4);
   EXPECT_NO_THROW(gpu.begin_scan(setup));
+}
+
+// Targets admitted from several threads at once (the reconstruct stage's slices beside the
+// refinement worker's refiners) never take the reserve: each free-memory check is followed by
+// its allocation before another thread checks. Room is left for three and a half targets, so
+// exactly three fit however the threads interleave.
+TEST(CudaBackend, ConcurrentTargetsNeverTakeTheReserve) {
+  SLICESTREAM_REQUIRE_GPU();
+  const GridSpec grid = slice_grid(default_slices(test::centered_box(5))[2], 8192, 8192);
+  const std::size_t target_bytes = grid.points() * sizeof(float);  // 256 MiB
+  {
+    // The context's lazy set-up (module loads for the target's zero fill) happens here, not
+    // while the threads below are admitted.
+    CudaBackend warm_up(0);
+    warm_up.create_target(slice_grid(default_slices(test::centered_box(5))[2], 4, 4));
+  }
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  ASSERT_GT(free_bytes, 8 * target_bytes) << "too little free device memory for this test";
+  CudaBackendOptions options;
+  options.reserve_bytes = free_bytes - (7 * target_bytes) / 2;
+  CudaBackend gpu(0, options);
+
+  constexpr int kThreads = 12;
+  std::vector<std::unique_ptr<ReconTarget>> targets(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        targets[i] = gpu.create_target(grid);
+      } catch (const BackendError& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+  int admitted = 0;
+  for (int i = 0; i < kThreads; ++i) {
+    if (targets[i]) {
+      ++admitted;
+    } else {
+      EXPECT_NE(errors[i].find("does not fit"), std::string::npos) << errors[i];
+    }
+  }
+  EXPECT_EQ(admitted, 3);
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  EXPECT_GE(free_bytes, options.reserve_bytes);
 }
 
 // --cuda-wait reaches the device: each backend sets how the host waits, keeping the other flags,
