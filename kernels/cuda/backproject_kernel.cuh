@@ -169,10 +169,26 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
   const int threads = static_cast<int>(blockDim.x * blockDim.y);
 
+  const std::size_t plane_offset = static_cast<std::size_t>(plane) *
+                                   static_cast<std::size_t>(target.height) *
+                                   static_cast<std::size_t>(target.width);
+  float* const column = target.data + plane_offset + static_cast<std::size_t>(i);
+  const auto point = [&](int q) {
+    return column + static_cast<std::size_t>(j0 + q * static_cast<int>(blockDim.y)) *
+                        static_cast<std::size_t>(target.width);
+  };
+  // An accumulating launch loads the points' values first, so that their latency passes while the
+  // samples are fetched instead of after them (kept apart from the sums, which are added to them
+  // last, as a plain accumulation would).
+  float prior[kPoints];
   float acc[kPoints];
 #pragma unroll
-  for (int q = 0; q < kPoints; ++q)
+  for (int q = 0; q < kPoints; ++q) {
+    const bool loaded =
+        inside && target.accumulate && j0 + q * static_cast<int>(blockDim.y) < target.height;
+    prior[q] = loaded ? *point(q) : 0.0f;
     acc[q] = 0.0f;
+  }
 
   for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
     const int count = min(kStagedRecords, target.record_end - first);
@@ -190,17 +206,10 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   }
   if (!inside) return;
 
-  const std::size_t plane_offset = static_cast<std::size_t>(plane) *
-                                   static_cast<std::size_t>(target.height) *
-                                   static_cast<std::size_t>(target.width);
 #pragma unroll
   for (int q = 0; q < kPoints; ++q) {
-    const int j = j0 + q * static_cast<int>(blockDim.y);
-    if (j < target.height) {
-      float* out = target.data + plane_offset +
-                   static_cast<std::size_t>(j) * static_cast<std::size_t>(target.width) +
-                   static_cast<std::size_t>(i);
-      *out = target.accumulate ? *out + acc[q] : acc[q];
+    if (j0 + q * static_cast<int>(blockDim.y) < target.height) {
+      *point(q) = target.accumulate ? prior[q] + acc[q] : acc[q];
     }
   }
 }
