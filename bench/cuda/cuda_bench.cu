@@ -353,26 +353,30 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
 void incremental_sweep(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
   const int n = scene.spec.projections;
-  const int frames = timed_frames(n, kMaxBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   std::vector<BackprojectTuning> space = {{32, 4, 0}};
   for (const BackprojectTuning& t : tuning_space())
     space.push_back(t);
-  for (BackprojectTuning tuning : space) {
-    for (bool interleave : {false, true}) {
-      tuning.interpolation = interpolation_of(storage);
-      tuning.interleave_targets = interleave;
-      const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
-      const double bp_us = us_per_frame(reps, frames, kMaxBenchBatch, [&](int k, cudaStream_t s) {
-        backprojector.run(update.jobs(k, kMaxBenchBatch), s);
-      });
-      report.add("batched BP tuning search")
-          .set("setup", scene.spec.name)
-          .set("beam", to_string(scene.beam))
-          .set("storage", cuda::to_string(storage))
-          .set("tuning", tuning_name(backprojector.resolved_tuning(update.jobs(0, kMaxBenchBatch))))
-          .set("interleaved", interleave ? 1.0 : 0.0)
-          .set("BP us per projection", bp_us);
+  // Single projections (the detector's rate, below the GPU's) and full batches.
+  for (int batch : {1, kMaxBenchBatch}) {
+    const int frames = timed_frames(n, batch);
+    for (BackprojectTuning tuning : space) {
+      for (bool interleave : {false, true}) {
+        tuning.interpolation = interpolation_of(storage);
+        tuning.interleave_targets = interleave;
+        const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
+        const double bp_us = us_per_frame(reps, frames, batch, [&](int k, cudaStream_t s) {
+          backprojector.run(update.jobs(k, batch), s);
+        });
+        report.add("batched BP tuning search")
+            .set("setup", scene.spec.name)
+            .set("beam", to_string(scene.beam))
+            .set("storage", cuda::to_string(storage))
+            .set("batch", static_cast<double>(batch))
+            .set("tuning", tuning_name(backprojector.resolved_tuning(update.jobs(0, batch))))
+            .set("interleaved", interleave ? 1.0 : 0.0)
+            .set("BP us per projection", bp_us);
+      }
     }
   }
 }
@@ -615,8 +619,9 @@ int run(int argc, char** argv) {
   app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
   app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
-  app.add_flag("--incremental-tuning", incremental_tuning,
-               "also search the tuning of the batched incremental backprojection (fp16 texels)");
+  app.add_flag(
+      "--incremental-tuning", incremental_tuning,
+      "also search the tuning of the incremental backprojection, batches of 1 and 8 (fp16 texels)");
   app.add_flag("--slices-in-l2", l2_study,
                "also measure batches of 8 with the live slices kept in L2 (fp16 texels; sets the "
                "device's persisting-L2 limit while it runs)");
