@@ -22,6 +22,7 @@
 
 #include "cli/heap_retention.hpp"
 #include "cli/version.hpp"
+#include "server/protobuf_log_route.hpp"
 #include "server/server.hpp"
 #include "server/server_options.hpp"
 #include "server/stats_report.hpp"
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  route_protobuf_logs();
   spdlog::info("slicestream-server {} starting", cli::version());
   const std::string heap = cli::apply_heap_retention(config.retain_freed_mb);
   if (!heap.empty()) spdlog::warn("freed memory is not kept for reuse: {}", heap);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "server/codec/reply_codec.hpp"
+#include "server/protobuf_log_route.hpp"
 
 namespace slicestream {
 
@@ -63,7 +64,8 @@ struct ServerCounters {
                         {"recast3d_slices_sent", recast3d_slices_sent.load()},
                         {"recast3d_volumes_sent", recast3d_volumes_sent.load()},
                         {"recast3d_refused", recast3d_refused.load()},
-                        {"recast3d_over_budget", recast3d_over_budget.load()}};
+                        {"recast3d_over_budget", recast3d_over_budget.load()},
+                        {"protobuf_log_lines", protobuf_log_lines()}};
     std::lock_guard<std::mutex> lock(named_mutex_);
     counters.insert(named_.begin(), named_.end());
     return counters;

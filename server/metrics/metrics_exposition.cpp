@@ -37,6 +37,9 @@ const std::map<std::string, std::string>& endpoint_counter_help() {
       {"publications_resent_after_stall",
        "Publications sent again once every subscriber had room: the latest of each stream that a "
        "stalled subscriber missed (the others receive a repeat)."},
+      {"protobuf_log_lines",
+       "Lines libprotobuf produced (e.g. for a parsed string field that was not valid UTF-8); "
+       "the log shows a few a second and counts the rest."},
       {"publications_not_resent",
        "Publications a stalled subscriber missed that were not kept to send again (more streams "
        "than the slices endpoint keeps)."},
