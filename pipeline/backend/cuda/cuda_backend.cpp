@@ -78,12 +78,12 @@ void CudaBackend::begin_scan(const ScanSetup& setup) {
     const std::size_t preprocess_bytes = cuda::Preprocessor::device_bytes(detector);
     const std::size_t filter_bytes = cuda::RampFilterCuda::device_bytes(detector);
     const std::size_t needed = store_bytes + pool_bytes + preprocess_bytes + filter_bytes;
-    const std::lock_guard<std::mutex> admission(m.admission_mutex);
-    std::size_t free_bytes = 0;
-    std::size_t total_bytes = 0;
-    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::size_t usable = usable_device_bytes(free_bytes, m.options.reserve_bytes);
-    if (needed > usable) {
+    // Held until the scan's allocations below are made.
+    const DeviceMemoryAdmissions::Admission admission =
+        m.admissions.admit(needed, m.options.reserve_bytes);
+    if (!admission.admitted) {
+      const std::size_t free_bytes = admission.memory.free_bytes;
+      const std::size_t total_bytes = admission.memory.total_bytes;
       std::ostringstream out;
       out << "cuda backend: the scan does not fit in the memory of " << m.summary.name
           << ": it needs " << mib(needed) << " (projection store " << slots << " x "
@@ -245,7 +245,7 @@ std::unique_ptr<SliceRefiner> CudaBackend::create_refiner(const RefinementSetup&
   Impl& m = *impl_;
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
     return make_cuda_slice_refiner(m.device, setup, m.options.reserve_bytes, m.refiner_bytes,
-                                   m.admission_mutex);
+                                   m.admissions);
   });
 }
 
@@ -256,6 +256,8 @@ std::string CudaBackend::refiner_memory_problem(const RefinementSetup& setup) co
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t in_progress = m.admissions.in_progress_bytes();  // not yet allocated
+    free_bytes = free_bytes > in_progress ? free_bytes - in_progress : 0;
     const std::string shortfall = device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
                                                           free_bytes, m.options.reserve_bytes);
     if (shortfall.empty()) return {};
@@ -273,13 +275,12 @@ std::unique_ptr<ReconTarget> CudaBackend::create_target(const GridSpec& grid) {
     }
     m.use_device();
     const std::size_t bytes = grid.points() * sizeof(float);
-    const std::lock_guard<std::mutex> admission(m.admission_mutex);
-    std::size_t free_bytes = 0;
-    std::size_t total_bytes = 0;
-    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::string shortfall =
-        device_memory_shortfall(bytes, free_bytes, m.options.reserve_bytes);
-    if (!shortfall.empty()) {
+    // Held until the target is allocated.
+    const DeviceMemoryAdmissions::Admission admission =
+        m.admissions.admit(bytes, m.options.reserve_bytes);
+    if (!admission.admitted) {
+      const std::string shortfall =
+          device_memory_shortfall(bytes, admission.memory.free_bytes, m.options.reserve_bytes);
       throw BackendError("cuda backend: a " + std::to_string(grid.width) + " x " +
                          std::to_string(grid.height) + " x " + std::to_string(grid.depth) +
                          " target does not fit on " + m.summary.name + ": " + shortfall);

@@ -22,6 +22,7 @@
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 #include "pipeline/backend/cuda/cuda_buffers.hpp"
 #include "pipeline/backend/cuda/cuda_readback.hpp"
+#include "pipeline/backend/device_memory_admissions.hpp"
 #include "pipeline/backend/device_memory_budget.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 #include "pipeline/backend/pending_counts.hpp"
@@ -153,10 +154,14 @@ struct CudaBackend::Impl {
 
   std::unique_ptr<ScanState> scan;  // written by begin_scan/end_scan while the stages are idle
 
-  // Held from the free-memory check of an admission (a scan, a target, a refiner's upload) to
-  // the end of the allocations it admitted: two threads (the reconstruct stage and the
-  // refinement worker) must not both pass a check that only one of them fits.
-  std::mutex admission_mutex;
+  // Device-memory admissions (the scan, targets, refiners) from the reconstruct stage and the
+  // refinement worker: each holds a ticket for its bytes until its allocations are made.
+  DeviceMemoryAdmissions admissions{[this] {
+    use_device();
+    DeviceMemoryInfo memory;
+    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&memory.free_bytes, &memory.total_bytes));
+    return memory;
+  }};
 
   std::mutex preprocess_mutex;  // preprocess vs set_calibration
   // Counts of an ended scan's frames not yet taken (its preprocessor is gone).

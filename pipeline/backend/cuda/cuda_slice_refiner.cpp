@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/cuda_stream.hpp"
@@ -150,13 +151,17 @@ class CudaSliceRefiner final : public SliceRefiner {
 };
 
 // Throws BackendError naming `what` when `bytes` do not fit in the device's free memory less
-// `reserve_bytes` (the free memory already excludes the scan, the targets and other refiners).
-void require_device_memory(std::size_t bytes, std::size_t reserve_bytes, const std::string& what) {
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const std::string shortfall = device_memory_shortfall(bytes, free_bytes, reserve_bytes);
-  if (!shortfall.empty()) throw BackendError("cuda backend: " + what + " " + shortfall);
+// `reserve_bytes` (the free memory already excludes the scan, the targets and other refiners, and
+// the admissions still allocating); else the ticket that holds `bytes` until they are allocated.
+DeviceMemoryAdmissions::Ticket require_device_memory(DeviceMemoryAdmissions& admissions,
+                                                     std::size_t bytes, std::size_t reserve_bytes,
+                                                     const std::string& what) {
+  DeviceMemoryAdmissions::Admission admission = admissions.admit(bytes, reserve_bytes);
+  if (!admission.admitted) {
+    throw BackendError("cuda backend: " + what + " " +
+                       device_memory_shortfall(bytes, admission.memory.free_bytes, reserve_bytes));
+  }
+  return std::move(admission.ticket);
 }
 
 // One slice is one product column (two with compensated operands): the 32 x 8 x 16 fragment
@@ -172,7 +177,7 @@ tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
 std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const RefinementSetup& setup,
                                                       std::size_t reserve_bytes,
                                                       MemoryAccount account,
-                                                      std::mutex& admission) {
+                                                      DeviceMemoryAdmissions& admissions) {
   return guarded("create_refiner", [&]() -> std::unique_ptr<SliceRefiner> {
     std::string problem = tensorcore::validate_geometry_2d(setup.geometry);
     if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
@@ -182,7 +187,8 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
     const std::string slice =
         std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
-    require_device_memory(estimate, reserve_bytes,
+    // Not held through the build: nothing is allocated on the device before its end.
+    require_device_memory(admissions, estimate, reserve_bytes,
                           "the system matrix and CGLS vectors of a " + slice + " need up to");
     // The matrix is built on the host, on threads of a pool that lives as long as the build.
     WorkerPool build_workers(refiner_build_threads());
@@ -192,10 +198,10 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;
-    const std::lock_guard<std::mutex> admitted(admission);
-    require_device_memory(matrix->bsr.bytes() + rest, reserve_bytes,
-                          "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
-                              ") and CGLS vectors of a " + slice + " need");
+    const DeviceMemoryAdmissions::Ticket admitted =
+        require_device_memory(admissions, matrix->bsr.bytes() + rest, reserve_bytes,
+                              "the fp16 system matrix (" + mib(matrix->bsr.bytes()) +
+                                  ") and CGLS vectors of a " + slice + " need");
     return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), setup.grid,
                                               std::move(account));
   });

@@ -9,9 +9,9 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 
 #include "pipeline/backend/backend.hpp"
+#include "pipeline/backend/device_memory_admissions.hpp"
 #include "pipeline/backend/memory_charge.hpp"
 
 namespace slicestream {
@@ -19,10 +19,11 @@ namespace slicestream {
 // Throws BackendError when the setup is invalid or the refiner (estimated_cuda_refiner_bytes
 // before the build, its real size after) does not fit in the device's free memory minus
 // `reserve_bytes`. The refiner charges the device memory it holds to `account` while it lives.
-// `admission` is held from the check of the real size to the end of the refiner's allocations
-// (not during the matrix build on the host, which takes seconds).
+// Both checks are `admissions`' (device_memory_admissions.hpp); the second one's ticket is held
+// until the refiner's allocations are made.
 std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const RefinementSetup& setup,
                                                       std::size_t reserve_bytes,
-                                                      MemoryAccount account, std::mutex& admission);
+                                                      MemoryAccount account,
+                                                      DeviceMemoryAdmissions& admissions);
 
 }  // namespace slicestream

@@ -209,8 +209,8 @@ TEST(CudaBackend, ScanThatDoesNotFitIsAClearError) {
 }
 
 // Targets admitted from several threads at once (the reconstruct stage's slices beside the
-// refinement worker's refiners) never take the reserve: each free-memory check is followed by
-// its allocation before another thread checks. Room is left for three and a half targets, so
+// refinement worker's refiners) never take the reserve: each admission holds its bytes until its
+// allocation is made (DeviceMemoryAdmissions). Room is left for three and a half targets, so
 // exactly three fit however the threads interleave.
 TEST(CudaBackend, ConcurrentTargetsNeverTakeTheReserve) {
   SLICESTREAM_REQUIRE_GPU();
