@@ -210,8 +210,9 @@ TEST(CudaBackend, ScanThatDoesNotFitIsAClearError) {
 
 // Targets admitted from several threads at once (the reconstruct stage's slices beside the
 // refinement worker's refiners) never take the reserve: each admission holds its bytes until its
-// allocation is made (DeviceMemoryAdmissions). Room is left for three and a half targets, so
-// exactly three fit however the threads interleave.
+// allocation is made (DeviceMemoryAdmissions). Room is left for three and a half targets: three
+// fit, or two when a check falls between another target's allocation and its ticket's release
+// (the bytes then count twice), never four.
 TEST(CudaBackend, ConcurrentTargetsNeverTakeTheReserve) {
   SLICESTREAM_REQUIRE_GPU();
   const GridSpec grid = slice_grid(default_slices(test::centered_box(5))[2], 8192, 8192);
@@ -253,7 +254,8 @@ TEST(CudaBackend, ConcurrentTargetsNeverTakeTheReserve) {
       EXPECT_NE(errors[i].find("does not fit"), std::string::npos) << errors[i];
     }
   }
-  EXPECT_EQ(admitted, 3);
+  EXPECT_LE(admitted, 3);
+  EXPECT_GE(admitted, 2);
   ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
   EXPECT_GE(free_bytes, options.reserve_bytes);
 }
