@@ -26,15 +26,24 @@ DeviceMemoryAdmissions::Admission DeviceMemoryAdmissions::admit(std::size_t byte
                                                                 std::size_t reserve_bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
   Admission admission;
-  admission.memory = query_();
-  admission.memory.free_bytes =
-      admission.memory.free_bytes > in_progress_ ? admission.memory.free_bytes - in_progress_ : 0;
+  admission.memory = available_locked();
   admission.admitted = bytes <= usable_device_bytes(admission.memory.free_bytes, reserve_bytes);
   if (admission.admitted) {
     in_progress_ += bytes;
     admission.ticket = Ticket(this, bytes);
   }
   return admission;
+}
+
+DeviceMemoryInfo DeviceMemoryAdmissions::available() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return available_locked();
+}
+
+DeviceMemoryInfo DeviceMemoryAdmissions::available_locked() const {
+  DeviceMemoryInfo memory = query_();
+  memory.free_bytes = memory.free_bytes > in_progress_ ? memory.free_bytes - in_progress_ : 0;
+  return memory;
 }
 
 std::size_t DeviceMemoryAdmissions::in_progress_bytes() const {

@@ -61,9 +61,14 @@ class DeviceMemoryAdmissions {
   // rule) after the admissions in progress; the caller keeps the ticket while it allocates.
   Admission admit(std::size_t bytes, std::size_t reserve_bytes);
 
+  // The driver's numbers now, free memory less the admissions in progress (what admit() checks;
+  // for advisory checks that allocate nothing).
+  DeviceMemoryInfo available() const;
+
   std::size_t in_progress_bytes() const;
 
  private:
+  DeviceMemoryInfo available_locked() const;  // mutex_ held
   void release(std::size_t bytes);
 
   Query query_;

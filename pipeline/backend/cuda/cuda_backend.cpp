@@ -252,14 +252,9 @@ std::unique_ptr<SliceRefiner> CudaBackend::create_refiner(const RefinementSetup&
 std::string CudaBackend::refiner_memory_problem(const RefinementSetup& setup) const {
   const Impl& m = *impl_;
   return guarded("refiner_memory_problem", [&]() -> std::string {
-    m.use_device();
-    std::size_t free_bytes = 0;
-    std::size_t total_bytes = 0;
-    SLICESTREAM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::size_t in_progress = m.admissions.in_progress_bytes();  // not yet allocated
-    free_bytes = free_bytes > in_progress ? free_bytes - in_progress : 0;
-    const std::string shortfall = device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
-                                                          free_bytes, m.options.reserve_bytes);
+    const std::string shortfall =
+        device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
+                                m.admissions.available().free_bytes, m.options.reserve_bytes);
     if (shortfall.empty()) return {};
     return "the system matrix and CGLS vectors of this slice need up to " + shortfall + " on " +
            m.summary.name + " (the scan, the slices and " + mib(m.refiner_bytes->load()) +

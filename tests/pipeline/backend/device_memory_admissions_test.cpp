@@ -35,6 +35,7 @@ TEST(DeviceMemoryAdmissions, AnAdmissionInProgressCountsUntilItsTicketGoes) {
   EXPECT_FALSE(second.admitted);
   EXPECT_EQ(second.memory.free_bytes, 500 * kMiB) << "free memory less the admission in progress";
   EXPECT_EQ(second.memory.total_bytes, 2000 * kMiB);
+  EXPECT_EQ(admissions.available().free_bytes, 500 * kMiB) << "what an advisory check sees";
   EXPECT_EQ(admissions.in_progress_bytes(), 500 * kMiB) << "a refusal holds nothing";
   EXPECT_TRUE(admissions.admit(300 * kMiB, 200 * kMiB).admitted) << "what is left still fits";
   EXPECT_EQ(admissions.in_progress_bytes(), 500 * kMiB) << "that ticket went with its admission";
