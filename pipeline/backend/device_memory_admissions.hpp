@@ -3,7 +3,7 @@
 // is made, so an admission holds a ticket for its bytes until its allocations are done, and every
 // later check sees the driver's free memory less the bytes of admissions still in progress. The
 // driver is asked and the ticket taken under one lock; the allocations themselves (a refiner's
-// matrix upload takes tens of milliseconds) run outside it, so no admission waits for another's
+// includes uploading its whole matrix) run outside it, so no admission waits for another's
 // copies. Between an allocation and its ticket's release the bytes count twice (the driver has
 // them, the ticket still holds them): a check in that window may refuse what would just fit,
 // never admit what does not. Host code over a query of the driver's numbers: tested without a
