@@ -115,7 +115,9 @@ export class VolumeView {
       Math.max(1, Math.round(buffer.y * PREVIEW_RESOLUTION)));
     this.camera.aspect = width / height;
     this.camera.updateProjectionMatrix();
-    this.requestRender();
+    // setSize cleared the canvas: draw again in the next frame, not after the data throttle (the
+    // view would stay blank meanwhile, e.g. when the lost-connection banner takes its height).
+    this.requestRender(true);
   }
 
   // `now`: for the user's own moves; otherwise (new data) at most every DATA_RENDER_INTERVAL_MS.
