@@ -85,8 +85,10 @@ export class Connection extends EventTarget {
 
   // Sends one slicestream.v1.Request body, e.g. {get_status: {}}; resolves with {reply, values}
   // or rejects with a ServerError carrying the server's code, reason and message.
+  // The socket is asked rather than this.state: between the server's close frame and the
+  // 'close' event the socket is CLOSING while the state still says open, and a send then is lost.
   request(body) {
-    if (this.state !== 'open') {
+    if (!this.canSend()) {
       return Promise.reject(new ServerError({
         code: 'STATUS_CODE_UNAVAILABLE', reason: 'not_connected', message: 'not connected to the server',
       }));
@@ -100,6 +102,10 @@ export class Connection extends EventTarget {
 
   // A message that is not a valid request (the viewer's "send raw request" box, tests).
   sendRaw(text) {
-    if (this.state === 'open') this.socket.send(text);
+    if (this.canSend()) this.socket.send(text);
+  }
+
+  canSend() {
+    return this.state === 'open' && this.socket.readyState === WebSocket.OPEN;
   }
 }
