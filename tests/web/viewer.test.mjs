@@ -139,13 +139,16 @@ test('a drag in the 3D view moves a slice and the server reconstructs it there',
   await page.screenshot({ path: join(screenshots, 'viewer-moved.png') });
 });
 
-test('an invalid request shows the server\'s error', async () => {
+test('an invalid request shows the server\'s error and the form the values in force', async () => {
+  const inForce = await page.inputValue('input[name="filter_cutoff"]');
+  assert.notEqual(inForce, '5');
   await page.fill('input[name="filter_cutoff"]', '5');
   await page.click('form.parameters button[type="submit"]');
   await waitFor(page, () => window.slicestreamViewer.errors().some((e) => e.reason === 'bad_value'));
   const entry = await page.textContent('.error-list li');
   assert.match(entry, /INVALID_ARGUMENT/);
   assert.match(entry, /filter cutoff/);
+  assert.equal(await page.inputValue('input[name="filter_cutoff"]'), inForce);
 });
 
 test('stopping the server shows a lost connection, which comes back with the server', async () => {

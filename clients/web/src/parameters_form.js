@@ -48,8 +48,11 @@ export class ParametersForm {
     container.append(form);
   }
 
+  // The values in force; kept while the user edits, so that a refusal can put them back.
   show(parameters) {
-    if (this.editing || !parameters) return;
+    if (!parameters) return;
+    this.inForce = parameters;
+    if (this.editing) return;
     for (const [key, { input }] of this.inputs) {
       if (parameters[key] !== undefined) input.value = String(parameters[key]);
     }
@@ -65,7 +68,8 @@ export class ParametersForm {
       const { reply } = await this.connection.request({ set_parameters: body });
       this.show(reply.parameters);
     } catch (error) {
-      // The refusal is in the error log (reply handler).
+      // The refusal is in the error log (reply handler); nothing of the request took effect.
+      this.show(this.inForce);
     }
   }
 }
