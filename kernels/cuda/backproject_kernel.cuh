@@ -173,9 +173,10 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
                                    static_cast<std::size_t>(target.height) *
                                    static_cast<std::size_t>(target.width);
   float* const column = target.data + plane_offset + static_cast<std::size_t>(i);
+  // Point q of this thread: row j0 + q * blockDim.y, which may lie below the target.
+  const auto row = [&](int q) { return j0 + q * static_cast<int>(blockDim.y); };
   const auto point = [&](int q) {
-    return column + static_cast<std::size_t>(j0 + q * static_cast<int>(blockDim.y)) *
-                        static_cast<std::size_t>(target.width);
+    return column + static_cast<std::size_t>(row(q)) * static_cast<std::size_t>(target.width);
   };
   // An accumulating launch loads the points' values first, so that their latency passes while the
   // samples are fetched instead of after them (kept apart from the sums, which are added to them
@@ -184,8 +185,7 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   float acc[kPoints];
 #pragma unroll
   for (int q = 0; q < kPoints; ++q) {
-    const bool loaded =
-        inside && target.accumulate && j0 + q * static_cast<int>(blockDim.y) < target.height;
+    const bool loaded = inside && target.accumulate && row(q) < target.height;
     prior[q] = loaded ? *point(q) : 0.0f;
     acc[q] = 0.0f;
   }
@@ -208,9 +208,7 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
 
 #pragma unroll
   for (int q = 0; q < kPoints; ++q) {
-    if (j0 + q * static_cast<int>(blockDim.y) < target.height) {
-      *point(q) = target.accumulate ? prior[q] + acc[q] : acc[q];
-    }
+    if (row(q) < target.height) *point(q) = target.accumulate ? prior[q] + acc[q] : acc[q];
   }
 }
 
