@@ -37,6 +37,14 @@ void Pipeline::Impl::internal_error(const char* stage, const std::exception& e) 
   events.error("internal_error", std::string(stage) + " stage: " + e.what(), 0);
 }
 
+void Pipeline::Impl::discard_after_backend_error(const FrameMeta& meta, const char* not_done,
+                                                 const std::exception& e) {
+  metrics.add_discard(DiscardReason::kBackendError);
+  events.error("backend_error",
+               "projection " + std::to_string(meta.index) + " " + not_done + ": " + e.what(),
+               meta.scan_id);
+}
+
 // ------------------------------------------------------------------------------ shutdown
 
 void Pipeline::Impl::count_left(IngestItem& item) {

@@ -115,6 +115,10 @@ struct Pipeline::Impl {
   void publish_slice(SlicePublication& publication);
   void take_readback_values(SlicePublication& publication);
   void internal_error(const char* stage, const std::exception& e);
+  // A projection the backend failed on (`not_done`: "not filtered"): counted as a discard and
+  // reported as an error event of its scan.
+  void discard_after_backend_error(const FrameMeta& meta, const char* not_done,
+                                   const std::exception& e);
 
   // Shutdown accounting of what a stop without drain leaves behind.
   void count_left(IngestItem& item);

@@ -134,11 +134,7 @@ void Pipeline::Impl::preprocess_loop() {
         projection->buffer =
             backend->preprocess(projection->raw.view(), projection->placement.vector);
       } catch (const std::exception& e) {
-        metrics.add_discard(DiscardReason::kBackendError);
-        events.error("backend_error",
-                     "projection " + std::to_string(projection->meta.index) +
-                         " not preprocessed: " + e.what(),
-                     projection->meta.scan_id);
+        discard_after_backend_error(projection->meta, "not preprocessed", e);
         stats.end_item(Clock::now());
         continue;
       }
@@ -184,11 +180,7 @@ void Pipeline::Impl::filter_loop() {
       try {
         backend->filter(*projection->buffer);
       } catch (const std::exception& e) {
-        metrics.add_discard(DiscardReason::kBackendError);
-        events.error(
-            "backend_error",
-            "projection " + std::to_string(projection->meta.index) + " not filtered: " + e.what(),
-            projection->meta.scan_id);
+        discard_after_backend_error(projection->meta, "not filtered", e);
         stats.end_item(Clock::now());
         continue;
       }
