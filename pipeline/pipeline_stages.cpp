@@ -317,6 +317,7 @@ void Pipeline::Impl::publish(PublishItem& item) {
                  [&](ServerEvent& e) { sink.publish_event(e); },
                  [&](FlushMarker& m) { m.done->set_value(); },
                  [&](RefinedSliceImage& r) {
+                   r.slice.values.share();  // the sinks keep copies: of the handle, not the floats
                    sink.publish_refined(r);
                    ++metrics.counters().refined_slices_published;
                  },

@@ -270,7 +270,11 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
   OutgoingPublication publication =
       outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()), nullptr);
-  publication.payload = payload_message(refined.slice.values.to_vector(), refined.slice.memory);
+  // A copy of the image holds the values (shared with the pipeline's, slice_values.hpp) and their
+  // memory charge until ZeroMQ has sent them.
+  auto slice = std::make_shared<const SliceImage>(refined.slice);
+  const SliceValues& values = slice->values;
+  publication.payload = payload_message(values.data(), values.size(), std::move(slice));
   put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id, std::move(publication));
 }
 

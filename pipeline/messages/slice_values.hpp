@@ -39,6 +39,17 @@ class SliceValues {
     return v;
   }
 
+  // Own values move into a buffer of their own that every copy of this object then shares (an
+  // image handed to several sinks, each keeping a copy, is not copied that many times).
+  void share() {
+    if (owner_) return;
+    auto buffer = std::make_shared<const std::vector<float>>(std::move(own_));
+    own_ = std::vector<float>();
+    shared_data_ = buffer->data();
+    shared_size_ = buffer->size();
+    owner_ = std::move(buffer);
+  }
+
   bool is_shared() const { return owner_ != nullptr; }
   std::size_t size() const { return owner_ ? shared_size_ : own_.size(); }
   bool empty() const { return size() == 0; }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -68,13 +69,9 @@ TEST(PublishCodec, APayloadOverValuesInPlacePointsAtThemAndHoldsTheirOwner) {
   EXPECT_EQ(unused.use_count(), 1) << "an empty part holds nothing";
 }
 
-// inproc:// shares the message's buffer with the receiver (no copy anywhere), so the charge must
-// last until the viewer's received part is gone, long after the publisher's call returned.
-TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
-  zmq::context_t context(1);
-  ServerCounters counters;
-  SlicePublisher publisher(context, "inproc://zero-copy-slices", 4, ServerSecurity{}, counters);
-  zmq::socket_t viewer(context, zmq::socket_type::sub);
+// A viewer on every topic of an inproc:// publisher, once it has received something (probe
+// events are sent until then and read away).
+void subscribe_inproc_viewer(SlicePublisher& publisher, zmq::socket_t& viewer) {
   viewer.set(zmq::sockopt::subscribe, "");
   viewer.connect(publisher.address());
   zmq::message_t part;
@@ -87,6 +84,16 @@ TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
     }
   }
   ASSERT_TRUE(subscribed) << "the viewer never received anything";
+}
+
+// inproc:// shares the message's buffer with the receiver (no copy anywhere), so the charge must
+// last until the viewer's received part is gone, long after the publisher's call returned.
+TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
+  zmq::context_t context(1);
+  ServerCounters counters;
+  SlicePublisher publisher(context, "inproc://zero-copy-slices", 4, ServerSecurity{}, counters);
+  zmq::socket_t viewer(context, zmq::socket_type::sub);
+  ASSERT_NO_FATAL_FAILURE(subscribe_inproc_viewer(publisher, viewer));
 
   test::Random random;
   SCOPED_TRACE(random.seed);
@@ -121,6 +128,46 @@ TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
   parts.clear();
   EXPECT_TRUE(charge.expired()) << "ZeroMQ freed the message but the charge stayed";
   EXPECT_EQ(budget->used_bytes(), before);
+}
+
+// The publish stage shares a refined image's values before the sinks see it: the slices endpoint
+// sends them from where they are, and their charge lasts until ZeroMQ frees the message.
+TEST(ZeroCopyPublication, ARefinedSliceWithSharedValuesIsNotCopied) {
+  zmq::context_t context(1);
+  ServerCounters counters;
+  SlicePublisher publisher(context, "inproc://zero-copy-refined", 4, ServerSecurity{}, counters);
+  zmq::socket_t viewer(context, zmq::socket_type::sub);
+  ASSERT_NO_FATAL_FAILURE(subscribe_inproc_viewer(publisher, viewer));
+
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  RefinedSliceImage refined;
+  refined.slice = random_slice(random, 257, 131);
+  refined.iterations = 12;
+  const std::vector<float> expected = refined.slice.values.to_vector();
+  const std::size_t bytes = expected.size() * sizeof(float);
+  auto budget = std::make_shared<MemoryBudget>(std::size_t{1} << 30);
+  refined.slice.memory = budget->try_charge(bytes);
+  ASSERT_TRUE(refined.slice.memory);
+  std::weak_ptr<MemoryCharge> charge = refined.slice.memory;
+  refined.slice.values.share();
+  const float* values = std::as_const(refined.slice.values).data();  // a non-const read detaches
+
+  publisher.publish_refined(refined);
+  refined = RefinedSliceImage{};  // the pipeline's item is gone once the sinks return
+  EXPECT_FALSE(charge.expired()) << "the charge went while ZeroMQ held the message";
+
+  viewer.set(zmq::sockopt::rcvtimeo, 5000);
+  std::vector<zmq::message_t> parts(3);
+  for (zmq::message_t& received : parts) {
+    ASSERT_TRUE(viewer.recv(received));
+  }
+  EXPECT_EQ(parts[0].to_string(), kRefinedTopic);
+  ASSERT_EQ(parts[2].size(), bytes);
+  EXPECT_EQ(parts[2].data(), static_cast<const void*>(values)) << "the values were copied";
+  EXPECT_EQ(std::memcmp(parts[2].data(), expected.data(), bytes), 0);
+  parts.clear();
+  EXPECT_TRUE(charge.expired()) << "ZeroMQ freed the message but the charge stayed";
 }
 
 TEST(ZeroCopyPublication, ValuesArriveBitIdenticalOverTcp) {

@@ -107,5 +107,29 @@ TEST(SliceValues, AssigningReplacesASharedViewWithOwnValues) {
   EXPECT_EQ(values.to_vector(), replacement);
 }
 
+TEST(SliceValues, SharedOwnValuesAreOneBufferForEveryCopy) {
+  const std::vector<float> reference = random_values(1000);
+  SliceValues values = reference;
+  const float* own = values.data();
+  values.share();
+  EXPECT_TRUE(values.is_shared());
+  // Read through a const reference: the non-const data() is a write and detaches.
+  const SliceValues& read = values;
+  EXPECT_EQ(read.data(), own) << "the vector moved into the shared buffer, not copied";
+  values.share();
+  EXPECT_EQ(read.data(), own) << "sharing twice changes nothing";
+  const SliceValues copy = values;
+  EXPECT_EQ(copy.data(), own);
+  EXPECT_EQ(copy.to_vector(), reference);
+  values.resize(10);  // writing detaches this copy only
+  EXPECT_FALSE(values.is_shared());
+  EXPECT_EQ(copy.data(), own);
+  EXPECT_EQ(copy.to_vector(), reference);
+
+  SliceValues empty;
+  empty.share();
+  EXPECT_TRUE(empty.empty());
+}
+
 }  // namespace
 }  // namespace slicestream
