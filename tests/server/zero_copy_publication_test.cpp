@@ -69,8 +69,8 @@ TEST(PublishCodec, APayloadOverValuesInPlacePointsAtThemAndHoldsTheirOwner) {
   EXPECT_EQ(unused.use_count(), 1) << "an empty part holds nothing";
 }
 
-// A viewer on every topic of an inproc:// publisher, once it has received something (probe
-// events are sent until then and read away).
+// Subscribes `viewer` to every topic of an inproc:// publisher and returns once it has received
+// something (probe events are sent until then and read away).
 void subscribe_inproc_viewer(SlicePublisher& publisher, zmq::socket_t& viewer) {
   viewer.set(zmq::sockopt::subscribe, "");
   viewer.connect(publisher.address());
@@ -86,15 +86,40 @@ void subscribe_inproc_viewer(SlicePublisher& publisher, zmq::socket_t& viewer) {
   ASSERT_TRUE(subscribed) << "the viewer never received anything";
 }
 
+// A slices endpoint on inproc:// and a viewer subscribed to every topic.
+class ZeroCopyInproc : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(subscribe_inproc_viewer(publisher, viewer)); }
+
+  // Receives a publication [topic][header][values] and checks that its values part is the
+  // publisher's buffer `values` itself, holding `expected`, and that `charge` lasts as long as
+  // the received parts do.
+  void receive_in_place(const char* topic, const float* values, const std::vector<float>& expected,
+                        const std::weak_ptr<MemoryCharge>& charge) {
+    const std::size_t bytes = expected.size() * sizeof(float);
+    viewer.set(zmq::sockopt::rcvtimeo, 5000);
+    std::vector<zmq::message_t> parts(3);
+    for (zmq::message_t& received : parts) {
+      ASSERT_TRUE(viewer.recv(received));
+    }
+    EXPECT_EQ(parts[0].to_string(), topic);
+    ASSERT_EQ(parts[2].size(), bytes);
+    EXPECT_EQ(parts[2].data(), static_cast<const void*>(values)) << "the values were copied";
+    EXPECT_EQ(std::memcmp(parts[2].data(), expected.data(), bytes), 0);
+    EXPECT_FALSE(charge.expired()) << "the charge went while the viewer held the message";
+    parts.clear();
+    EXPECT_TRUE(charge.expired()) << "ZeroMQ freed the message but the charge stayed";
+  }
+
+  zmq::context_t context{1};
+  ServerCounters counters;
+  SlicePublisher publisher{context, "inproc://zero-copy", 4, ServerSecurity{}, counters};
+  zmq::socket_t viewer{context, zmq::socket_type::sub};
+};
+
 // inproc:// shares the message's buffer with the receiver (no copy anywhere), so the charge must
 // last until the viewer's received part is gone, long after the publisher's call returned.
-TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
-  zmq::context_t context(1);
-  ServerCounters counters;
-  SlicePublisher publisher(context, "inproc://zero-copy-slices", 4, ServerSecurity{}, counters);
-  zmq::socket_t viewer(context, zmq::socket_type::sub);
-  ASSERT_NO_FATAL_FAILURE(subscribe_inproc_viewer(publisher, viewer));
-
+TEST_F(ZeroCopyInproc, TheChargeLastsUntilZeroMQFreesTheMessage) {
   test::Random random;
   SCOPED_TRACE(random.seed);
   SliceImage slice = random_slice(random, 301, 97);
@@ -114,31 +139,13 @@ TEST(ZeroCopyPublication, TheChargeLastsUntilZeroMQFreesTheMessage) {
   EXPECT_FALSE(charge.expired()) << "the charge went while ZeroMQ held the message";
   EXPECT_EQ(budget->used_bytes(), before + bytes);
 
-  viewer.set(zmq::sockopt::rcvtimeo, 5000);
-  std::vector<zmq::message_t> parts(3);
-  for (zmq::message_t& received : parts) {
-    ASSERT_TRUE(viewer.recv(received));
-  }
-  EXPECT_EQ(parts[0].to_string(), kSliceTopic);
-  ASSERT_EQ(parts[2].size(), bytes);
-  EXPECT_EQ(parts[2].data(), static_cast<const void*>(values)) << "the values were copied";
-  EXPECT_EQ(std::memcmp(parts[2].data(), expected.data(), bytes), 0);
-  EXPECT_FALSE(charge.expired()) << "the charge went while the viewer held the message";
-
-  parts.clear();
-  EXPECT_TRUE(charge.expired()) << "ZeroMQ freed the message but the charge stayed";
+  ASSERT_NO_FATAL_FAILURE(receive_in_place(kSliceTopic, values, expected, charge));
   EXPECT_EQ(budget->used_bytes(), before);
 }
 
 // The publish stage shares a refined image's values before the sinks see it: the slices endpoint
 // sends them from where they are, and their charge lasts until ZeroMQ frees the message.
-TEST(ZeroCopyPublication, ARefinedSliceWithSharedValuesIsNotCopied) {
-  zmq::context_t context(1);
-  ServerCounters counters;
-  SlicePublisher publisher(context, "inproc://zero-copy-refined", 4, ServerSecurity{}, counters);
-  zmq::socket_t viewer(context, zmq::socket_type::sub);
-  ASSERT_NO_FATAL_FAILURE(subscribe_inproc_viewer(publisher, viewer));
-
+TEST_F(ZeroCopyInproc, ARefinedSliceWithSharedValuesIsNotCopied) {
   test::Random random;
   SCOPED_TRACE(random.seed);
   RefinedSliceImage refined;
@@ -157,17 +164,7 @@ TEST(ZeroCopyPublication, ARefinedSliceWithSharedValuesIsNotCopied) {
   refined = RefinedSliceImage{};  // the pipeline's item is gone once the sinks return
   EXPECT_FALSE(charge.expired()) << "the charge went while ZeroMQ held the message";
 
-  viewer.set(zmq::sockopt::rcvtimeo, 5000);
-  std::vector<zmq::message_t> parts(3);
-  for (zmq::message_t& received : parts) {
-    ASSERT_TRUE(viewer.recv(received));
-  }
-  EXPECT_EQ(parts[0].to_string(), kRefinedTopic);
-  ASSERT_EQ(parts[2].size(), bytes);
-  EXPECT_EQ(parts[2].data(), static_cast<const void*>(values)) << "the values were copied";
-  EXPECT_EQ(std::memcmp(parts[2].data(), expected.data(), bytes), 0);
-  parts.clear();
-  EXPECT_TRUE(charge.expired()) << "ZeroMQ freed the message but the charge stayed";
+  ASSERT_NO_FATAL_FAILURE(receive_in_place(kRefinedTopic, values, expected, charge));
 }
 
 TEST(ZeroCopyPublication, ValuesArriveBitIdenticalOverTcp) {
