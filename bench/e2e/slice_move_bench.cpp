@@ -110,6 +110,26 @@ void wait_for_window(client::RequestClient& client, std::uint64_t count, ChildPr
   throw std::runtime_error("the window did not fill within 120 s:\n" + server.log_tail(12));
 }
 
+// Images the server replaced by a newer one of the same slice before they left (latest wins):
+// in the pipeline's publish stage ("publications_coalesced", which also counts updates merged
+// while a slice was held back) and at the slices endpoint while a subscriber had no room
+// ("publications_superseded"). Read between moves, so that a moved image replaced on its way
+// shows as a count during its move.
+struct ReplacedImages {
+  std::uint64_t in_pipeline = 0;
+  std::uint64_t at_endpoint = 0;
+  ReplacedImages operator-(const ReplacedImages& o) const {
+    return {in_pipeline - o.in_pipeline, at_endpoint - o.at_endpoint};
+  }
+};
+
+ReplacedImages replaced_images(client::RequestClient& client) {
+  const client::Response response = client.get_status();
+  if (!response.ok()) throw std::runtime_error("GetStatus refused: " + response.reply.message());
+  return {counter(response.reply.status(), "publications_coalesced"),
+          counter(response.reply.status(), "publications_superseded")};
+}
+
 struct Move {
   double reply_ms = 0;
   // SetSlice sent -> the server's slices endpoint took the new slice (its header's published_ns:
@@ -229,8 +249,10 @@ int run(const Options& o, Report& report) {
   for (int k = 0; k < o.moves; ++k) {
     const double angle = kPi * (0.1 + 0.37 * k);
     const client::Orientation orientation = vertical_slice(angle, side_mm);
+    const ReplacedImages before = replaced_images(*client);
     const Move m = live ? move_slice_live(*client, *live, o, orientation, side)
                         : move_slice_reading_after(*client, subscriber, o, orientation, side);
+    const ReplacedImages during = replaced_images(*client) - before;
     reply_ms.push_back(m.reply_ms);
     shown_ms.push_back(m.shown_ms);
     published_ms.push_back(m.published_ms);
@@ -239,7 +261,9 @@ int run(const Options& o, Report& report) {
         .set("SetSlice -> reply ms", m.reply_ms)
         .set("SetSlice -> published ms", m.published_ms)
         .set("SetSlice -> slice received ms", m.shown_ms)
-        .set("projections integrated", static_cast<double>(m.integrated), 0);
+        .set("projections integrated", static_cast<double>(m.integrated), 0)
+        .set("coalesced (pipeline)", static_cast<double>(during.in_pipeline), 0)
+        .set("superseded (endpoint)", static_cast<double>(during.at_endpoint), 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const SteadyClock::time_point moves_end = SteadyClock::now();
