@@ -64,6 +64,13 @@ zmq::message_t header_part(const std::string& header, std::shared_ptr<const void
   }
 }
 
+// The image's values as a message part that points at them and holds the image (and with it the
+// values' buffer and memory charge) until ZeroMQ has sent or dropped it. No copy.
+zmq::message_t image_payload(std::shared_ptr<const SliceImage> image) {
+  const SliceValues& values = image->values;
+  return payload_message(values.data(), values.size(), std::move(image));
+}
+
 }  // namespace
 
 SlicePublisher::SlicePublisher(zmq::context_t& context, const std::string& address, int send_hwm,
@@ -261,8 +268,7 @@ void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slic
   const bool moved = slice->moved;
   OutgoingPublication publication =
       outgoing(kSliceTopic, encode_slice(*slice, steady_now_ns()), nullptr);
-  const SliceValues& values = slice->values;
-  publication.payload = payload_message(values.data(), values.size(), std::move(slice));
+  publication.payload = image_payload(std::move(slice));
   put_latest(PendingPublications::Stream::kSlice, id, std::move(publication), moved);
 }
 
@@ -270,11 +276,8 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
   OutgoingPublication publication =
       outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()), nullptr);
-  // A copy of the image holds the values (shared with the pipeline's, slice_values.hpp) and their
-  // memory charge until ZeroMQ has sent them.
-  auto slice = std::make_shared<const SliceImage>(refined.slice);
-  const SliceValues& values = slice->values;
-  publication.payload = payload_message(values.data(), values.size(), std::move(slice));
+  // A copy of the image, whose values are shared with the pipeline's (slice_values.hpp).
+  publication.payload = image_payload(std::make_shared<const SliceImage>(refined.slice));
   put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id, std::move(publication));
 }
 
