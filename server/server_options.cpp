@@ -190,8 +190,10 @@ void add_backend_options(CLI::App& app, ServerConfig& config) {
   add_choice<CudaTexels>(app, "--texels", cuda.texels, choices_of(kCudaTexelsNames),
                          "precision of the CUDA backend's stored projections with texture "
                          "interpolation: fp16 (half the memory and bytes read; values beyond "
-                         "+-65504 clamped and counted), fp32, or auto (fp16 with texture "
-                         "interpolation, fp32 with exact)")
+                         "+-65504 clamped and counted), fp16-mirrored (the same values in pairs "
+                         "of rows mirrored about the detector's centre: one fetch for two points "
+                         "of a vertical slice through the scan's centre plane), fp32, or auto "
+                         "(fp16-mirrored with texture interpolation, fp32 with exact)")
       ->group(group);
   app.add_option("--cuda-graphs", cuda.use_graphs,
                  "replay each stage's per-frame work as one CUDA graph (false: kernel by kernel)")

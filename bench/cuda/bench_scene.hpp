@@ -42,7 +42,8 @@ struct Scene {
   ScanGeometry geometry;
   std::vector<ProjectionMap> maps;
   cuda::DeviceBuffer<float> sources;  // projections x rows x cols
-  // The window in every storage the backend can use: fp32 texels, fp16 texels, fp32 rows.
+  // The window in every storage the backend can use: fp32 texels, fp16 texels, mirrored fp16
+  // pairs, fp32 rows.
   std::vector<std::unique_ptr<cuda::ProjectionTextureStore>> stores;
   std::vector<GridSpec> slices;
   std::vector<cuda::DeviceBuffer<float>> targets;
@@ -63,9 +64,9 @@ std::vector<GridSpec> setup_slices(const SetupSpec& spec);
 
 std::unique_ptr<Scene> make_scene(const SetupSpec& spec, BeamKind beam);
 
-inline constexpr cuda::ProjectionStorage kBenchStorages[] = {cuda::ProjectionStorage::kTexture,
-                                                             cuda::ProjectionStorage::kTextureHalf,
-                                                             cuda::ProjectionStorage::kLinear};
+inline constexpr cuda::ProjectionStorage kBenchStorages[] = {
+    cuda::ProjectionStorage::kTexture, cuda::ProjectionStorage::kTextureHalf,
+    cuda::ProjectionStorage::kTextureHalfMirrored, cuda::ProjectionStorage::kLinear};
 // The interpolation a storage is read with.
 cuda::BackprojectInterpolation interpolation_of(cuda::ProjectionStorage storage);
 

@@ -30,10 +30,20 @@ struct alignas(16) DeviceRecord {
 };
 static_assert(sizeof(DeviceRecord) == 64, "records are copied as four 16-byte words");
 
+// How a launch samples its sources: the store's texture (fp32 or fp16 texels), its texture of
+// mirrored fp16 pairs (ProjectionStorage::kTextureHalfMirrored), or fp32 rows with fp32 weights.
+enum class SampleKind { kTexture, kMirroredTexture, kExact };
+
 struct DeviceTarget {
   float* data;  // the first plane of the launch
   int width;
   int height;
+  // Mirrored pairs only: every source maps rows j and height - 1 - j of the target onto mirrored
+  // detector rows of one column, so a thread computes a row that projects onto the upper half of
+  // the detector and its mirror row from the same fetches. The target's first (height + 1) / 2
+  // rows project there, or, `flipped`, its last.
+  int paired;
+  int flipped;
   int tiles_x;
   int tiles_y;
   int block_begin;  // first block of this target (of its interleaved group) in the launch
@@ -69,10 +79,10 @@ __device__ __forceinline__ float lerp2(float v00, float v10, float v01, float v1
 
 // Bilinear sample at continuous detector position (col, row): pixel centres at integers,
 // zero outside the detector.
-template <BackprojectInterpolation kInterp>
+template <SampleKind kSample>
 __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, float row, int rows,
                                         int cols) {
-  if constexpr (kInterp == BackprojectInterpolation::kTexture) {
+  if constexpr (kSample == SampleKind::kTexture) {
     return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f, row + 0.5f,
                                rec.layer);
   } else {
@@ -97,14 +107,42 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
   }
 }
 
+// Adds weight x the sample at (col, row) to `acc`. From mirrored pairs, a paired point (one that
+// projects onto the upper half) takes channel x and its mirror image channel y of one fetch; any
+// other point below the detector's centre is fetched at its mirror row (rows - 1 - row), from the
+// texel's other channel.
+template <SampleKind kSample, bool kPaired>
+__device__ __forceinline__ void accumulate(const DeviceRecord& rec, float col, float row,
+                                           float weight, int rows, int cols, float& acc,
+                                           float& mirror) {
+  if constexpr (kSample == SampleKind::kMirroredTexture) {
+    const auto texture = static_cast<cudaTextureObject_t>(rec.source);
+    if constexpr (kPaired) {
+      const float2 pair = tex2DLayered<float2>(texture, col + 0.5f, row + 0.5f, rec.layer);
+      acc = fmaf(weight, pair.x, acc);
+      mirror = fmaf(weight, pair.y, mirror);
+    } else {
+      const float last = static_cast<float>(rows - 1);
+      const bool lower = row > 0.5f * last;
+      const float2 pair =
+          tex2DLayered<float2>(texture, col + 0.5f, (lower ? last - row : row) + 0.5f, rec.layer);
+      acc = fmaf(weight, lower ? pair.y : pair.x, acc);
+    }
+  } else {
+    acc = fmaf(weight, sample<kSample>(rec, col, row, rows, cols), acc);
+  }
+}
+
 __device__ __forceinline__ float at_point(const float* v, float i, float j, float k) {
   return fmaf(k, v[3], fmaf(j, v[2], fmaf(i, v[1], v[0])));
 }
 
-// Adds source `rec`'s contribution to a thread's kPoints points, spaced `stride` rows apart.
-template <bool kCone, BackprojectInterpolation kInterp, int kPoints>
+// Adds source `rec`'s contribution to a thread's kPoints points, spaced `stride` rows apart (and,
+// kPaired, to their mirror images in `mirror`).
+template <bool kCone, SampleKind kSample, int kPoints, bool kPaired>
 __device__ __forceinline__ void add_source(const DeviceRecord& rec, float fi, float fj, float fk,
-                                           float stride, int rows, int cols, float* acc) {
+                                           float stride, int rows, int cols, float* acc,
+                                           float* mirror) {
   const float c0 = at_point(rec.col, fi, fj, fk);
   const float r0 = at_point(rec.row, fi, fj, fk);
   const float dc = rec.col[2] * stride;
@@ -119,24 +157,112 @@ __device__ __forceinline__ void add_source(const DeviceRecord& rec, float fi, fl
       const float inv = den > 0.0f ? __fdividef(1.0f, den) : 0.0f;  // behind the source: 0
       const float col = fmaf(fq, dc, c0) * inv;
       const float row = fmaf(fq, dr, r0) * inv;
-      acc[q] = fmaf(rec.weight * inv * inv, sample<kInterp>(rec, col, row, rows, cols), acc[q]);
+      accumulate<kSample, kPaired>(rec, col, row, rec.weight * inv * inv, rows, cols, acc[q],
+                                   mirror[q]);
     }
   } else {
 #pragma unroll
     for (int q = 0; q < kPoints; ++q) {
       const float fq = static_cast<float>(q);
-      acc[q] = fmaf(rec.weight,
-                    sample<kInterp>(rec, fmaf(fq, dc, c0), fmaf(fq, dr, r0), rows, cols), acc[q]);
+      accumulate<kSample, kPaired>(rec, fmaf(fq, dc, c0), fmaf(fq, dr, r0), rec.weight, rows, cols,
+                                   acc[q], mirror[q]);
     }
   }
 }
 
-// Each block covers blockDim.x x (blockDim.y * kPoints) points of one plane of one target; each
-// thread takes kPoints points spaced blockDim.y rows apart (coalesced writes per row). The
+// Rows of its own a thread of a paired target takes for a kernel of kPoints points per thread:
+// each comes with its mirror row, so that a thread holds kPoints sums either way.
+__host__ __device__ constexpr int paired_rows_per_thread(int points) {
+  return points > 1 ? points / 2 : 1;
+}
+
+// One block's tile: blockDim.x x (blockDim.y * kRows) thread rows of one plane of one target;
+// each thread takes kRows points spaced blockDim.y rows apart (coalesced writes per row). The
 // detector coordinates are affine in the grid indices, so each thread evaluates them once per
 // source and steps with one FMA per point. The block stages its target's records in shared memory
-// kStagedRecords at a time; threads past the target's edge help with the staging.
-template <bool kCone, BackprojectInterpolation kInterp, int kPoints, int kMaxRecords>
+// kStagedRecords at a time; threads past the target's edge help with the staging. kPaired: the
+// thread rows are the (height + 1) / 2 rows of the target that project onto the upper half of the
+// detector (its first rows, or its last ones where `flipped`), and each thread also writes the
+// mirror rows of its points.
+template <bool kCone, SampleKind kSample, int kRows, bool kPaired, int kMaxRecords>
+__device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>& params,
+                                                 const DeviceTarget& target, int tile_x, int tile_y,
+                                                 int plane, DeviceRecord* staged) {
+  const int i = tile_x * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+  const int j0 = tile_y * static_cast<int>(blockDim.y) * kRows + static_cast<int>(threadIdx.y);
+  const bool flipped = kPaired && target.flipped != 0;
+  const int covered = kPaired ? (target.height + 1) / 2 : target.height;  // rows with a thread
+  const bool inside = i < target.width && j0 < covered;
+
+  // Thread row q: j0 + q * blockDim.y (may lie past the rows with a thread); its point's row runs
+  // the other way in a flipped target.
+  const auto slot = [&](int q) { return j0 + q * static_cast<int>(blockDim.y); };
+  const auto row = [&](int q) { return flipped ? target.height - 1 - slot(q) : slot(q); };
+  const auto mirror_row = [&](int q) { return target.height - 1 - row(q); };
+  const float fi = static_cast<float>(i);
+  const float fj = static_cast<float>(row(0));
+  const float fk = static_cast<float>(plane);
+  const float stride =
+      static_cast<float>(flipped ? -static_cast<int>(blockDim.y) : static_cast<int>(blockDim.y));
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+
+  const std::size_t plane_offset = static_cast<std::size_t>(plane) *
+                                   static_cast<std::size_t>(target.height) *
+                                   static_cast<std::size_t>(target.width);
+  float* const column = target.data + plane_offset + static_cast<std::size_t>(i);
+  const auto point_at = [&](int j) {
+    return column + static_cast<std::size_t>(j) * static_cast<std::size_t>(target.width);
+  };
+  // An accumulating launch loads the points' values first, so that their latency passes while the
+  // samples are fetched instead of after them (kept apart from the sums, which are added to them
+  // last, as a plain accumulation would).
+  float prior[kRows];
+  float acc[kRows];
+  float mirror_prior[kRows];  // kPaired only (unused arrays cost nothing)
+  float mirror_acc[kRows];
+#pragma unroll
+  for (int q = 0; q < kRows; ++q) {
+    const bool loaded = inside && target.accumulate && slot(q) < covered;
+    prior[q] = loaded ? *point_at(row(q)) : 0.0f;
+    acc[q] = 0.0f;
+    if constexpr (kPaired) {
+      mirror_prior[q] = loaded ? *point_at(mirror_row(q)) : 0.0f;
+      mirror_acc[q] = 0.0f;
+    }
+  }
+
+  for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
+    const int count = min(kStagedRecords, target.record_end - first);
+    __syncthreads();  // the previous records are no longer read
+    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
+    int4* to = reinterpret_cast<int4*>(staged);
+    for (int w = thread; w < count * 4; w += threads)
+      to[w] = from[w];
+    __syncthreads();
+    if (!inside) continue;
+    for (int r = 0; r < count; ++r) {
+      add_source<kCone, kSample, kRows, kPaired>(staged[r], fi, fj, fk, stride, params.rows,
+                                                 params.cols, acc, mirror_acc);
+    }
+  }
+  if (!inside) return;
+
+#pragma unroll
+  for (int q = 0; q < kRows; ++q) {
+    if (slot(q) >= covered) continue;
+    *point_at(row(q)) = target.accumulate ? prior[q] + acc[q] : acc[q];
+    // The middle row of an odd height is its own mirror image: written once.
+    if (kPaired && mirror_row(q) != row(q)) {
+      *point_at(mirror_row(q)) =
+          target.accumulate ? mirror_prior[q] + mirror_acc[q] : mirror_acc[q];
+    }
+  }
+}
+
+// The launch: each block finds its target and tile and backprojects it, kPoints points per thread
+// (a paired target's threads take half as many rows, each with its mirror row).
+template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords>
 __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
   __shared__ DeviceRecord staged[kStagedRecords];
   const int block = static_cast<int>(blockIdx.x);
@@ -158,58 +284,14 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   const int in_plane = local - plane * tiles_per_plane;
   const int tile_y = in_plane / target.tiles_x;
   const int tile_x = in_plane - tile_y * target.tiles_x;
-  const int i = tile_x * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
-  const int j0 = tile_y * static_cast<int>(blockDim.y) * kPoints + static_cast<int>(threadIdx.y);
-  const bool inside = i < target.width && j0 < target.height;
-
-  const float fi = static_cast<float>(i);
-  const float fj = static_cast<float>(j0);
-  const float fk = static_cast<float>(plane);
-  const float stride = static_cast<float>(blockDim.y);
-  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
-  const int threads = static_cast<int>(blockDim.x * blockDim.y);
-
-  const std::size_t plane_offset = static_cast<std::size_t>(plane) *
-                                   static_cast<std::size_t>(target.height) *
-                                   static_cast<std::size_t>(target.width);
-  float* const column = target.data + plane_offset + static_cast<std::size_t>(i);
-  // Point q of this thread: row j0 + q * blockDim.y, which may lie below the target.
-  const auto row = [&](int q) { return j0 + q * static_cast<int>(blockDim.y); };
-  const auto point = [&](int q) {
-    return column + static_cast<std::size_t>(row(q)) * static_cast<std::size_t>(target.width);
-  };
-  // An accumulating launch loads the points' values first, so that their latency passes while the
-  // samples are fetched instead of after them (kept apart from the sums, which are added to them
-  // last, as a plain accumulation would).
-  float prior[kPoints];
-  float acc[kPoints];
-#pragma unroll
-  for (int q = 0; q < kPoints; ++q) {
-    const bool loaded = inside && target.accumulate && row(q) < target.height;
-    prior[q] = loaded ? *point(q) : 0.0f;
-    acc[q] = 0.0f;
-  }
-
-  for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
-    const int count = min(kStagedRecords, target.record_end - first);
-    __syncthreads();  // the previous records are no longer read
-    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
-    int4* to = reinterpret_cast<int4*>(staged);
-    for (int w = thread; w < count * 4; w += threads)
-      to[w] = from[w];
-    __syncthreads();
-    if (!inside) continue;
-    for (int r = 0; r < count; ++r) {
-      add_source<kCone, kInterp, kPoints>(staged[r], fi, fj, fk, stride, params.rows, params.cols,
-                                          acc);
+  if constexpr (kSample == SampleKind::kMirroredTexture) {
+    if (target.paired != 0) {
+      backproject_tile<kCone, kSample, paired_rows_per_thread(kPoints), true>(
+          params, target, tile_x, tile_y, plane, staged);
+      return;
     }
   }
-  if (!inside) return;
-
-#pragma unroll
-  for (int q = 0; q < kPoints; ++q) {
-    if (row(q) < target.height) *point(q) = target.accumulate ? prior[q] + acc[q] : acc[q];
-  }
+  backproject_tile<kCone, kSample, kPoints, false>(params, target, tile_x, tile_y, plane, staged);
 }
 
 }  // namespace slicestream::cuda::detail

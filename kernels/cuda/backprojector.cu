@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "kernels/cuda/backproject_kernel.cuh"
@@ -12,23 +13,24 @@ namespace {
 using detail::DeviceRecord;
 using detail::DeviceTarget;
 using detail::LaunchParams;
+using detail::SampleKind;
 
 template <int kMaxRecords>
 using KernelFn = void (*)(LaunchParams<kMaxRecords>);
 
-template <bool kCone, BackprojectInterpolation kInterp, int kMaxRecords>
+template <bool kCone, SampleKind kSample, int kMaxRecords>
 KernelFn<kMaxRecords> pick_points(int points) {
   switch (points) {
     case 1:
-      return detail::backproject_kernel<kCone, kInterp, 1, kMaxRecords>;
+      return detail::backproject_kernel<kCone, kSample, 1, kMaxRecords>;
     case 2:
-      return detail::backproject_kernel<kCone, kInterp, 2, kMaxRecords>;
+      return detail::backproject_kernel<kCone, kSample, 2, kMaxRecords>;
     case 4:
-      return detail::backproject_kernel<kCone, kInterp, 4, kMaxRecords>;
+      return detail::backproject_kernel<kCone, kSample, 4, kMaxRecords>;
     case 8:
-      return detail::backproject_kernel<kCone, kInterp, 8, kMaxRecords>;
+      return detail::backproject_kernel<kCone, kSample, 8, kMaxRecords>;
     case 16:
-      return detail::backproject_kernel<kCone, kInterp, 16, kMaxRecords>;
+      return detail::backproject_kernel<kCone, kSample, 16, kMaxRecords>;
     default:
       // validate() admits no other value; never run a kernel whose tiling differs from the host's.
       throw CudaError("backprojection: no kernel for " + std::to_string(points) +
@@ -37,20 +39,26 @@ KernelFn<kMaxRecords> pick_points(int points) {
 }
 
 template <bool kCone, int kMaxRecords>
-KernelFn<kMaxRecords> pick_interpolation(BackprojectInterpolation interp, int points) {
-  if (interp == BackprojectInterpolation::kTexture) {
-    return pick_points<kCone, BackprojectInterpolation::kTexture, kMaxRecords>(points);
+KernelFn<kMaxRecords> pick_sample(SampleKind kind, int points) {
+  switch (kind) {
+    case SampleKind::kTexture:
+      return pick_points<kCone, SampleKind::kTexture, kMaxRecords>(points);
+    case SampleKind::kMirroredTexture:
+      return pick_points<kCone, SampleKind::kMirroredTexture, kMaxRecords>(points);
+    default:
+      return pick_points<kCone, SampleKind::kExact, kMaxRecords>(points);
   }
-  return pick_points<kCone, BackprojectInterpolation::kExact, kMaxRecords>(points);
 }
 
 template <int kMaxRecords>
-KernelFn<kMaxRecords> pick_kernel(BeamKind beam, const BackprojectTuning& tuning) {
-  return beam == BeamKind::kCone
-             ? pick_interpolation<true, kMaxRecords>(tuning.interpolation, tuning.points_per_thread)
-             : pick_interpolation<false, kMaxRecords>(tuning.interpolation,
-                                                      tuning.points_per_thread);
+KernelFn<kMaxRecords> pick_kernel(BeamKind beam, SampleKind kind, int points) {
+  return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords>(kind, points)
+                                 : pick_sample<false, kMaxRecords>(kind, points);
 }
+
+// Whether one fetch of a mirrored pair serves rows j and height - 1 - j of a target, and which of
+// them project onto the upper half of the detector (the rows a thread fetches for).
+enum class MirrorPairing { kNone, kFirstRowsUpper, kLastRowsUpper };
 
 // A part of one job that goes into one launch: sources [first, first + count).
 struct Piece {
@@ -58,6 +66,7 @@ struct Piece {
   std::size_t first;
   std::size_t count;
   bool accumulate;
+  MirrorPairing pairing = MirrorPairing::kNone;
 };
 
 // The grid of a job in double: centre of point (0, 0, plane_begin) and the steps per index.
@@ -90,6 +99,94 @@ double apply(const float* coef, const double* point) {
          static_cast<double>(coef[2]) * point[2] + static_cast<double>(coef[3]) * point[3];
 }
 
+// Point (i, j, k) of a grid frame, homogeneous.
+void grid_point(const GridFrame& frame, double i, double j, double k, double* out) {
+  for (int a = 0; a < 4; ++a)
+    out[a] = frame.origin[a] + i * frame.step[0][a] + j * frame.step[1][a] + k * frame.step[2][a];
+}
+
+// Whether every source of `job` maps each point (i, j, k) of its target and the mirrored point
+// (i, height - 1 - j, k) onto the same column and onto rows mirrored about the detector's centre
+// row (row and rows - 1 - row), to a thousandth of a pixel, so that one fetch of a mirrored pair
+// serves both: a vertical slice centred on the source plane of a circular scan whose detector is
+// centred on that plane; and whether its first rows project onto the upper half of the detector
+// for every source (else its last ones do). The differences of the numerators and of the
+// denominator are affine in the indices, so their largest values are at the grid's corners, as is
+// the least denominator.
+MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) {
+  constexpr double kTolerancePixels = 1e-3;
+  if (job.sources.empty()) return MirrorPairing::kNone;
+  const GridFrame frame = grid_frame(job);
+  const double last_i = job.grid.width - 1.0;
+  const double last_j = job.grid.height - 1.0;
+  const double last_k = job.plane_end - job.plane_begin - 1.0;
+  const double last_row = detector.rows - 1.0;
+  int first_rows_upper = 0;  // sources whose row 0 projects above / below the centre row
+  int first_rows_lower = 0;
+  for (const BackprojectSource& source : job.sources) {
+    const ProjectionMap& map = source.map;
+    for (const double i : {0.0, last_i}) {
+      for (const double j : {0.0, last_j}) {
+        for (const double k : {0.0, last_k}) {
+          double p[4];
+          double m[4];
+          grid_point(frame, i, j, k, p);
+          grid_point(frame, i, last_j - j, k, m);
+          const double den = apply(map.den_coef, p);
+          const double den_mirror = apply(map.den_coef, m);
+          const double allowed = kTolerancePixels * std::min(den, den_mirror);
+          if (!(std::min(den, den_mirror) > 0.0)) return MirrorPairing::kNone;  // behind the source
+          if (std::abs(den - den_mirror) > allowed) return MirrorPairing::kNone;
+          if (std::abs(apply(map.col_coef, p) - apply(map.col_coef, m)) > allowed) {
+            return MirrorPairing::kNone;
+          }
+          const double rows_sum =
+              apply(map.row_coef, p) + apply(map.row_coef, m) - 0.5 * last_row * (den + den_mirror);
+          if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
+        }
+      }
+    }
+    double first[4];
+    grid_point(frame, 0.0, 0.0, 0.0, first);
+    const double offset = apply(map.row_coef, first) / apply(map.den_coef, first) - 0.5 * last_row;
+    if (offset < -kTolerancePixels) ++first_rows_upper;
+    if (offset > kTolerancePixels) ++first_rows_lower;
+  }
+  if (first_rows_upper > 0 && first_rows_lower > 0) return MirrorPairing::kNone;
+  return first_rows_lower > 0 ? MirrorPairing::kLastRowsUpper : MirrorPairing::kFirstRowsUpper;
+}
+
+// The pairing a job gets: from texture interpolation of mirrored pairs only.
+MirrorPairing pairing_of(const BackprojectJob& job, DetectorShape detector,
+                         BackprojectInterpolation interp) {
+  if (interp != BackprojectInterpolation::kTexture || job.sources.empty() ||
+      !job.sources.front().texture.mirrored) {
+    return MirrorPairing::kNone;
+  }
+  return mirror_pairing(job, detector);
+}
+
+// How a launch's sources are sampled: texture interpolation from the store's texture or from its
+// mirrored pairs (every source of a launch from one kind: the backend has one store).
+SampleKind sample_kind(const std::vector<Piece>& pieces, BackprojectInterpolation interp) {
+  if (interp == BackprojectInterpolation::kExact) return SampleKind::kExact;
+  bool any = false;
+  bool mirrored = false;
+  for (const Piece& piece : pieces) {
+    for (std::size_t s = piece.first; s < piece.first + piece.count; ++s) {
+      const bool m = piece.job->sources[s].texture.mirrored;
+      if (any && m != mirrored) {
+        throw CudaError(
+            "backprojection: sources of one launch from textures of mirrored pairs "
+            "and of single texels");
+      }
+      any = true;
+      mirrored = m;
+    }
+  }
+  return mirrored ? SampleKind::kMirroredTexture : SampleKind::kTexture;
+}
+
 void relative_to_grid(const float* coef, const GridFrame& frame, float* out) {
   out[0] = static_cast<float>(apply(coef, frame.origin));
   for (int d = 0; d < 3; ++d)
@@ -118,16 +215,24 @@ DeviceRecord make_record(const BackprojectSource& source, const GridFrame& frame
   return rec;
 }
 
-DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tuning) {
+DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tuning,
+                         MirrorPairing pairing) {
+  const bool paired = pairing != MirrorPairing::kNone;
   const GridSpec& g = job.grid;
   DeviceTarget t{};
   t.data = job.data + static_cast<std::size_t>(job.plane_begin) *
                           static_cast<std::size_t>(g.width) * static_cast<std::size_t>(g.height);
   t.width = g.width;
   t.height = g.height;
+  t.paired = paired ? 1 : 0;
+  t.flipped = pairing == MirrorPairing::kLastRowsUpper ? 1 : 0;
   t.tiles_x = (g.width + tuning.block_x - 1) / tuning.block_x;
-  const int rows_per_tile = tuning.block_y * tuning.points_per_thread;
-  t.tiles_y = (g.height + rows_per_tile - 1) / rows_per_tile;
+  // A paired target's threads take half as many rows, of half its height, each with its mirror.
+  const int rows_per_tile =
+      tuning.block_y * (paired ? detail::paired_rows_per_thread(tuning.points_per_thread)
+                               : tuning.points_per_thread);
+  const int covered = paired ? (g.height + 1) / 2 : g.height;  // rows with a thread of their own
+  t.tiles_y = (covered + rows_per_tile - 1) / rows_per_tile;
   return t;
 }
 
@@ -154,10 +259,13 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
   long long blocks = 0;
   int records = 0;
   std::vector<long long> piece_blocks(pieces.size());
+  const SampleKind kind = sample_kind(pieces, tuning.interpolation);
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     const Piece& piece = pieces[p];
-    DeviceTarget t = make_target(*piece.job, tuning);
     const GridFrame frame = grid_frame(*piece.job);
+    const MirrorPairing pairing =
+        kind == SampleKind::kMirroredTexture ? piece.pairing : MirrorPairing::kNone;
+    DeviceTarget t = make_target(*piece.job, tuning, pairing);
     t.record_begin = records;
     for (std::size_t s = 0; s < piece.count; ++s) {
       params.records[records++] =
@@ -188,11 +296,15 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
-  sequence.add(KernelLaunch(pick_kernel<kMaxRecords>(beam, tuning),
+  sequence.add(KernelLaunch(pick_kernel<kMaxRecords>(beam, kind, tuning.points_per_thread),
                             dim3(static_cast<unsigned>(blocks)), block, params));
 }
 
 }  // namespace
+
+bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector) {
+  return mirror_pairing(job, detector) != MirrorPairing::kNone;
+}
 
 const char* to_string(BackprojectInterpolation interpolation) {
   switch (interpolation) {
@@ -225,18 +337,26 @@ Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const Backpr
   multiprocessors_ = current_device_multiprocessors();
 }
 
-BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
-  BackprojectTuning t = tuning_;
+namespace {
+
+// The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
+// thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
+// multiprocessors idle: take the largest that keeps six blocks per multiprocessor (a paired job's
+// threads take half as many rows of half its height).
+BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
+                                 const std::vector<MirrorPairing>& pairings, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
-  // Many points per thread amortise the per-source set-up (docs/performance.md), but too few
-  // blocks leave multiprocessors idle: take the largest that keeps six blocks per multiprocessor.
-  const long long wanted = 6LL * multiprocessors_;
+  const long long wanted = 6LL * multiprocessors;
   for (int points : {8, 4, 2}) {
     long long blocks = 0;
-    for (const BackprojectJob& job : jobs) {
-      const long long rows = static_cast<long long>(t.block_y) * points;
-      blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
-                ((job.grid.height + rows - 1) / rows) * (job.plane_end - job.plane_begin);
+    for (std::size_t n = 0; n < jobs.size(); ++n) {
+      const BackprojectJob& job = jobs[n];
+      const bool paired = pairings[n] != MirrorPairing::kNone;
+      const long long rows = static_cast<long long>(t.block_y) *
+                             (paired ? detail::paired_rows_per_thread(points) : points);
+      const long long height = paired ? (job.grid.height + 1) / 2 : job.grid.height;
+      blocks += ((job.grid.width + t.block_x - 1) / t.block_x) * ((height + rows - 1) / rows) *
+                (job.plane_end - job.plane_begin);
     }
     if (blocks >= wanted) {
       t.points_per_thread = points;
@@ -247,6 +367,21 @@ BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJo
   return t;
 }
 
+std::vector<MirrorPairing> pairings_of(const std::vector<BackprojectJob>& jobs,
+                                       DetectorShape detector, BackprojectInterpolation interp) {
+  std::vector<MirrorPairing> pairings;
+  for (const BackprojectJob& job : jobs)
+    pairings.push_back(pairing_of(job, detector, interp));
+  return pairings;
+}
+
+}  // namespace
+
+BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
+  return resolve_points(tuning_, jobs, pairings_of(jobs, detector_, tuning_.interpolation),
+                        multiprocessors_);
+}
+
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
   LaunchSequence sequence;
   const int launches = append(jobs, sequence);
@@ -255,12 +390,13 @@ int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t str
 }
 
 int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequence& sequence) const {
-  const BackprojectTuning tuning = resolved_tuning(jobs);
   std::size_t total_sources = 0;
   for (const BackprojectJob& job : jobs) {
     check_job(job);
     total_sources += job.sources.size();
   }
+  const std::vector<MirrorPairing> pairings = pairings_of(jobs, detector_, tuning_.interpolation);
+  const BackprojectTuning tuning = resolve_points(tuning_, jobs, pairings, multiprocessors_);
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
   // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
   const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
@@ -296,7 +432,8 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
     return std::any_of(pieces.begin(), pieces.end(),
                        [&](const Piece& piece) { return piece.job->data == job.data; });
   };
-  for (const BackprojectJob& job : jobs) {
+  for (std::size_t n = 0; n < jobs.size(); ++n) {
+    const BackprojectJob& job = jobs[n];
     if (job.sources.empty()) {
       if (job.accumulate) continue;  // += 0
       if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch) ||
@@ -314,7 +451,7 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
       }
       const std::size_t count = std::min(job.sources.size() - first, max_records - records);
       // Only the first piece of a job may overwrite; later pieces add to it.
-      pieces.push_back({&job, first, count, job.accumulate || first > 0});
+      pieces.push_back({&job, first, count, job.accumulate || first > 0, pairings[n]});
       records += count;
       first += count;
     }

@@ -23,7 +23,10 @@ namespace slicestream::cuda {
 enum class BackprojectInterpolation {
   // One hardware-filtered fetch from the store's layered texture (fp32 or fp16 texels). The
   // filter's weights have 8 fractional bits: a few 1e-4 of the slice from the fp32 CPU twin, far
-  // below the reconstruction's own error against the object (docs/performance.md).
+  // below the reconstruction's own error against the object (docs/performance.md). From a store
+  // of mirrored fp16 pairs (TextureRef::mirrored), one fetch serves a point and its mirror image
+  // wherever every source of a target maps them onto mirrored detector rows (a vertical slice
+  // centred on the source plane of a circular scan); other points fetch one value.
   kTexture,
   // Four loads from the store's linear fp32 rows through L1 and fp32 weights: the CPU twin to
   // rounding.
@@ -64,6 +67,13 @@ struct BackprojectJob {
   bool accumulate = false;  // false: planes := sum; true: planes += sum
   std::vector<BackprojectSource> sources;
 };
+
+// Whether every source of `job` maps rows j and height - 1 - j of its grid (each plane) onto the
+// same column and mirrored detector rows (row and rows - 1 - row), to a thousandth of a pixel:
+// then, from a store of mirrored fp16 pairs, one fetch serves both rows (the backprojector pairs
+// them). True for vertical slices centred on the source plane of a circular scan whose detector
+// is centred on that plane.
+bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector);
 
 class Backprojector {
  public:

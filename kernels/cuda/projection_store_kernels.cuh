@@ -1,7 +1,7 @@
 // The kernels of the projection store's updates (projection_texture_store.cu, their only
 // includer, hence the unnamed namespace): the per-projection replacement of a batch of slots, in
-// texture layers (fp32 or fp16 texels) or linear memory, zeroing layers and reading one back as
-// fp32.
+// texture layers (fp32 or fp16 texels, or mirrored fp16 pairs) or linear memory, zeroing layers
+// and reading one back as fp32.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -43,6 +43,7 @@ struct ReplaceBatch {
   int rows;
   int cols;
   int half_texels;  // the slots' and the scratch layers' texels are fp16
+  int texel_rows;   // rows of a layer: rows, or mirrored_texel_rows(rows) for mirrored pairs
   // With fp16 texels: the store's count of clamped values (page-locked host memory).
   unsigned long long* out_of_range;
 };
@@ -55,11 +56,12 @@ struct ReplaceBatch {
 constexpr int kQuad = 4;
 
 // `value` as an fp16 texel holds it (rounded to nearest), as fp32. Values beyond fp16's finite
-// range are clamped to it (NaN to zero) and counted: an infinity in a slot would turn every
-// difference new - old it takes part in, and with it every slice, into NaN.
+// range are clamped to it (NaN to zero) and counted (unless `out_of_range` is null: a value
+// stored twice is counted once): an infinity in a slot would turn every difference new - old it
+// takes part in, and with it every slice, into NaN.
 __device__ __forceinline__ float as_half_texel(float value, unsigned long long* out_of_range) {
   if (!(fabsf(value) <= kHalfMax)) {
-    atomicAdd(out_of_range, 1ULL);
+    if (out_of_range != nullptr) atomicAdd(out_of_range, 1ULL);
     value = isnan(value) ? 0.0f : copysignf(kHalfMax, value);
   }
   return __half2float(__float2half_rn(value));
@@ -75,15 +77,55 @@ struct ReplacedPixel {
 // (or clamped) first and the difference is taken from the values as stored, so that the live
 // slices and a recompute from the store agree; it is exact in fp32 and rounded (clamped) once
 // more into an fp16 scratch texel.
+// `counted`: whether this copy of the pixel counts its clamped values (mirrored pairs store the
+// centre rows twice).
 __device__ __forceinline__ ReplacedPixel replace_pixel(float fresh, float old_value, int mode,
-                                                       const ReplaceBatch& batch) {
+                                                       const ReplaceBatch& batch,
+                                                       bool counted = true) {
   const bool half = batch.half_texels != 0;
-  ReplacedPixel out{half ? as_half_texel(fresh, batch.out_of_range) : fresh, old_value};
+  unsigned long long* const counter = counted ? batch.out_of_range : nullptr;
+  ReplacedPixel out{half ? as_half_texel(fresh, counter) : fresh, old_value};
   if (mode == kScratchDifference) {
     out.scratch = out.texel - old_value;
-    if (half) out.scratch = as_half_texel(out.scratch, batch.out_of_range);
+    if (half) out.scratch = as_half_texel(out.scratch, counter);
   }
   return out;
+}
+
+// The two projection rows texel row `r` of a mirrored layer holds, and whether it is the copy of
+// each that counts (rows up to the centre are counted in channel x, the others in channel y of
+// their mirror's texel row; the texel rows past the centre repeat rows counted elsewhere).
+struct MirroredRows {
+  int upper;  // channel x: row r
+  int lower;  // channel y: row rows - 1 - r
+  bool upper_counted;
+  bool lower_counted;
+};
+
+__device__ __forceinline__ MirroredRows mirrored_rows(int r, int rows) {
+  const int centre = (rows - 1) / 2;
+  return {r, rows - 1 - r, r <= centre, rows - 1 - r > centre};
+}
+
+__device__ __forceinline__ float2 load_pair(const SlotAccess& a, int r, int col) {
+  unsigned bits = 0;
+  surf2DLayeredread(&bits, a.surface, col * static_cast<int>(sizeof(__half2)), r, a.layer);
+  return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+}
+
+__device__ __forceinline__ void store_pair(const SlotAccess& a, int r, int col, float2 value) {
+  const __half2 pair = __floats2half2_rn(value.x, value.y);
+  surf2DLayeredwrite(*reinterpret_cast<const unsigned*>(&pair), a.surface,
+                     col * static_cast<int>(sizeof(__half2)), r, a.layer);
+}
+
+__device__ __forceinline__ unsigned pack_pair(float x, float y) {
+  const __half2 pair = __floats2half2_rn(x, y);
+  return *reinterpret_cast<const unsigned*>(&pair);
+}
+
+__device__ __forceinline__ float2 unpack_pair(unsigned bits) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 
 __device__ __forceinline__ float load_texel(const SlotAccess& a, int half_texels, int row, int col,
@@ -185,24 +227,107 @@ __global__ void replace_slots_quad_kernel(const __grid_constant__ ReplaceBatch b
   store_quad(e.slot, row, col, index, float4{x.texel, y.texel, z.texel, w.texel});
 }
 
-// A layer (fp32 or fp16 texels) as fp32 rows x cols floats.
-__global__ void read_layer_kernel(SlotAccess layer, int half_texels, int rows, int cols,
-                                  float* out) {
+// The same update in layers of mirrored fp16 pairs, one texel (two pixels: rows r and
+// rows - 1 - r of a column) per thread, over the layer's texel rows.
+__global__ void replace_slots_mirrored_kernel(const __grid_constant__ ReplaceBatch batch) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (col >= batch.cols || r >= batch.texel_rows) return;
+  const ReplaceEntry& e = batch.entries[blockIdx.z];
+  const MirroredRows m = mirrored_rows(r, batch.rows);
+  const float fresh_upper = e.projection[pixel_index(m.upper, col, e.row_pitch)];
+  const float fresh_lower = e.projection[pixel_index(m.lower, col, e.row_pitch)];
+  const bool keep = e.scratch_mode != kScratchUnchanged;
+  const float2 old_pair = keep ? load_pair(e.slot, r, col) : float2{};
+  const ReplacedPixel u =
+      replace_pixel(fresh_upper, old_pair.x, e.scratch_mode, batch, m.upper_counted);
+  const ReplacedPixel l =
+      replace_pixel(fresh_lower, old_pair.y, e.scratch_mode, batch, m.lower_counted);
+  if (keep) store_pair(e.scratch, r, col, float2{u.scratch, l.scratch});
+  store_pair(e.slot, r, col, float2{u.texel, l.texel});
+}
+
+// kQuad pairs from byte `byte` of texel row `r` of a layer, in one 16-byte surface access: the
+// pass is bound by its surface accesses, and smaller ones make it slower (docs/performance.md).
+static_assert(kQuad * sizeof(unsigned) == sizeof(uint4), "a quad of pairs is one 16-byte access");
+__device__ __forceinline__ void read_pairs(const SlotAccess& a, int byte, int r, unsigned* out) {
+  uint4 v;
+  surf2DLayeredread(&v, a.surface, byte, r, a.layer);
+  out[0] = v.x;
+  out[1] = v.y;
+  out[2] = v.z;
+  out[3] = v.w;
+}
+
+__device__ __forceinline__ void write_pairs(const SlotAccess& a, int byte, int r,
+                                            const unsigned* in) {
+  surf2DLayeredwrite(uint4{in[0], in[1], in[2], in[3]}, a.surface, byte, r, a.layer);
+}
+
+// The same, kQuad neighbouring texels of a texel row per thread (16-byte loads of each of the two
+// rows, 16-byte surface accesses), under the conditions of replace_slots_quad_kernel.
+__global__ void replace_slots_mirrored_quad_kernel(const __grid_constant__ ReplaceBatch batch) {
+  const int col = kQuad * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int r = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (col >= batch.cols || r >= batch.texel_rows) return;
+  const ReplaceEntry& e = batch.entries[blockIdx.z];
+  const MirroredRows m = mirrored_rows(r, batch.rows);
+  const float4 upper =
+      *reinterpret_cast<const float4*>(e.projection + pixel_index(m.upper, col, e.row_pitch));
+  const float4 lower =
+      *reinterpret_cast<const float4*>(e.projection + pixel_index(m.lower, col, e.row_pitch));
+  const bool keep = e.scratch_mode != kScratchUnchanged;
+  const int byte = col * static_cast<int>(sizeof(__half2));
+  unsigned old_words[kQuad] = {};
+  if (keep) read_pairs(e.slot, byte, r, old_words);
+  const float fresh[2][kQuad] = {{upper.x, upper.y, upper.z, upper.w},
+                                 {lower.x, lower.y, lower.z, lower.w}};
+  unsigned texels[kQuad];
+  unsigned scratch[kQuad];
+#pragma unroll
+  for (int c = 0; c < kQuad; ++c) {
+    const float2 old_pair = unpack_pair(old_words[c]);
+    const ReplacedPixel u =
+        replace_pixel(fresh[0][c], old_pair.x, e.scratch_mode, batch, m.upper_counted);
+    const ReplacedPixel l =
+        replace_pixel(fresh[1][c], old_pair.y, e.scratch_mode, batch, m.lower_counted);
+    texels[c] = pack_pair(u.texel, l.texel);
+    scratch[c] = pack_pair(u.scratch, l.scratch);
+  }
+  if (keep) write_pairs(e.scratch, byte, r, scratch);
+  write_pairs(e.slot, byte, r, texels);
+}
+
+// A layer (fp32 or fp16 texels, or mirrored fp16 pairs) as fp32 rows x cols floats.
+__global__ void read_layer_kernel(SlotAccess layer, int half_texels, int mirrored, int rows,
+                                  int cols, float* out) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
   const std::size_t index = static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
                             static_cast<std::size_t>(col);
+  if (mirrored != 0) {
+    const bool upper = row <= (rows - 1) / 2;
+    const float2 pair = load_pair(layer, upper ? row : rows - 1 - row, col);
+    out[index] = upper ? pair.x : pair.y;
+    return;
+  }
   out[index] = load_texel(layer, half_texels, row, col, index);
 }
 
-// Zeroes layer blockIdx.z of a layered array (fp32 or fp16 texels).
-__global__ void clear_layers_kernel(cudaSurfaceObject_t surface, int half_texels, int rows,
+// Zeroes layer blockIdx.z of a layered array of texels of `texel_bytes` (2: fp16, 4: fp32 or a
+// mirrored fp16 pair), rows x cols of them.
+__global__ void clear_layers_kernel(cudaSurfaceObject_t surface, int texel_bytes, int rows,
                                     int cols) {
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (col >= cols || row >= rows) return;
-  store_texel({surface, nullptr, static_cast<int>(blockIdx.z)}, half_texels, row, col, 0, 0.0f);
+  const int layer = static_cast<int>(blockIdx.z);
+  if (texel_bytes == 2) {
+    surf2DLayeredwrite(static_cast<unsigned short>(0), surface, col * texel_bytes, row, layer);
+  } else {
+    surf2DLayeredwrite(0u, surface, col * texel_bytes, row, layer);
+  }
 }
 
 int scratch_mode_of(ScratchContent content) {

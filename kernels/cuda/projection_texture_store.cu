@@ -43,14 +43,36 @@ cudaTextureObject_t make_filtered_texture(cudaArray_t array) {
   return object;
 }
 
-// `layers` layers of rows x cols fp32 or fp16 texels (zeroed by the constructor).
-std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(DetectorShape shape,
-                                                                         int layers, bool half) {
+// Texel rows of one layer of `storage` for a detector of `rows` rows.
+int texel_rows_of(ProjectionStorage storage, int rows) {
+  return storage == ProjectionStorage::kTextureHalfMirrored ? mirrored_texel_rows(rows) : rows;
+}
+
+// Bytes of one texel (or linear value) of `storage`.
+std::size_t texel_bytes_of(ProjectionStorage storage) {
+  return storage == ProjectionStorage::kTextureHalf ? sizeof(std::uint16_t) : sizeof(float);
+}
+
+// The layers' texels for each storage: fp32, fp16, or a pair of fp16 values.
+cudaChannelFormatDesc texel_format(ProjectionStorage storage) {
+  switch (storage) {
+    case ProjectionStorage::kTextureHalf:
+      return cudaCreateChannelDescHalf();
+    case ProjectionStorage::kTextureHalfMirrored:
+      return cudaCreateChannelDescHalf2();
+    default:
+      return cudaCreateChannelDesc<float>();
+  }
+}
+
+// `layers` layers of texels of `storage` for a detector of `shape` (zeroed by the constructor).
+std::unique_ptr<ProjectionTextureStore::LayeredArray> make_layered_array(
+    DetectorShape shape, int layers, ProjectionStorage storage) {
   auto result = std::make_unique<ProjectionTextureStore::LayeredArray>();
-  const cudaChannelFormatDesc format =
-      half ? cudaCreateChannelDescHalf() : cudaCreateChannelDesc<float>();
+  const cudaChannelFormatDesc format = texel_format(storage);
   const cudaExtent extent =
-      make_cudaExtent(static_cast<std::size_t>(shape.cols), static_cast<std::size_t>(shape.rows),
+      make_cudaExtent(static_cast<std::size_t>(shape.cols),
+                      static_cast<std::size_t>(texel_rows_of(storage, shape.rows)),
                       static_cast<std::size_t>(layers));
   SLICESTREAM_CUDA_CHECK(cudaMalloc3DArray(&result->array, &format, extent,
                                            cudaArrayLayered | cudaArraySurfaceLoadStore));
@@ -74,7 +96,8 @@ dim3 pixel_grid(DetectorShape shape, std::size_t depth, dim3 block, int per_thre
 }
 
 // Whether a replacement batch takes kQuad neighbouring values per thread
-// (replace_slots_quad_kernel): fp32 rows or fp16 texels, rows of whole quads in the slots (cols)
+// (replace_slots_quad_kernel, replace_slots_mirrored_quad_kernel): fp32 rows, fp16 texels or
+// mirrored fp16 pairs, rows of whole quads in the slots (cols)
 // and in each projection (its row pitch), projections aligned to a quad's 16 bytes (pooled
 // buffers and cudaMalloc's are; a view into one may not be).
 bool takes_quads(ProjectionStorage storage, const ReplaceBatch& batch, std::size_t count) {
@@ -97,6 +120,8 @@ const char* to_string(ProjectionStorage storage) {
       return "texture fp32";
     case ProjectionStorage::kTextureHalf:
       return "texture fp16";
+    case ProjectionStorage::kTextureHalfMirrored:
+      return "texture fp16 mirrored";
     case ProjectionStorage::kLinear:
       return "linear fp32";
   }
@@ -128,11 +153,12 @@ std::string ProjectionTextureStore::unsupported_reason(int device, DetectorShape
 
 std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
                                                  const ProjectionStoreOptions& options) {
-  const std::size_t texel =
-      options.storage == ProjectionStorage::kTextureHalf ? sizeof(std::uint16_t) : sizeof(float);
-  return shape.pixels() * texel *
-         (static_cast<std::size_t>(std::max(slots, 0)) +
-          static_cast<std::size_t>(std::max(1, options.scratch_layers)));
+  const std::size_t layer_bytes =
+      static_cast<std::size_t>(shape.cols) *
+      static_cast<std::size_t>(texel_rows_of(options.storage, shape.rows)) *
+      texel_bytes_of(options.storage);
+  return layer_bytes * (static_cast<std::size_t>(std::max(slots, 0)) +
+                        static_cast<std::size_t>(std::max(1, options.scratch_layers)));
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
@@ -161,9 +187,9 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
       options.max_layers_per_array > 0 ? std::min(options.max_layers_per_array, limit) : limit;
   for (int first = 0; first < slots; first += layers_per_array_) {
     arrays_.push_back(
-        make_layered_array(shape, std::min(layers_per_array_, slots - first), half_texels()));
+        make_layered_array(shape, std::min(layers_per_array_, slots - first), storage_));
   }
-  scratch_ = make_layered_array(shape, scratch_layers_, half_texels());
+  scratch_ = make_layered_array(shape, scratch_layers_, storage_);
   if (half_texels()) {
     clamped_ = PinnedBuffer<unsigned long long>(1);
     clamped_[0] = 0;
@@ -173,11 +199,12 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
   }
   // Zeroed: empty slots read as zero projections.
   const dim3 block(32, 8);
+  const DetectorShape texels{texel_rows_of(storage_, shape.rows), shape.cols};
   for (std::size_t a = 0; a <= arrays_.size(); ++a) {
     const LayeredArray& array = a < arrays_.size() ? *arrays_[a] : *scratch_;
-    KernelLaunch(&clear_layers_kernel,
-                 pixel_grid(shape, static_cast<std::size_t>(array.layers), block), block,
-                 array.surface, half_texels() ? 1 : 0, shape.rows, shape.cols)
+    KernelLaunch(
+        &clear_layers_kernel, pixel_grid(texels, static_cast<std::size_t>(array.layers), block),
+        block, array.surface, static_cast<int>(texel_bytes_of(storage_)), texels.rows, texels.cols)
         .enqueue(nullptr);
   }
   SLICESTREAM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -213,6 +240,7 @@ TextureRef ProjectionTextureStore::slot_ref(int slot) const {
   }
   ref.texture = array_of(slot).texture;
   ref.layer = slot % layers_per_array_;
+  ref.mirrored = mirrored();
   return ref;
 }
 
@@ -225,6 +253,7 @@ TextureRef ProjectionTextureStore::scratch_ref(int index) const {
     return ref;
   }
   ref.texture = scratch_->texture;
+  ref.mirrored = mirrored();
   return ref;
 }
 
@@ -271,6 +300,7 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     params.rows = shape_.rows;
     params.cols = shape_.cols;
     params.half_texels = half_texels() ? 1 : 0;
+    params.texel_rows = texel_rows_of(storage_, shape_.rows);
     params.out_of_range = clamped_on_device_;
     for (std::size_t k = 0; k < count; ++k) {
       const SlotReplacement& r = batch[first + k];
@@ -286,7 +316,15 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
                    scratch_index};
       e.scratch_mode = scratch_mode_of(r.scratch);
     }
-    if (takes_quads(storage_, params, count)) {
+    const bool quads = takes_quads(storage_, params, count);
+    if (mirrored()) {
+      // One thread per texel (pair of pixels) of the layer's texel rows.
+      const DetectorShape texels{params.texel_rows, shape_.cols};
+      sequence.add(quads ? KernelLaunch(&replace_slots_mirrored_quad_kernel,
+                                        pixel_grid(texels, count, block, kQuad), block, params)
+                         : KernelLaunch(&replace_slots_mirrored_kernel,
+                                        pixel_grid(texels, count, block), block, params));
+    } else if (quads) {
       sequence.add(KernelLaunch(&replace_slots_quad_kernel, pixel_grid(shape_, count, block, kQuad),
                                 block, params));
     } else {
@@ -305,15 +343,15 @@ std::uint64_t ProjectionTextureStore::values_clamped() const {
 void ProjectionTextureStore::read_slot(int slot, float* out, cudaStream_t stream) const {
   const TextureRef ref = slot_ref(slot);
   const cudaSurfaceObject_t surface = is_texture(storage_) ? array_of(slot).surface : 0;
-  copy_out(ref, surface, half_texels(), out, stream);
+  copy_out(ref, surface, out, stream);
 }
 
 void ProjectionTextureStore::read_scratch(float* out, cudaStream_t stream, int index) const {
   const TextureRef ref = scratch_ref(index);
-  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, half_texels(), out, stream);
+  copy_out(ref, is_texture(storage_) ? scratch_->surface : 0, out, stream);
 }
 
-void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half,
+void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t surface,
                                       float* out, cudaStream_t stream) const {
   if (ref.linear != nullptr) {
     SLICESTREAM_CUDA_CHECK(cudaMemcpyAsync(out, ref.linear, shape_.pixels() * sizeof(float),
@@ -322,7 +360,8 @@ void ProjectionTextureStore::copy_out(const TextureRef& ref, cudaSurfaceObject_t
   }
   const dim3 block(32, 8);
   KernelLaunch(&read_layer_kernel, pixel_grid(shape_, 1, block), block,
-               SlotAccess{surface, nullptr, ref.layer}, half ? 1 : 0, shape_.rows, shape_.cols, out)
+               SlotAccess{surface, nullptr, ref.layer}, half_texels() ? 1 : 0, mirrored() ? 1 : 0,
+               shape_.rows, shape_.cols, out)
       .enqueue(stream);
 }
 

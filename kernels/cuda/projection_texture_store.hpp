@@ -7,8 +7,14 @@
 // re-uploaded. One array holds up to the device's layer limit (maxTexture2DLayered[2], 2048 on
 // current GPUs); longer windows continue in further arrays behind the same slot -> (array, layer)
 // interface. Texels are fp32 or fp16 (half the bytes to read; the texture unit converts to fp32
-// before it filters). With linear storage (the exact path) slots are plain fp32 rows in linear
-// memory, read through L1 with fp32 interpolation weights.
+// before it filters), or mirrored pairs of fp16 texels: texel (col, r) holds rows r and
+// rows - 1 - r of the projection, in layers of (rows + 3) / 2 texel rows, so each projection is
+// still stored once (with a row or two twice). In a scan whose source and detector centre lie in
+// the plane of the detector's centre row, a point and its mirror image in that plane project onto
+// mirrored rows of the same column for every source, so one fetch filters both (Backprojector
+// pairs the rows of such targets); any other point folds its row into the upper half and takes
+// the texel's other channel. With linear storage (the exact path) slots are plain fp32 rows in
+// linear memory, read through L1 with fp32 interpolation weights.
 //
 // Scratch layers hold what the incremental update backprojects besides the slot itself (new - old,
 // or the old projection), one per projection of a batch (replace_slots), in the slots' texels: the
@@ -35,10 +41,17 @@ namespace slicestream::cuda {
 enum class ProjectionStorage {
   kTexture,      // layered texture, fp32 texels, hardware bilinear filtering
   kTextureHalf,  // layered texture, fp16 texels, hardware bilinear filtering
-  kLinear,       // plain fp32 rows in linear memory (exact fp32 interpolation)
+  // layered texture, fp16 texel pairs of mirrored rows (row r and rows - 1 - r), half the height
+  kTextureHalfMirrored,
+  kLinear,  // plain fp32 rows in linear memory (exact fp32 interpolation)
 };
 const char* to_string(ProjectionStorage storage);
 bool is_texture(ProjectionStorage storage);
+// Texel rows of a layer of mirrored pairs: rows r <= (rows + 1) / 2, so that a bilinear fetch at
+// any row of the upper half (up to the centre) finds both of its texel rows.
+inline int mirrored_texel_rows(int rows) {
+  return (rows + 3) / 2;
+}
 
 struct ProjectionStoreOptions {
   int max_layers_per_array = 0;  // 0: the device's limit; tests lower it to exercise several arrays
@@ -52,6 +65,7 @@ struct TextureRef {
   cudaTextureObject_t texture = 0;
   int layer = 0;
   const float* linear = nullptr;
+  bool mirrored = false;  // the texture's texels are mirrored fp16 pairs
 };
 
 // What a slot replacement (replace_slots) leaves in its scratch layer.
@@ -127,10 +141,14 @@ class ProjectionTextureStore {
   void check_slot(int slot) const;
   const LayeredArray& array_of(int slot) const;
   void check_scratch(int index) const;
-  bool half_texels() const { return storage_ == ProjectionStorage::kTextureHalf; }
+  bool half_texels() const {
+    return storage_ == ProjectionStorage::kTextureHalf ||
+           storage_ == ProjectionStorage::kTextureHalfMirrored;
+  }
+  bool mirrored() const { return storage_ == ProjectionStorage::kTextureHalfMirrored; }
   // One stored projection as fp32 into `out`: a copy of linear storage, or its layer of the
-  // array behind `surface` (fp16 texels when `half`).
-  void copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, bool half, float* out,
+  // array behind `surface`.
+  void copy_out(const TextureRef& ref, cudaSurfaceObject_t surface, float* out,
                 cudaStream_t stream) const;
 
   DetectorShape shape_;

@@ -34,11 +34,18 @@ inline constexpr NameTable<CudaInterpolation, 2> kCudaInterpolationNames{
 
 // The texels of the store's texture: fp16 halves the memory and the bytes a backprojection reads
 // (each value rounded to 11 significant bits, beyond +-65504 clamped and counted); texture
-// interpolation only. kAuto: fp16 with texture interpolation (its slices are as close to the
-// object as fp32's, docs/performance.md), fp32 rows with exact interpolation.
-enum class CudaTexels { kAuto, kFloat32, kFloat16 };
-inline constexpr NameTable<CudaTexels, 3> kCudaTexelsNames{
-    {{CudaTexels::kAuto, "auto"}, {CudaTexels::kFloat32, "fp32"}, {CudaTexels::kFloat16, "fp16"}}};
+// interpolation only. fp16-mirrored stores the same fp16 values in pairs, row r beside row
+// rows - 1 - r, so that one fetch serves a point of a slice symmetric about the detector's centre
+// plane and its mirror image (vertical slices through the middle of a circular scan: half the
+// fetches); points of other slices fetch their value from the pair. kAuto: fp16-mirrored with
+// texture interpolation (its slices are as close to the object as fp32's, docs/performance.md),
+// fp32 rows with exact interpolation.
+enum class CudaTexels { kAuto, kFloat32, kFloat16, kFloat16Mirrored };
+inline constexpr NameTable<CudaTexels, 4> kCudaTexelsNames{
+    {{CudaTexels::kAuto, "auto"},
+     {CudaTexels::kFloat32, "fp32"},
+     {CudaTexels::kFloat16, "fp16"},
+     {CudaTexels::kFloat16Mirrored, "fp16-mirrored"}}};
 
 // How the server's threads wait for the GPU (a slice readback, a pinned staging chunk, a
 // synchronize): kSpin polls (the quickest wake-up, a busy core for every waiting thread), kYield

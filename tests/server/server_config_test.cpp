@@ -104,12 +104,15 @@ TEST(ServerOptions, BatchSizeAndTheCudaBackendsOptions) {
   ServerConfig half;
   ASSERT_EQ(parse({"--texels", "fp16"}, half), "");
   EXPECT_EQ(half.backend_options.cuda.texels, CudaTexels::kFloat16);
+  ServerConfig mirrored;
+  ASSERT_EQ(parse({"--texels", "fp16-mirrored"}, mirrored), "");
+  EXPECT_EQ(mirrored.backend_options.cuda.texels, CudaTexels::kFloat16Mirrored);
   const CudaSettings defaults;
   ServerConfig untouched;
   ASSERT_EQ(parse({}, untouched), "");
   EXPECT_EQ(untouched.backend_options.cuda.interpolation, CudaInterpolation::kTexture);
   EXPECT_EQ(untouched.backend_options.cuda.texels, defaults.texels);
-  EXPECT_EQ(defaults.texels, CudaTexels::kAuto);  // fp16 with texture interpolation
+  EXPECT_EQ(defaults.texels, CudaTexels::kAuto);  // mirrored fp16 pairs with texture interpolation
   ServerConfig full;
   ASSERT_EQ(parse({"--texels", "fp32"}, full), "");
   EXPECT_EQ(full.backend_options.cuda.texels, CudaTexels::kFloat32);

@@ -325,8 +325,9 @@ cuda::ProjectionStorage projection_storage(const CudaBackendOptions& options) {
   if (options.tuning.interpolation == cuda::BackprojectInterpolation::kExact) {
     return cuda::ProjectionStorage::kLinear;
   }
-  return options.half_texels ? cuda::ProjectionStorage::kTextureHalf
-                             : cuda::ProjectionStorage::kTexture;
+  if (!options.half_texels) return cuda::ProjectionStorage::kTexture;
+  return options.mirrored_texels ? cuda::ProjectionStorage::kTextureHalfMirrored
+                                 : cuda::ProjectionStorage::kTextureHalf;
 }
 
 cuda::FilteredRows filtered_rows(const CudaBackendOptions& options) {
@@ -350,8 +351,9 @@ CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   options.readback_lend_bytes = settings.readback_lend_bytes;
   options.host_wait = settings.host_wait;
   const bool exact = settings.interpolation == CudaInterpolation::kExact;
-  const bool half =
-      settings.texels == CudaTexels::kFloat16 || (settings.texels == CudaTexels::kAuto && !exact);
+  const bool automatic = settings.texels == CudaTexels::kAuto;
+  const bool mirrored = settings.texels == CudaTexels::kFloat16Mirrored || (automatic && !exact);
+  const bool half = mirrored || settings.texels == CudaTexels::kFloat16;
   if (exact && half) {
     throw BackendError(
         "cuda backend: exact interpolation reads fp32 projections; fp16 texels need the texture "
@@ -360,6 +362,7 @@ CudaBackendOptions cuda_backend_options(const CudaSettings& settings) {
   options.tuning.interpolation =
       exact ? cuda::BackprojectInterpolation::kExact : cuda::BackprojectInterpolation::kTexture;
   options.half_texels = half;
+  options.mirrored_texels = mirrored;
   return options;
 }
 

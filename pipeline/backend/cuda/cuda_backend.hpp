@@ -36,6 +36,9 @@ struct CudaBackendOptions {
   // fp16 texels in the store's texture (half the memory and bytes read; texture path only; values
   // beyond +-65504 clamped and counted, store_values_clamped); false: fp32 texels.
   bool half_texels = true;
+  // With fp16 texels: stored as mirrored pairs (ProjectionStorage::kTextureHalfMirrored), one
+  // fetch for a point of a vertical slice through the scan's centre plane and its mirror image.
+  bool mirrored_texels = true;
   int max_layers_per_array = 0;  // 0: the device's layered-texture limit
   // GPU memory left free for the driver, cuFFT plans and other processes when admitting a scan,
   // a target or a slice refiner (pipeline/device_memory_budget.hpp).

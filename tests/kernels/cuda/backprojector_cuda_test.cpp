@@ -1,6 +1,7 @@
 // The CUDA backprojector against its CPU twin (cpu::backproject_rows) on fresh random
 // projections: cone and parallel beam, both interpolations (exact: to rounding; hardware texture
-// filtering with fp32 and fp16 texels: within 1e-3), every points-per-thread value, several block
+// filtering with fp32 and fp16 texels and mirrored fp16 pairs: within 1e-3), which targets the
+// mirrored pairs serve two rows at a time, every points-per-thread value, several block
 // shapes, axis-aligned, oblique and one-pixel slices, slices reaching past the detector, volume
 // plane ranges, several arrays behind one store, many sources (several launches and more records
 // than a block stages at once), and the same target twice in one call.
@@ -53,8 +54,11 @@ Fixture make_fixture(RandomSource& random, BeamKind beam, DetectorShape detector
 std::vector<GridSpec> test_grids(RandomSource& random) {
   const VolumeBox box = test::centered_box(20.0);
   const auto slices = default_slices(box);
-  // The first two share a tiling: they form an interleaved group.
-  std::vector<GridSpec> grids = {slice_grid(slices[0], 45, 38), slice_grid(slices[1], 45, 38),
+  // The first two share a tiling: they form an interleaved group. The second is upside down (its
+  // rows run from the top), so that from mirrored pairs its first rows are the folded ones.
+  const SliceOrientation upside_down = SliceOrientation::from_axes(
+      slices[1].x_axis(), -1.0 * slices[1].y_axis(), slices[1].base() + slices[1].y_axis());
+  std::vector<GridSpec> grids = {slice_grid(slices[0], 45, 38), slice_grid(upside_down, 45, 38),
                                  slice_grid(slices[2], 50, 50)};
   // Oblique: random orthogonal axes through a random point near the centre.
   const Vec3 a = {random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1)};
@@ -109,11 +113,12 @@ double tolerance_of(cuda::ProjectionStorage storage) {
   return cuda::is_texture(storage) ? 1e-3 : 1e-5;
 }
 
-void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
+void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
+                      DetectorShape detector = {33, 61}) {
   RandomSource random;
   SCOPED_TRACE(random.trace());
-  SCOPED_TRACE(std::string("storage ") + cuda::to_string(storage));
-  const DetectorShape detector{33, 61};
+  SCOPED_TRACE(std::string("storage ") + cuda::to_string(storage) + ", detector " +
+               std::to_string(detector.rows) + " x " + std::to_string(detector.cols));
   const int count = 45;  // more records than a block stages at once
   Fixture f = make_fixture(random, beam, detector, count, storage);
   const std::vector<GridSpec> grids = test_grids(random);
@@ -182,20 +187,73 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage) {
               cuda::to_string(storage), worst);
 }
 
-const cuda::ProjectionStorage kStorages[] = {cuda::ProjectionStorage::kTexture,
-                                             cuda::ProjectionStorage::kTextureHalf,
-                                             cuda::ProjectionStorage::kLinear};
+const cuda::ProjectionStorage kStorages[] = {
+    cuda::ProjectionStorage::kTexture, cuda::ProjectionStorage::kTextureHalf,
+    cuda::ProjectionStorage::kTextureHalfMirrored, cuda::ProjectionStorage::kLinear};
 
+// Mirrored pairs with an odd detector height (the centre row paired with itself) and, below, an
+// even one (the two centre rows stored twice).
 TEST(BackprojectorCuda, ConeSlicesMatchCpu) {
   SLICESTREAM_REQUIRE_GPU();
   for (cuda::ProjectionStorage storage : kStorages)
     check_all_slices(BeamKind::kCone, storage);
+  check_all_slices(BeamKind::kCone, cuda::ProjectionStorage::kTextureHalfMirrored, {32, 61});
 }
 
 TEST(BackprojectorCuda, ParallelSlicesMatchCpu) {
   SLICESTREAM_REQUIRE_GPU();
   for (cuda::ProjectionStorage storage : kStorages)
     check_all_slices(BeamKind::kParallel, storage);
+  check_all_slices(BeamKind::kParallel, cuda::ProjectionStorage::kTextureHalfMirrored, {32, 61});
+}
+
+// Which targets one fetch of a mirrored pair serves two rows of: vertical slices through the
+// centre plane of a circular scan (either way up, any width and height), for cone and parallel
+// beam and both detector parities; not an axial or oblique slice, a vertical slice off the
+// centre plane, a slice whose vertical axis is its width, or any slice of a scan whose detector
+// is shifted along v.
+TEST(BackprojectorCuda, MirroredPairsServeVerticalSlicesThroughTheCentrePlane) {
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  const VolumeBox box = test::centered_box(20.0);
+  const auto slices = default_slices(box);
+  const std::vector<GridSpec> grids = test_grids(random);
+  const auto pairs = [](const ScanGeometry& geometry, const GridSpec& grid) {
+    cuda::BackprojectJob job;
+    job.grid = grid;
+    for (const ProjectionMap& map : make_projection_maps(geometry))
+      job.sources.push_back({map, cuda::TextureRef{}, 1.0f});
+    return cuda::pairs_mirrored_rows(job, geometry.detector);
+  };
+  const SliceOrientation raised = SliceOrientation::from_axes(
+      slices[0].x_axis(), slices[0].y_axis(), slices[0].base() + Vec3{0.0, 0.0, 1.3});
+  const SliceOrientation sideways =
+      SliceOrientation::from_axes(slices[0].y_axis(), slices[0].x_axis(), slices[0].base());
+  for (const BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+    for (const DetectorShape detector : {DetectorShape{33, 61}, DetectorShape{32, 61}}) {
+      SCOPED_TRACE(std::string(to_string(beam)) + ", " + std::to_string(detector.rows) + " rows");
+      const ScanGeometry geometry = test::circular_geometry(beam, detector, 24);
+      EXPECT_TRUE(pairs(geometry, grids[0]));  // slices[0], 45 x 38
+      EXPECT_TRUE(pairs(geometry, grids[1]));  // slices[1] upside down
+      EXPECT_TRUE(pairs(geometry, slice_grid(slices[1], 17, 1)));
+      EXPECT_TRUE(pairs(geometry, slice_grid(slices[0], 64, 63)));
+      EXPECT_FALSE(pairs(geometry, grids[2]));  // axial
+      EXPECT_FALSE(pairs(geometry, grids[3]));  // oblique
+      EXPECT_FALSE(pairs(geometry, slice_grid(raised, 45, 38)));
+      EXPECT_FALSE(pairs(geometry, slice_grid(sideways, 38, 45)));
+    }
+  }
+  CircularConeParams shifted;
+  for (int p = 0; p < 24; ++p)
+    shifted.angles_rad.push_back(0.25 * p);
+  shifted.source_origin_mm = 200.0;
+  shifted.origin_detector_mm = 200.0;
+  shifted.pixel_width_mm = 2.0;
+  shifted.pixel_height_mm = 2.0;
+  const ScanGeometry centred = make_cone_geometry({33, 61}, shifted);
+  EXPECT_TRUE(pairs(centred, grids[0]));
+  shifted.detector_offset_v_mm = 0.5;
+  EXPECT_FALSE(pairs(make_cone_geometry({33, 61}, shifted), grids[0]));
 }
 
 void check_plane_ranges_and_many_sources(RandomSource& random, cuda::ProjectionStorage storage) {

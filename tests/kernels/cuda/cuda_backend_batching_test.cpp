@@ -144,17 +144,32 @@ TEST(CudaBackend, TheStoreHoldsOneCopyOfEachProjection) {
   const std::size_t window = static_cast<std::size_t>(scan.window);
   EXPECT_EQ(bytes[0], bytes[2]) << "exact (fp32 rows) and texture (fp32 texels)";
   const auto scratch = static_cast<std::size_t>(std::max(1, scan.setup.max_projection_batch));
-  EXPECT_EQ(bytes[2] - bytes[3], (window + scratch) * pixels * 2)
+  EXPECT_EQ(bytes[2] - bytes[5], (window + scratch) * pixels * 2)
       << "fp16 texels: half the store and its scratch layers";
+  const DetectorShape detector = scan.setup.geometry.detector;
+  const std::size_t pair_texels =
+      static_cast<std::size_t>(cuda::mirrored_texel_rows(detector.rows)) *
+      static_cast<std::size_t>(detector.cols);
+  EXPECT_EQ(bytes[2] - bytes[3], (window + scratch) * (pixels - pair_texels) * 4)
+      << "mirrored fp16 pairs: (rows + 3) / 2 rows of pairs";
   CudaSettings exact_half;  // exact interpolation reads fp32 rows
   exact_half.interpolation = CudaInterpolation::kExact;
   exact_half.texels = CudaTexels::kFloat16;
   EXPECT_THROW(cuda_backend_options(exact_half), BackendError);
-  // The server's default (auto): fp16 texels with texture interpolation, fp32 rows with exact.
+  // The server's default (auto): mirrored fp16 pairs with texture interpolation, fp32 rows with
+  // exact.
   const CudaSettings defaults;
   EXPECT_TRUE(cuda_backend_options(defaults).half_texels);
   EXPECT_EQ(projection_storage(cuda_backend_options(defaults)),
+            cuda::ProjectionStorage::kTextureHalfMirrored);
+  CudaSettings single = defaults;
+  single.texels = CudaTexels::kFloat16;
+  EXPECT_EQ(projection_storage(cuda_backend_options(single)),
             cuda::ProjectionStorage::kTextureHalf);
+  CudaSettings exact_mirrored = defaults;
+  exact_mirrored.interpolation = CudaInterpolation::kExact;
+  exact_mirrored.texels = CudaTexels::kFloat16Mirrored;
+  EXPECT_THROW(cuda_backend_options(exact_mirrored), BackendError);
   CudaSettings exact = defaults;
   exact.interpolation = CudaInterpolation::kExact;
   EXPECT_EQ(projection_storage(cuda_backend_options(exact)), cuda::ProjectionStorage::kLinear);

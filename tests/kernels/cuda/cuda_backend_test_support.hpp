@@ -111,14 +111,17 @@ inline std::vector<Variant> variants() {
   exact_graphs.tuning.interpolation = cuda::BackprojectInterpolation::kExact;
   CudaBackendOptions full;  // fp32 texels
   full.half_texels = false;
-  CudaBackendOptions half;                  // the defaults: fp16 texels
+  CudaBackendOptions half;                  // the defaults: mirrored pairs of fp16 texels
   CudaBackendOptions separate_crop = half;  // the filter crops in a pass of its own
   separate_crop.crop_in_store_update = false;
+  CudaBackendOptions single = half;  // fp16 texels, one value each
+  single.mirrored_texels = false;
   return {{"exact, step by step", exact_eager},
           {"exact, graphs", exact_graphs},
           {"texture, fp32 texels", full},
-          {"texture, fp16 texels (default)", half},
-          {"texture, filter crop in a pass of its own", separate_crop}};
+          {"texture, mirrored fp16 pairs (default)", half},
+          {"texture, filter crop in a pass of its own", separate_crop},
+          {"texture, fp16 texels", single}};
 }
 
 // A circular scan of uint16 frames of the phantom in a 20 mm box.

@@ -152,7 +152,7 @@ TEST(FilteredStoreUpdateCuda, FusedCropEqualsSeparatePassesAndTheCpuTwins) {
   SLICESTREAM_REQUIRE_GPU();
   for (const cuda::ProjectionStorage storage :
        {cuda::ProjectionStorage::kTexture, cuda::ProjectionStorage::kTextureHalf,
-        cuda::ProjectionStorage::kLinear}) {
+        cuda::ProjectionStorage::kTextureHalfMirrored, cuda::ProjectionStorage::kLinear}) {
     for (const bool graphs : {false, true}) {
       SCOPED_TRACE(std::string(cuda::to_string(storage)) + (graphs ? ", graphs" : ", eager"));
       check_fused_crop(storage, graphs);

@@ -1,4 +1,5 @@
-// The projection store in each storage (fp32 and fp16 texture layers, fp32 linear rows): in-place
+// The projection store in each storage (fp32 and fp16 texture layers, mirrored fp16 pairs, fp32
+// linear rows): in-place
 // batched updates, windows spread over several arrays (the per-array layer limit lowered for the
 // test), scratch differences of the stored values, its memory budget.
 #include <gtest/gtest.h>
@@ -36,13 +37,18 @@ TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
   options.storage = cuda::ProjectionStorage::kTextureHalf;
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 2 + 3 * 2));
+  // Mirrored pairs: (10 + 3) / 2 = 6 texel rows of 4-byte pairs (rows 0-4 with 9-5, and 5 with 4).
+  options.storage = cuda::ProjectionStorage::kTextureHalfMirrored;
+  EXPECT_EQ(cuda::mirrored_texel_rows(10), 6);
+  EXPECT_EQ(cuda::mirrored_texel_rows(9), 6);
+  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 20u * 6 * 4 * (7 + 3));
   options.storage = cuda::ProjectionStorage::kLinear;
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
 }
 
-const cuda::ProjectionStorage kStorages[] = {cuda::ProjectionStorage::kTexture,
-                                             cuda::ProjectionStorage::kTextureHalf,
-                                             cuda::ProjectionStorage::kLinear};
+const cuda::ProjectionStorage kStorages[] = {
+    cuda::ProjectionStorage::kTexture, cuda::ProjectionStorage::kTextureHalf,
+    cuda::ProjectionStorage::kTextureHalfMirrored, cuda::ProjectionStorage::kLinear};
 
 // `values` as the store keeps them: fp16 texels round each value to nearest (ties to even).
 std::vector<float> as_stored(std::vector<float> values, cuda::ProjectionStorage storage) {
@@ -70,6 +76,9 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
     EXPECT_EQ(store.array_count(), 3);
     EXPECT_EQ(store.slot_ref(4).layer, 1);
     EXPECT_NE(store.slot_ref(4).texture, 0u);
+    const bool mirrored = storage == cuda::ProjectionStorage::kTextureHalfMirrored;
+    EXPECT_EQ(store.slot_ref(4).mirrored, mirrored);
+    EXPECT_EQ(store.scratch_ref(1).mirrored, mirrored);
   } else {
     EXPECT_NE(store.slot_ref(4).linear, nullptr);
   }
@@ -130,7 +139,10 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
 TEST(ProjectionStoreCuda, BatchedReplacementsEqualOneByOne) {
   SLICESTREAM_REQUIRE_GPU();
   for (cuda::ProjectionStorage storage : kStorages) {
-    for (const DetectorShape shape : {DetectorShape{17, 29}, DetectorShape{9, 36}}) {
+    // Odd and even rows (mirrored pairs: the centre row paired with itself, or the two centre
+    // rows stored twice), columns in whole quads or not.
+    for (const DetectorShape shape :
+         {DetectorShape{17, 29}, DetectorShape{9, 36}, DetectorShape{10, 24}}) {
       SCOPED_TRACE(std::string(cuda::to_string(storage)) + ", " + std::to_string(shape.rows) +
                    " x " + std::to_string(shape.cols));
       check_batches(storage, shape);
@@ -157,11 +169,12 @@ TEST(ProjectionStoreCuda, HalfTexelsClampValuesBeyondTheirRangeAndCountThem) {
     store.replace_slots({{0, device.data(), cuda::ScratchContent::kDifference}}, stream.get());
     store.write_slot(1, device.data(), stream.get());
     stream.synchronize();
-    if (storage != cuda::ProjectionStorage::kTextureHalf) {
+    if (texels_of(storage) != cpu::SlotTexels::kFloat16) {
       EXPECT_EQ(store.values_clamped(), 0u);
       continue;
     }
-    EXPECT_EQ(store.values_clamped(), 8u);  // four per pass
+    // Four per pass: mirrored pairs store both rows twice and count each value once.
+    EXPECT_EQ(store.values_clamped(), 8u);
     const std::vector<float> expected = as_stored(values, storage);
     EXPECT_EQ(expected[1], 65504.0f);
     EXPECT_EQ(expected[3], 0.0f);

@@ -27,8 +27,10 @@ inline std::vector<float> read_scratch(const cuda::ProjectionTextureStore& store
 }
 
 inline cpu::SlotTexels texels_of(cuda::ProjectionStorage storage) {
-  return storage == cuda::ProjectionStorage::kTextureHalf ? cpu::SlotTexels::kFloat16
-                                                          : cpu::SlotTexels::kFloat32;
+  return storage == cuda::ProjectionStorage::kTextureHalf ||
+                 storage == cuda::ProjectionStorage::kTextureHalfMirrored
+             ? cpu::SlotTexels::kFloat16
+             : cpu::SlotTexels::kFloat32;
 }
 
 inline cpu::SlotScratch scratch_of(cuda::ScratchContent content) {
