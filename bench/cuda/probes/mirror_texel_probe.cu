@@ -8,11 +8,15 @@
 // Measures, on Tomobank's shapes (300 projections of 2016 rows x 1800 columns, 2016^2 slices,
 // cone beam, magnification 2), the backprojection of a vertical slice through the axis and of the
 // axial slice at z = 0 from
-//   R16F   full-height single-channel fp16 layers (the store today),
+//   R16F   full-height single-channel fp16 layers (the store before the mirrored pairs),
 //   R32F   full-height fp32 layers,
 //   RG16F  half-height mirrored layers: paired (one fetch per voxel pair), folded (one fetch per
-//          voxel: the lower half fetched at the mirrored row, channel G), axial (channel R).
-// and each variant's relative difference from R16F. Build: nvcc -O3 -arch=sm_90 -std=c++17.
+//          voxel: the lower half fetched at the mirrored row, channel G), axial (channel R),
+//   line   the axial slice from the average of the two centre rows, interpolated through L1,
+// each variant's relative difference from R16F, and the three slices together (R16F one after
+// another against paired vertical slices and the line, in turn and on three streams).
+// Not built by CMake: nvcc -O3 -arch=sm_90 -std=c++17 mirror_texel_probe.cu; run on the GPU
+// machine like any bundled binary (results: docs/performance.md, "Mirrored fp16 pairs").
 #include <cuda_fp16.h>
 
 #include <cmath>
@@ -313,27 +317,28 @@ int main() {
       const float msf = time_bp<kFolded, 8>(t2, out, b, s);
       fetch(got, out);
       const double ef = rel_diff(got, ref);
-      if (s < 2) {
-        const float msp4 = time_bp<kPaired, 4>(t2, out, b, s);
-        const float msp8 = time_bp<kPaired, 8>(t2, out, b, s);
-        fetch(got, out);
-        const double ep = rel_diff(got, ref);
-        std::printf(
-            "%-10s block %2dx%d: R16F %.3f ms | R32F %.3f (%.1e) | RG16F folded %.3f (%.1e) | "
-            "paired 8pt %.3f 4pt %.3f (%.1e) | R16F/paired %.2fx\n",
-            names[s], b.x, b.y, ms16, ms32, e32, msf, ef, msp8, msp4, ep,
-            ms16 / std::fmin(msp8, msp4));
-      } else {
-        const float msl4 = best_ms([&] { launch_line<4>(lines, out, b, s); });
-        const float msl8 = best_ms([&] { launch_line<8>(lines, out, b, s); });
-        fetch(got, out);
-        const double el = rel_diff(got, ref);
-        std::printf(
-            "%-10s block %2dx%d: R16F %.3f ms | R32F %.3f (%.1e) | RG16F folded %.3f (%.1e) | "
-            "line (L1) 8pt %.3f 4pt %.3f (%.1e) | R16F/line %.2fx\n",
-            names[s], b.x, b.y, ms16, ms32, e32, msf, ef, msl8, msl4, el,
-            ms16 / std::fmin(msl8, msl4));
-      }
+      // The new path of this slice: paired fetches (vertical) or the line through L1 (axial).
+      const auto time_new = [&](bool eight) {
+        if (s < 2) {
+          return eight ? time_bp<kPaired, 8>(t2, out, b, s) : time_bp<kPaired, 4>(t2, out, b, s);
+        }
+        return best_ms([&] {
+          if (eight) {
+            launch_line<8>(lines, out, b, s);
+          } else {
+            launch_line<4>(lines, out, b, s);
+          }
+        });
+      };
+      const float ms4 = time_new(false);
+      const float ms8 = time_new(true);
+      fetch(got, out);
+      const double en = rel_diff(got, ref);
+      std::printf(
+          "%-10s block %2dx%d: R16F %.3f ms | R32F %.3f (%.1e) | RG16F folded %.3f (%.1e) | "
+          "%s 8pt %.3f 4pt %.3f (%.1e) | R16F/new %.2fx\n",
+          names[s], b.x, b.y, ms16, ms32, e32, msf, ef, s < 2 ? "paired" : "line (L1)", ms8, ms4,
+          en, ms16 / std::fmin(ms8, ms4));
     }
   }
   // The three slices together: today's (R16F, one after another) against the new (vertical
