@@ -591,20 +591,23 @@ void filter_transforms_by_width(const SetupSpec& spec, int reps, Report& report)
 // default storage) run twice, the first as a warm-up, the second between
 // cudaProfilerStart/Stop.
 void profile_batched(Scene& scene, int batch) {
-  const cuda::ProjectionStorage storage = cuda::ProjectionStorage::kTexture;
-  const BatchedUpdate update{scene, scene.store(storage), angular_weight(scene.spec.projections)};
-  const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
-                                          {32, 4, 0, interpolation_of(storage), false});
-  cuda::Stream stream;
-  for (int run = 0; run < 2; ++run) {
-    // ncu --profile-from-start off captures the second (warm) update only.
-    if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
-    scene.store(storage).replace_slots(update.replacements(0, batch), stream.get());
-    backprojector.run(update.jobs(0, batch), stream.get());
-    stream.synchronize();
+  for (const cuda::ProjectionStorage storage :
+       {cuda::ProjectionStorage::kTextureHalf, cuda::ProjectionStorage::kTextureHalfMirrored}) {
+    const BatchedUpdate update{scene, scene.store(storage), angular_weight(scene.spec.projections)};
+    const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
+                                            {32, 4, 0, interpolation_of(storage), false});
+    cuda::Stream stream;
+    for (int run = 0; run < 2; ++run) {
+      // ncu --profile-from-start off captures the second (warm) update of each storage only.
+      if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
+      scene.store(storage).replace_slots(update.replacements(0, batch), stream.get());
+      backprojector.run(update.jobs(0, batch), stream.get());
+      stream.synchronize();
+      if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
+    }
+    std::printf("profiled: %s %s, %s, batch %d\n", scene.spec.name.c_str(), to_string(scene.beam),
+                cuda::to_string(storage), batch);
   }
-  SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
-  std::printf("profiled: %s %s, batch %d\n", scene.spec.name.c_str(), to_string(scene.beam), batch);
 }
 
 int run(int argc, char** argv) {
