@@ -104,7 +104,9 @@ struct MirroredRows {
 
 __device__ __forceinline__ MirroredRows mirrored_rows(int r, int rows) {
   const int centre = (rows - 1) / 2;
-  return {r, rows - 1 - r, r <= centre, rows - 1 - r > centre};
+  // Clamped for a one-row detector, whose second texel row only pads the layer (a fetch reads it
+  // with weight 0); for two rows or more both rows lie on the detector.
+  return {min(r, rows - 1), max(rows - 1 - r, 0), r <= centre, rows - 1 - r > centre};
 }
 
 __device__ __forceinline__ float2 load_pair(const SlotAccess& a, int r, int col) {

@@ -140,9 +140,9 @@ TEST(ProjectionStoreCuda, BatchedReplacementsEqualOneByOne) {
   SLICESTREAM_REQUIRE_GPU();
   for (cuda::ProjectionStorage storage : kStorages) {
     // Odd and even rows (mirrored pairs: the centre row paired with itself, or the two centre
-    // rows stored twice), columns in whole quads or not.
-    for (const DetectorShape shape :
-         {DetectorShape{17, 29}, DetectorShape{9, 36}, DetectorShape{10, 24}}) {
+    // rows stored twice), columns in whole quads or not, and a one-row detector.
+    for (const DetectorShape shape : {DetectorShape{17, 29}, DetectorShape{9, 36},
+                                      DetectorShape{10, 24}, DetectorShape{1, 12}}) {
       SCOPED_TRACE(std::string(cuda::to_string(storage)) + ", " + std::to_string(shape.rows) +
                    " x " + std::to_string(shape.cols));
       check_batches(storage, shape);
