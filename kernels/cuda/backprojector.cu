@@ -121,6 +121,8 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
   const double last_j = job.grid.height - 1.0;
   const double last_k = job.plane_end - job.plane_begin - 1.0;
   const double last_row = detector.rows - 1.0;
+  double first[4];  // point (0, 0, 0)
+  grid_point(frame, 0.0, 0.0, 0.0, first);
   int first_rows_upper = 0;  // sources whose row 0 projects above / below the centre row
   int first_rows_lower = 0;
   for (const BackprojectSource& source : job.sources) {
@@ -146,8 +148,6 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
         }
       }
     }
-    double first[4];
-    grid_point(frame, 0.0, 0.0, 0.0, first);
     const double offset = apply(map.row_coef, first) / apply(map.den_coef, first) - 0.5 * last_row;
     if (offset < -kTolerancePixels) ++first_rows_upper;
     if (offset > kTolerancePixels) ++first_rows_lower;
@@ -215,6 +215,15 @@ DeviceRecord make_record(const BackprojectSource& source, const GridFrame& frame
   return rec;
 }
 
+// Tiles of `block_y` x `points` thread rows a target of `height` rows takes: a paired target's
+// threads take half as many rows, of half its height, each with its mirror row.
+long long row_tiles(int height, int block_y, int points, bool paired) {
+  const long long rows_per_tile =
+      static_cast<long long>(block_y) * (paired ? detail::paired_rows_per_thread(points) : points);
+  const long long covered = paired ? (height + 1) / 2 : height;  // rows with a thread of their own
+  return (covered + rows_per_tile - 1) / rows_per_tile;
+}
+
 DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tuning,
                          MirrorPairing pairing) {
   const bool paired = pairing != MirrorPairing::kNone;
@@ -227,12 +236,8 @@ DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tun
   t.paired = paired ? 1 : 0;
   t.flipped = pairing == MirrorPairing::kLastRowsUpper ? 1 : 0;
   t.tiles_x = (g.width + tuning.block_x - 1) / tuning.block_x;
-  // A paired target's threads take half as many rows, of half its height, each with its mirror.
-  const int rows_per_tile =
-      tuning.block_y * (paired ? detail::paired_rows_per_thread(tuning.points_per_thread)
-                               : tuning.points_per_thread);
-  const int covered = paired ? (g.height + 1) / 2 : g.height;  // rows with a thread of their own
-  t.tiles_y = (covered + rows_per_tile - 1) / rows_per_tile;
+  t.tiles_y =
+      static_cast<int>(row_tiles(g.height, tuning.block_y, tuning.points_per_thread, paired));
   return t;
 }
 
@@ -341,8 +346,7 @@ namespace {
 
 // The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
 // thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
-// multiprocessors idle: take the largest that keeps six blocks per multiprocessor (a paired job's
-// threads take half as many rows of half its height).
+// multiprocessors idle: take the largest that keeps six blocks per multiprocessor.
 BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
                                  const std::vector<MirrorPairing>& pairings, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
@@ -352,10 +356,8 @@ BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<Backproj
     for (std::size_t n = 0; n < jobs.size(); ++n) {
       const BackprojectJob& job = jobs[n];
       const bool paired = pairings[n] != MirrorPairing::kNone;
-      const long long rows = static_cast<long long>(t.block_y) *
-                             (paired ? detail::paired_rows_per_thread(points) : points);
-      const long long height = paired ? (job.grid.height + 1) / 2 : job.grid.height;
-      blocks += ((job.grid.width + t.block_x - 1) / t.block_x) * ((height + rows - 1) / rows) *
+      blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
+                row_tiles(job.grid.height, t.block_y, points, paired) *
                 (job.plane_end - job.plane_begin);
     }
     if (blocks >= wanted) {

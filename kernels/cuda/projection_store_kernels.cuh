@@ -109,18 +109,7 @@ __device__ __forceinline__ MirroredRows mirrored_rows(int r, int rows) {
   return {min(r, rows - 1), max(rows - 1 - r, 0), r <= centre, rows - 1 - r > centre};
 }
 
-__device__ __forceinline__ float2 load_pair(const SlotAccess& a, int r, int col) {
-  unsigned bits = 0;
-  surf2DLayeredread(&bits, a.surface, col * static_cast<int>(sizeof(__half2)), r, a.layer);
-  return __half22float2(*reinterpret_cast<const __half2*>(&bits));
-}
-
-__device__ __forceinline__ void store_pair(const SlotAccess& a, int r, int col, float2 value) {
-  const __half2 pair = __floats2half2_rn(value.x, value.y);
-  surf2DLayeredwrite(*reinterpret_cast<const unsigned*>(&pair), a.surface,
-                     col * static_cast<int>(sizeof(__half2)), r, a.layer);
-}
-
+// A mirrored pair as the 32 bits of its texel, and back.
 __device__ __forceinline__ unsigned pack_pair(float x, float y) {
   const __half2 pair = __floats2half2_rn(x, y);
   return *reinterpret_cast<const unsigned*>(&pair);
@@ -128,6 +117,17 @@ __device__ __forceinline__ unsigned pack_pair(float x, float y) {
 
 __device__ __forceinline__ float2 unpack_pair(unsigned bits) {
   return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+}
+
+__device__ __forceinline__ float2 load_pair(const SlotAccess& a, int r, int col) {
+  unsigned bits = 0;
+  surf2DLayeredread(&bits, a.surface, col * static_cast<int>(sizeof(__half2)), r, a.layer);
+  return unpack_pair(bits);
+}
+
+__device__ __forceinline__ void store_pair(const SlotAccess& a, int r, int col, float2 value) {
+  surf2DLayeredwrite(pack_pair(value.x, value.y), a.surface,
+                     col * static_cast<int>(sizeof(__half2)), r, a.layer);
 }
 
 __device__ __forceinline__ float load_texel(const SlotAccess& a, int half_texels, int row, int col,
