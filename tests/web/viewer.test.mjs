@@ -143,12 +143,30 @@ test('an invalid request shows the server\'s error and the form the values in fo
   const inForce = await page.inputValue('input[name="filter_cutoff"]');
   assert.notEqual(inForce, '5');
   await page.fill('input[name="filter_cutoff"]', '5');
+  // The edit outlives the status refreshes (one a second) until the user applies it, even with
+  // the focus elsewhere.
+  await page.focus('input[name="publish_rate_hz"]');
+  const refreshes = await page.evaluate(() => window.slicestreamViewer.statusRefreshes());
+  await waitFor(page, (n) => window.slicestreamViewer.statusRefreshes() >= n + 2, refreshes);
+  assert.equal(await page.inputValue('input[name="filter_cutoff"]'), '5');
+  assert.deepEqual(await page.evaluate(() => window.slicestreamViewer.editedParameters()), ['filter_cutoff']);
+  await page.screenshot({ path: join(screenshots, 'viewer-edited.png') });
   await page.click('form.parameters button[type="submit"]');
   await waitFor(page, () => window.slicestreamViewer.errors().some((e) => e.reason === 'bad_value'));
   const entry = await page.textContent('.error-list li');
   assert.match(entry, /INVALID_ARGUMENT/);
   assert.match(entry, /filter cutoff/);
   assert.equal(await page.inputValue('input[name="filter_cutoff"]'), inForce);
+  assert.deepEqual(await page.evaluate(() => window.slicestreamViewer.editedParameters()), []);
+});
+
+test('Revert drops an edit and shows the values in force', async () => {
+  const inForce = await page.inputValue('input[name="preview_interval_s"]');
+  await page.fill('input[name="preview_interval_s"]', '123');
+  assert.deepEqual(await page.evaluate(() => window.slicestreamViewer.editedParameters()), ['preview_interval_s']);
+  await page.click('form.parameters button:has-text("Revert")');
+  assert.equal(await page.inputValue('input[name="preview_interval_s"]'), inForce);
+  assert.deepEqual(await page.evaluate(() => window.slicestreamViewer.editedParameters()), []);
 });
 
 test('stopping the server shows a lost connection, which comes back with the server', async () => {

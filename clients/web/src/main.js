@@ -27,6 +27,7 @@ const state = {
   slices: new Map(),  // id -> {view, orientation, width, height, wanted, inFlight, awaiting[]}
   box: null,
   status: null,
+  statusRefreshes: 0,  // status replies applied (tests wait on it)
   colormap: 'gray',
   contrast: 'auto',
   window: [0, 1],
@@ -92,6 +93,7 @@ function boxOf(volumeBox) {
 
 function applyStatus(status) {
   state.status = status;
+  state.statusRefreshes++;
   renderStatus($('status'), status);
   parameters.show(status.parameters);
   if (status.scan?.volume) {
@@ -423,5 +425,7 @@ window.slicestreamViewer = {
   screenPoint: (id, u, v) => volume.screenPoint(id, u, v),
   latencies: () => state.latencies.slice(),
   errors: () => errors.entries(),
+  editedParameters: () => parameters.editedFields(),
+  statusRefreshes: () => state.statusRefreshes,
   imagesReceived: () => state.imagesReceived,
 };

@@ -18,6 +18,7 @@ export class ParametersForm {
     this.connection = connection;
     this.errors = errors;
     this.inputs = new Map();
+    this.edited = new Set();
     const form = element('form', 'parameters');
     form.append(element('h2', '', 'Parameters'));
     for (const field of FIELDS) {
@@ -32,15 +33,21 @@ export class ParametersForm {
         input.step = field.step;
       }
       input.name = field.key;
-      input.addEventListener('focus', () => { this.editing = true; });
-      input.addEventListener('blur', () => { this.editing = false; });
+      // A value the user changed is theirs until Apply or Revert: the status refresh, which
+      // shows the values in force every second, leaves it alone.
+      input.addEventListener('input', () => this.markEdited(field.key));
+      input.addEventListener('change', () => this.markEdited(field.key));
       label.append(input);
       form.append(label);
-      this.inputs.set(field.key, { field, input });
+      this.inputs.set(field.key, { field, input, label });
     }
     const apply = element('button', '', 'Apply');
     apply.type = 'submit';
-    form.append(apply);
+    const revert = element('button', '', 'Revert');
+    revert.type = 'button';
+    revert.title = 'Drop the edits and show the values in force';
+    revert.addEventListener('click', () => this.revert());
+    form.append(apply, revert);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       this.apply();
@@ -48,28 +55,51 @@ export class ParametersForm {
     container.append(form);
   }
 
-  // The values in force; kept while the user edits, so that a refusal can put them back.
+  // The values in force; fields the user has edited keep the user's value.
   show(parameters) {
     if (!parameters) return;
     this.inForce = parameters;
-    if (this.editing) return;
     for (const [key, { input }] of this.inputs) {
+      if (this.edited.has(key)) continue;
       if (parameters[key] !== undefined) input.value = String(parameters[key]);
     }
   }
 
+  markEdited(key) {
+    this.edited.add(key);
+    this.inputs.get(key).label.classList.add('edited');
+  }
+
+  clearEdits() {
+    this.edited.clear();
+    for (const { label } of this.inputs.values()) label.classList.remove('edited');
+  }
+
+  revert() {
+    this.clearEdits();
+    this.show(this.inForce);
+  }
+
+  // Sends every field (the server takes all of them or none). The edits are dropped when the
+  // reply comes: accepted, the form shows what the server now uses; refused, the values in force.
   async apply() {
     const body = {};
     for (const [key, { field, input }] of this.inputs) {
       body[key] = field.options ? input.value : Number(input.value);
     }
-    this.editing = false;
+    let inForce = this.inForce;
     try {
       const { reply } = await this.connection.request({ set_parameters: body });
-      this.show(reply.parameters);
+      inForce = reply.parameters;
     } catch (error) {
       // The refusal is in the error log (reply handler); nothing of the request took effect.
-      this.show(this.inForce);
     }
+    this.clearEdits();
+    this.show(inForce);
+  }
+
+  // The keys of the fields holding an edit not yet applied (tests).
+  editedFields() {
+    return [...this.edited];
   }
 }
