@@ -30,7 +30,8 @@ struct OutgoingPublication {
 class PendingPublications {
  public:
   using Clock = std::chrono::steady_clock;
-  enum class Stream { kSlice, kRefined, kPreview };
+  // kHalfSlice, kHalfRefined: the fp16 publications of the same images (their own streams).
+  enum class Stream { kSlice, kRefined, kPreview, kHalfSlice, kHalfRefined };
   using Key = std::pair<Stream, std::uint32_t>;
 
   // Replaces the waiting publication of (stream, id), if any, in its place in line (a moved one

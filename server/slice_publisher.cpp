@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kernels/half_float.hpp"
 #include "kernels/steady_clock.hpp"
 #include "kernels/thread_name.hpp"
 #include "server/codec/publish_codec.hpp"
@@ -116,8 +117,26 @@ void SlicePublisher::housekeeping() {
 
 void SlicePublisher::drain_subscriptions() {
   zmq::message_t subscription;
-  while (socket_.recv(subscription, zmq::recv_flags::dontwait)) {
+  while (socket_.recv(subscription, zmq::recv_flags::dontwait))
+    track_subscription(subscription);
+}
+
+void SlicePublisher::track_subscription(const zmq::message_t& subscription) {
+  // [1][prefix] subscribes, [0][prefix] unsubscribes; anything else is no subscription.
+  const auto* bytes = static_cast<const char*>(subscription.data());
+  if (subscription.size() == 0 || (bytes[0] != 0 && bytes[0] != 1)) return;
+  std::string prefix(bytes + 1, subscription.size() - 1);
+  if (bytes[0] == 1) {
+    subscriptions_.insert(std::move(prefix));
+  } else {
+    subscriptions_.erase(prefix);
   }
+  const auto covered = [this](const std::string& topic) {
+    return std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                       [&](const std::string& p) { return topic.compare(0, p.size(), p) == 0; });
+  };
+  half_slices_wanted_ = covered(kHalfSliceTopic);
+  half_refined_wanted_ = covered(kHalfRefinedTopic);
 }
 
 SlicePublisher::Delivery SlicePublisher::send_first_part(zmq::message_t& part, const char* topic,
@@ -266,19 +285,52 @@ void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slic
   if (!values_match(*slice, "slice")) return;
   const std::uint32_t id = slice->slice_id;
   const bool moved = slice->moved;
-  OutgoingPublication publication =
-      outgoing(kSliceTopic, encode_slice(*slice, steady_now_ns()), nullptr);
+  const v1::PublishHeader header = encode_slice(*slice, steady_now_ns());
+  std::optional<OutgoingPublication> half;
+  if (half_slices_wanted_) half = half_outgoing(kHalfSliceTopic, header, *slice);
+  OutgoingPublication publication = outgoing(kSliceTopic, header, nullptr);
   publication.payload = image_payload(std::move(slice));
   put_latest(PendingPublications::Stream::kSlice, id, std::move(publication), moved);
+  if (half) put_latest(PendingPublications::Stream::kHalfSlice, id, std::move(*half), moved);
 }
 
 void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   if (!values_match(refined.slice, "refined slice")) return;
-  OutgoingPublication publication =
-      outgoing(kRefinedTopic, encode_refined(refined, steady_now_ns()), nullptr);
+  const std::uint32_t id = refined.slice.slice_id;
+  const v1::PublishHeader header = encode_refined(refined, steady_now_ns());
+  std::optional<OutgoingPublication> half;
+  if (half_refined_wanted_) half = half_outgoing(kHalfRefinedTopic, header, refined.slice);
+  OutgoingPublication publication = outgoing(kRefinedTopic, header, nullptr);
   // A copy of the image, whose values are shared with the pipeline's (slice_values.hpp).
   publication.payload = image_payload(std::make_shared<const SliceImage>(refined.slice));
-  put_latest(PendingPublications::Stream::kRefined, refined.slice.slice_id, std::move(publication));
+  put_latest(PendingPublications::Stream::kRefined, id, std::move(publication));
+  if (half) put_latest(PendingPublications::Stream::kHalfRefined, id, std::move(*half));
+}
+
+std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* topic,
+                                                                 v1::PublishHeader header,
+                                                                 const SliceImage& slice) {
+  const std::size_t count = slice.values.size();
+  std::shared_ptr<MemoryCharge> charge;
+  if (budget_) {
+    charge = budget_->try_charge(2 * count);
+    if (!charge) {
+      counters_.add("publications_fp16_over_budget");
+      std::uint64_t suppressed = 0;
+      if (budget_log_throttle_.allow(&suppressed)) {
+        spdlog::warn("slices endpoint: not encoding a '{}' publication of slice {}: {}{}", topic,
+                     slice.slice_id, budget_->shortfall(2 * count, "the fp16 image"),
+                     suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)"
+                                : "");
+      }
+      return std::nullopt;
+    }
+  }
+  const float scale = half_image_scale(slice.values.data(), count);
+  mark_half_payload(scale, &header);
+  OutgoingPublication publication = outgoing(topic, header, nullptr);
+  publication.payload = half_payload_message(slice.values.data(), count, scale, std::move(charge));
+  return publication;
 }
 
 void SlicePublisher::publish_preview(const PreviewVolume& preview) {

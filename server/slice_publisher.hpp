@@ -1,5 +1,11 @@
 // The slices endpoint: an XPUB socket (bound) implementing PublishSink. Every message is
-// [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)].
+// [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)],
+// or [topic "fp16-slice"|"fp16-refined"][PublishHeader][binary16 payload]: the same images in
+// half the bytes, for viewers on links that cannot take float32 at the detector's rate. fp16
+// images are encoded (on the publishing thread, outside the lock) only while some subscription
+// covers their topic: the subscriptions the XPUB socket receives are tracked. Their buffers are
+// charged to the memory budget (charge_to); one that does not fit is not encoded (counted as
+// "publications_fp16_over_budget", logged), its float32 twin is sent as always.
 //
 // The pipeline calls it from its publish stage thread; a mutex makes a call from any other thread
 // (e.g. an event reported while stopping) safe as well. Publishing never blocks. Each subscriber's
@@ -35,12 +41,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <zmq.hpp>
 
+#include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/log_throttle.hpp"
 #include "server/pending_publications.hpp"
@@ -65,6 +73,8 @@ class SlicePublisher : public PublishSink {
 
   const std::string& address() const { return address_; }  // as bound (resolved port)
   void watch_transport(TransportMonitor& monitor);         // before the first publication
+  // Where fp16 payloads are charged (none: nowhere). Before the first publication.
+  void charge_to(SharedMemoryBudget budget) { budget_ = std::move(budget); }
 
   // A copy of the image, then as publish_shared_slice.
   void publish_slice(const SliceImage& slice) override;
@@ -84,6 +94,12 @@ class SlicePublisher : public PublishSink {
  private:
   // Counts and logs a slice whose values do not fill width x height; true when they do.
   bool values_match(const SliceImage& slice, const char* what);
+  // The fp16 publication of `slice` under `header` (its float32 header), when its buffer fits
+  // the memory budget.
+  std::optional<OutgoingPublication> half_outgoing(const char* topic, v1::PublishHeader header,
+                                                   const SliceImage& slice);
+  // Reads the subscriptions that arrived and notes which fp16 topics some subscription covers.
+  void track_subscription(const zmq::message_t& subscription);  // mutex held
   // `memory`: the values' charge in the memory budget, held until ZeroMQ lets go of its copy.
   OutgoingPublication outgoing(const char* topic, const v1::PublishHeader& header,
                                const std::vector<float>* values,
@@ -115,6 +131,12 @@ class SlicePublisher : public PublishSink {
 
   std::mutex mutex_;
   zmq::socket_t socket_;
+  // The topic prefixes subscribed to (XPUB passes each one's first subscription and its last
+  // unsubscription, a subscriber's going included).
+  std::set<std::string> subscriptions_;
+  std::atomic<bool> half_slices_wanted_{false};
+  std::atomic<bool> half_refined_wanted_{false};
+  SharedMemoryBudget budget_;
   PendingPublications pending_;
   // The latest publication of each stream that some subscriber missed (never events).
   PendingPublications missed_;
@@ -134,6 +156,7 @@ class SlicePublisher : public PublishSink {
   ServerCounters& counters_;
   LogThrottle log_throttle_;
   LogThrottle resend_log_throttle_;
+  LogThrottle budget_log_throttle_;
   bool closed_ = false;
   std::condition_variable closing_;
   std::thread housekeeper_;

@@ -4,11 +4,15 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
-
 #include <iterator>
+#include <optional>
 #include <utility>
 #include <zmq_addon.hpp>
+
+#include "kernels/half_float.hpp"
+#include "wire/wire_text.hpp"
 
 namespace slicestream::client {
 
@@ -47,6 +51,29 @@ void copy_values(const zmq::message_t& payload, std::size_t count, std::vector<f
   std::memcpy(values->data(), payload.data(), count * sizeof(float));
 }
 
+// Binary16 values h (little-endian) decoded to h * scale.
+void decode_half_values(const zmq::message_t& payload, std::size_t count, float scale,
+                        std::vector<float>* values) {
+  values->resize(count);
+  const auto* bytes = static_cast<const unsigned char*>(payload.data());
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t half = 0;
+    std::memcpy(&half, bytes + 2 * i, sizeof half);
+    (*values)[i] = half_to_float(half) * scale;
+  }
+}
+
+// The topic part of `topic` as a Topic and whether it carries binary16 values.
+std::optional<std::pair<Topic, bool>> parse_topic(const std::string& topic) {
+  if (topic == "slice") return std::make_pair(Topic::kSlice, false);
+  if (topic == "fp16-slice") return std::make_pair(Topic::kSlice, true);
+  if (topic == "preview") return std::make_pair(Topic::kPreview, false);
+  if (topic == "event") return std::make_pair(Topic::kEvent, false);
+  if (topic == "refined") return std::make_pair(Topic::kRefined, false);
+  if (topic == "fp16-refined") return std::make_pair(Topic::kRefined, true);
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* topic_name(Topic topic) {
@@ -64,13 +91,17 @@ const char* topic_name(Topic topic) {
 }
 
 SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<Topic>& topics,
-                                 int receive_hwm, const ClientSecurity& security)
+                                 int receive_hwm, const ClientSecurity& security,
+                                 SliceValueType slice_values)
     : endpoint_(endpoint), context_(1), socket_(context_, zmq::socket_type::sub) {
   socket_.set(zmq::sockopt::rcvhwm, receive_hwm);
   socket_.set(zmq::sockopt::linger, 0);
   secure_client_socket(socket_, security);
-  for (Topic topic : topics)
-    socket_.set(zmq::sockopt::subscribe, topic_name(topic));
+  for (Topic topic : topics) {
+    const bool half = slice_values == SliceValueType::kHalf &&
+                      (topic == Topic::kSlice || topic == Topic::kRefined);
+    socket_.set(zmq::sockopt::subscribe, (half ? "fp16-" : "") + std::string(topic_name(topic)));
+  }
   try {
     socket_.connect(endpoint);
   } catch (const zmq::error_t& error) {
@@ -129,19 +160,17 @@ std::optional<Publication> SliceSubscriber::receive_any(int timeout_ms) {
   if (parts.size() < 2) throw ProtocolError("a publication" + where + " has fewer than 2 parts");
   Publication publication;
   const std::string topic = parts[0].to_string();
-  if (topic == "slice") {
-    publication.topic = Topic::kSlice;
-  } else if (topic == "preview") {
-    publication.topic = Topic::kPreview;
-  } else if (topic == "event") {
-    publication.topic = Topic::kEvent;
-  } else if (topic == "refined") {
-    publication.topic = Topic::kRefined;
-  } else {
-    throw ProtocolError("unknown topic '" + topic + "'" + where);
-  }
+  const auto parsed = parse_topic(topic);
+  if (!parsed) throw ProtocolError("unknown topic '" + escape_wire_text(topic) + "'" + where);
+  publication.topic = parsed->first;
+  const bool half = parsed->second;
   if (!publication.header.ParseFromArray(parts[1].data(), static_cast<int>(parts[1].size()))) {
     throw ProtocolError("a '" + topic + "' header" + where + " is not a PublishHeader");
+  }
+  const v1::PayloadEncoding encoding =
+      half ? v1::PAYLOAD_ENCODING_FLOAT16 : v1::PAYLOAD_ENCODING_FLOAT32;
+  if (publication.header.payload_encoding() != encoding) {
+    throw ProtocolError("a '" + topic + "' header" + where + " names another payload encoding");
   }
   const bool has_body =
       (publication.topic == Topic::kSlice && publication.header.has_slice()) ||
@@ -153,6 +182,15 @@ std::optional<Publication> SliceSubscriber::receive_any(int timeout_ms) {
   const std::size_t payload_parts = parts.size() - 2;
   if (publication.topic == Topic::kEvent) {
     if (payload_parts != 0) throw ProtocolError("an event" + where + " has a payload part");
+    return publication;
+  }
+  if (half) {
+    const float scale = publication.header.payload_scale();
+    if (payload_parts != 1 || parts[2].size() != values * 2 || !std::isfinite(scale)) {
+      throw ProtocolError("a '" + topic + "' message" + where + " lacks its " +
+                          std::to_string(values) + "-value binary16 payload or its scale");
+    }
+    decode_half_values(parts[2], values, scale, &publication.values);
     return publication;
   }
   if (payload_parts != 1 || parts[2].size() != values * sizeof(float)) {

@@ -1,6 +1,6 @@
 // Subscribes to the server's slices endpoint (a SUB socket): slices, preview volumes, server
 // events and refined slices, each checked against slicestream.v1's framing
-// [topic][PublishHeader][float32 payload].
+// [topic][PublishHeader][float32 or binary16 payload].
 //
 // Like every ZeroMQ subscriber it sees only what is published after its subscription reached the
 // server (a few milliseconds after construction).
@@ -24,10 +24,15 @@ namespace slicestream::client {
 enum class Topic { kSlice, kPreview, kEvent, kRefined };
 const char* topic_name(Topic topic);  // "slice", "preview", "event", "refined"
 
+// How slices and refined slices travel: float32 (topics "slice", "refined") or binary16
+// ("fp16-slice", "fp16-refined": half the bytes, 11 significant bits relative to the image's
+// largest value), decoded to float32 here. The preview is always float32.
+enum class SliceValueType { kFloat32, kHalf };
+
 struct Publication {
-  Topic topic = Topic::kEvent;
-  v1::PublishHeader header;   // header.slice(), .preview(), .event() or .refined()
-  std::vector<float> values;  // slice, refined: width * height; preview: size_x * size_y * size_z
+  Topic topic = Topic::kEvent;  // kSlice, kRefined whether float32 or fp16 carried the values
+  v1::PublishHeader header;     // header.slice(), .preview(), .event() or .refined()
+  std::vector<float> values;    // slice, refined: width * height; preview: size_x * size_y * size_z
 };
 
 class SliceSubscriber {
@@ -35,7 +40,8 @@ class SliceSubscriber {
   explicit SliceSubscriber(const std::string& endpoint,
                            const std::vector<Topic>& topics = {Topic::kSlice, Topic::kPreview,
                                                                Topic::kEvent, Topic::kRefined},
-                           int receive_hwm = 100, const ClientSecurity& security = {});
+                           int receive_hwm = 100, const ClientSecurity& security = {},
+                           SliceValueType slice_values = SliceValueType::kFloat32);
 
   // The next publication, or nothing after timeout_ms (-1: wait forever). Throws ProtocolError
   // for a malformed message (it is consumed; the next call goes on with the next one). A

@@ -46,6 +46,7 @@ struct WatchOptions {
   std::vector<std::string> formats{"tiff", "png"};
   bool preview = true;
   bool final_fetch = true;
+  bool half = false;  // slices and refined slices as binary16 (half the bytes on the link)
 };
 
 struct SliceStats {
@@ -65,7 +66,9 @@ class Watcher {
         subscriber_(context.slices,
                     {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
                      client::Topic::kRefined},
-                    100, context.security()) {}
+                    100, context.security(),
+                    options.half ? client::SliceValueType::kHalf
+                                 : client::SliceValueType::kFloat32) {}
 
   int run();
 
@@ -305,6 +308,9 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
       ->delimiter(',')
       ->check(CLI::IsMember({"tiff", "png"}));
   command->add_flag("!--no-preview", options->preview, "do not write the preview's planes");
+  command->add_flag("--fp16", options->half,
+                    "receive slices and refined slices as binary16 (half the bytes; 11 "
+                    "significant bits of the image's largest value)");
   command->add_flag("!--no-final", options->final_fetch,
                     "do not fetch the final slices with GetSlice when a scan ends");
   command->callback([&context, options, status] {

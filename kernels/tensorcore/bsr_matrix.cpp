@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -91,7 +91,7 @@ void fill_block_row(const CsrMatrix& a, const IndexMapping& rows, const ColumnLa
     const long long element =
         block * m.block_elements() + static_cast<long long>(lr) * m.block_cols + mc % m.block_cols;
     m.blocks[static_cast<std::size_t>(element)] =
-        float_to_half_bits(a.values[static_cast<std::size_t>(k)] / m.value_scale);
+        float_to_half(a.values[static_cast<std::size_t>(k)] / m.value_scale);
   });
 }
 

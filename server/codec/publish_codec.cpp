@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "kernels/half_float.hpp"
 #include "server/codec/common_codec.hpp"
 #include "server/codec/enum_codec.hpp"
 #include "server/codec/refinement_codec.hpp"
@@ -86,6 +87,28 @@ struct OwnedPayload {
   std::shared_ptr<const void> keep_alive;
 };
 
+// An fp16 payload's buffer and what must live as long as it does.
+struct OwnedBytes {
+  std::unique_ptr<unsigned char[]> bytes;
+  std::shared_ptr<const void> keep_alive;
+};
+
+// `size` bytes that stay where they are: the part points at them and holds a share of `owner`.
+zmq::message_t owned_bytes_message(const void* data, std::size_t size,
+                                   std::shared_ptr<const void> owner) {
+  // ZeroMQ frees the part from its I/O thread once sent (or dropped): the free function drops
+  // this message's share of the owner, and with the last share the bytes and their charge go.
+  auto* share = new std::shared_ptr<const void>(std::move(owner));
+  try {
+    return zmq::message_t(
+        const_cast<void*>(data), size,
+        [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, share);
+  } catch (...) {
+    delete share;  // ZeroMQ took nothing over
+    throw;
+  }
+}
+
 }  // namespace
 
 zmq::message_t payload_message(const std::vector<float>& values,
@@ -105,17 +128,23 @@ zmq::message_t payload_message(std::vector<float>&& values,
 zmq::message_t payload_message(const float* values, std::size_t count,
                                std::shared_ptr<const void> owner) {
   if (count == 0) return zmq::message_t();
-  // ZeroMQ frees the part from its I/O thread once sent (or dropped): the free function drops
-  // this message's share of the owner, and with the last share the values and their charge go.
-  auto* share = new std::shared_ptr<const void>(std::move(owner));
-  try {
-    return zmq::message_t(
-        const_cast<float*>(values), count * sizeof(float),
-        [](void*, void* hint) { delete static_cast<std::shared_ptr<const void>*>(hint); }, share);
-  } catch (...) {
-    delete share;  // ZeroMQ took nothing over
-    throw;
-  }
+  return owned_bytes_message(values, count * sizeof(float), std::move(owner));
+}
+
+zmq::message_t half_payload_message(const float* values, std::size_t count, float scale,
+                                    std::shared_ptr<const void> keep_alive) {
+  if (count == 0) return zmq::message_t();
+  auto owned = std::make_shared<OwnedBytes>();
+  owned->bytes = std::make_unique<unsigned char[]>(2 * count);
+  owned->keep_alive = std::move(keep_alive);
+  floats_to_halves(values, count, 1.0f / scale, owned->bytes.get());
+  const unsigned char* bytes = owned->bytes.get();
+  return owned_bytes_message(bytes, 2 * count, std::move(owned));
+}
+
+void mark_half_payload(float scale, v1::PublishHeader* header) {
+  header->set_payload_encoding(v1::PAYLOAD_ENCODING_FLOAT16);
+  header->set_payload_scale(scale);
 }
 
 }  // namespace slicestream

@@ -21,6 +21,10 @@ inline constexpr const char* kPreviewTopic = "preview";
 inline constexpr const char* kEventTopic = "event";
 // Not a prefix of the others (nor they of it): subscribers of "slice" never see refined slices.
 inline constexpr const char* kRefinedTopic = "refined";
+// The same images with binary16 values (half the bytes, PAYLOAD_ENCODING_FLOAT16), encoded only
+// while someone subscribes to them. Neither is a prefix of another topic, nor another of them.
+inline constexpr const char* kHalfSliceTopic = "fp16-slice";
+inline constexpr const char* kHalfRefinedTopic = "fp16-refined";
 
 void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
                          v1::SliceHeader* wire);
@@ -40,5 +44,11 @@ zmq::message_t payload_message(std::vector<float>&& values,
 // and their memory charge) lives until ZeroMQ has sent or dropped the part. No copy.
 zmq::message_t payload_message(const float* values, std::size_t count,
                                std::shared_ptr<const void> owner);
+// `count` values as binary16 h = value / scale in a buffer of the part's own, which holds
+// `keep_alive` (the buffer's memory charge) until ZeroMQ has sent or dropped the part.
+zmq::message_t half_payload_message(const float* values, std::size_t count, float scale,
+                                    std::shared_ptr<const void> keep_alive = nullptr);
+// Makes `header` (a slice's or refined slice's) the header of its fp16 publication.
+void mark_half_payload(float scale, v1::PublishHeader* header);
 
 }  // namespace slicestream

@@ -6,22 +6,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "server/http/half_float.hpp"
+#include "kernels/half_float.hpp"
 #include "server/http/proto_json.hpp"
 
 namespace slicestream {
 
 namespace {
-
-// The largest finite magnitude: half values h = value / scale then lie in [-1, 1], where
-// binary16 keeps 11 significant bits down to 6e-5 of the largest value.
-float half_scale(const float* values, std::size_t count) {
-  float largest = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (std::isfinite(values[i])) largest = std::max(largest, std::abs(values[i]));
-  }
-  return largest > 0 ? largest : 1.0f;
-}
 
 void append_le32(std::string& out, std::uint32_t value) {
   for (int i = 0; i < 4; ++i)
@@ -36,7 +26,7 @@ const char* to_string(ImageEncoding encoding) {
 
 std::string encode_image_message(const std::string& type, const std::string& fields,
                                  const float* values, std::size_t count, ImageEncoding encoding) {
-  const float scale = encoding == ImageEncoding::kHalf ? half_scale(values, count) : 1.0f;
+  const float scale = encoding == ImageEncoding::kHalf ? half_image_scale(values, count) : 1.0f;
   std::string header = fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})",
                                    json_string(type), to_string(encoding), scale, count, fields);
   header.append((4 - header.size() % 4) % 4, ' ');
@@ -49,11 +39,7 @@ std::string encode_image_message(const std::string& type, const std::string& fie
   out.resize(offset + value_bytes);
   char* data = out.data() + offset;
   if (encoding == ImageEncoding::kHalf) {
-    const float inverse = 1.0f / scale;
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::uint16_t half = float_to_half(values[i] * inverse);
-      std::memcpy(data + 2 * i, &half, 2);  // little-endian host (x86-64, aarch64)
-    }
+    floats_to_halves(values, count, 1.0f / scale, data);  // little-endian host (x86-64, aarch64)
   } else {
     std::memcpy(data, values, value_bytes);
   }

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 
 namespace slicestream::tensorcore {
 
@@ -36,7 +36,7 @@ struct OrientedBlocks {
       const bool t_ = transposed;
       visit(
           [block, cols, t_](int o, int i) {
-            return half_bits_to_float(t_ ? block[i * cols + o] : block[o * cols + i]);
+            return half_to_float(t_ ? block[i * cols + o] : block[o * cols + i]);
           },
           in_tile);
     }

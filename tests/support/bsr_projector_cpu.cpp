@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/expr/host_evaluate.hpp"
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 #include "tests/support/bsr_multiply_cpu.hpp"
 #include "tests/support/operand_transforms_cpu.hpp"
@@ -23,7 +23,7 @@ void round_columns_to_half(float* data, long long rows, int columns, float* scal
   for (long long r = 0; r < rows; ++r) {
     for (int c = 0; c < columns; ++c) {
       float& v = data[r * columns + c];
-      v = half_bits_to_float(float_to_half_bits(v * scales[c]));
+      v = half_to_float(float_to_half(v * scales[c]));
     }
   }
 }
@@ -58,7 +58,7 @@ int BsrProjectorCpu::make_operands(const float* values, long long rows, int colu
       row[k] = hi[in];
       if (compensate) {
         const float rest = (values[in] * scales[k] - hi[in]) * kLowOperandFactor;
-        row[c + k] = half_bits_to_float(float_to_half_bits(rest));
+        row[c + k] = half_to_float(float_to_half(rest));
       }
     }
   }

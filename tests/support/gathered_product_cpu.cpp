@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 #include "kernels/tensorcore/square_symmetry.hpp"
 
 namespace slicestream::tensorcore {
@@ -29,7 +29,7 @@ void add_group(const GroupedBlocks& blocks, const std::int32_t* src, const std::
         if (row_in < 0) continue;
         const float* x = in + static_cast<std::size_t>(row_in) * slices;
         for (int i = 0; i < 16; ++i) {
-          const double a = half_bits_to_float(block[i * 16 + k]);
+          const double a = half_to_float(block[i * 16 + k]);
           if (a == 0) continue;
           double* y = acc.data() + static_cast<std::size_t>(row * 16 + i) * slices;
           for (int s = 0; s < slices; ++s)

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/half_range.hpp"
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 
 namespace slicestream::cpu {
 
@@ -15,7 +15,7 @@ float as_stored(float value, SlotTexels texels) {
   if (texels == SlotTexels::kFloat32) return value;
   if (std::isnan(value)) value = 0.0f;
   value = std::clamp(value, -kHalfMax, kHalfMax);
-  return tensorcore::half_bits_to_float(tensorcore::float_to_half_bits(value));
+  return half_to_float(float_to_half(value));
 }
 
 void replace_slot(DetectorShape shape, PitchedProjection fresh, SlotTexels texels, SlotScratch what,

@@ -26,6 +26,18 @@ def slice_values(header, payload):
     return np.frombuffer(payload, dtype="<f4").reshape(header.height, header.width).copy()
 
 
+def half_slice_values(publish_header, header, payload):
+    """A binary16 slice payload (the fp16 topics) as a float32 array (height, width): h * scale."""
+    if publish_header.payload_encoding != v1.PAYLOAD_ENCODING_FLOAT16:
+        raise ProtocolError("an fp16 publication's header names another payload encoding")
+    expected = header.width * header.height * 2
+    if payload is None or len(payload) != expected:
+        raise ProtocolError(f"a {header.width} x {header.height} fp16 slice has {expected} bytes, "
+                            f"not {0 if payload is None else len(payload)}")
+    halves = np.frombuffer(payload, dtype="<f2").reshape(header.height, header.width)
+    return halves.astype(np.float32) * np.float32(publish_header.payload_scale)
+
+
 class Client(SocketOwner):
     def __init__(self, requests_endpoint, timeout_ms=10000, context=None, curve=None):
         """`curve`: CurveKeys (slicestream.curve) for a server with CURVE; None: plain."""

@@ -2,7 +2,9 @@
 slices, preview volumes and events, as numpy arrays (docs/protocol.md, "Slices, previews and
 events"). PUB/SUB: only what is published after the subscription reached the server arrives.
 After another subscriber stalled, the server sends the latest publication of a stream again; a
-repeat (the stream's last sequence and published_ns) is skipped here."""
+repeat (the stream's last sequence and published_ns) is skipped here. With fp16=True slices and
+refined slices travel as binary16 (the topics "fp16-slice" and "fp16-refined": half the bytes, 11
+significant bits of the image's largest value) and arrive as float32 arrays all the same."""
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -10,13 +12,14 @@ from typing import Optional
 import numpy as np
 import zmq
 
-from .client import slice_values
+from .client import half_slice_values, slice_values
 from .curve import secure
 from .errors import ProtocolError
 from ._socket_owner import SocketOwner
 from .wire import v1
 
 TOPICS = ("slice", "refined", "preview", "event")
+HALF_TOPICS = {"slice": "fp16-slice", "refined": "fp16-refined"}
 
 
 @dataclass
@@ -27,7 +30,8 @@ class Publication:
 
 
 class Subscriber(SocketOwner):
-    def __init__(self, slices_endpoint, topics=TOPICS, context=None, receive_hwm=1000, curve=None):
+    def __init__(self, slices_endpoint, topics=TOPICS, context=None, receive_hwm=1000, curve=None,
+                 fp16=False):
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.RCVHWM, receive_hwm)
@@ -35,7 +39,8 @@ class Subscriber(SocketOwner):
         for topic in topics:
             if topic not in TOPICS:
                 raise ValueError(f"unknown topic {topic!r}: one of {TOPICS}")
-            self._socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+            wire_topic = HALF_TOPICS.get(topic, topic) if fp16 else topic
+            self._socket.setsockopt(zmq.SUBSCRIBE, wire_topic.encode())
         secure(self._socket, curve)
         self._socket.connect(slices_endpoint)
         self._last_stamps = {}  # (topic, slice id) -> (sequence, published_ns) last received
@@ -75,6 +80,11 @@ class Subscriber(SocketOwner):
             return Publication(topic, header.slice, slice_values(header.slice, payload))
         if topic == "refined":
             return Publication(topic, header.refined, slice_values(header.refined.slice, payload))
+        if topic == "fp16-slice":
+            return Publication("slice", header.slice, half_slice_values(header, header.slice, payload))
+        if topic == "fp16-refined":
+            return Publication("refined", header.refined,
+                               half_slice_values(header, header.refined.slice, payload))
         if topic == "preview":
             p = header.preview
             values = np.frombuffer(payload, dtype="<f4").reshape(p.size_z, p.size_y, p.size_x).copy()

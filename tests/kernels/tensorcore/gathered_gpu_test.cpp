@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/tensorcore/cuda/gathered_spmm.hpp"
-#include "kernels/tensorcore/half_float.hpp"
+#include "kernels/half_float.hpp"
 #include "kernels/tensorcore/symmetric_gather.hpp"
 #include "tests/kernels/tensorcore/tensorcore_gpu_test_support.hpp"
 #include "tests/support/gathered_product_cpu.hpp"
@@ -102,8 +102,8 @@ TEST(TensorCoreGpu, GatheredKernelMatchesItsTwinOverManyGroupsPerCta) {
       std::vector<std::uint16_t> in_half(random.size());
       std::vector<float> in(random.size());
       for (std::size_t i = 0; i < random.size(); ++i) {
-        in_half[i] = float_to_half_bits(random[i]);
-        in[i] = half_bits_to_float(in_half[i]);
+        in_half[i] = float_to_half(random[i]);
+        in[i] = half_to_float(in_half[i]);
       }
       std::vector<float> want(static_cast<std::size_t>(out_rows * columns), 0.0f);
       gathered_product_cpu(testing::pool(), blocks, source.data(), target.data(), in.data(),

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "server/http/beast.hpp"
-#include "server/http/half_float.hpp"
+#include "kernels/half_float.hpp"
 #include "tests/common/time_scale.hpp"
 
 namespace slicestream::test {

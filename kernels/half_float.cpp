@@ -1,6 +1,12 @@
-#include "server/http/half_float.hpp"
+#include "kernels/half_float.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace slicestream {
 
@@ -75,6 +81,31 @@ float half_to_float(std::uint16_t half) {
   float value = 0;
   std::memcpy(&value, &bits, sizeof value);
   return value;
+}
+
+void floats_to_halves(const float* values, std::size_t count, float factor, void* out) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  std::size_t i = 0;
+#if defined(__F16C__)
+  const __m256 scale = _mm256_set1_ps(factor);
+  for (; i + 8 <= count; i += 8) {
+    const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(values + i), scale);
+    const __m128i halves = _mm256_cvtps_ph(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + 2 * i), halves);
+  }
+#endif
+  for (; i < count; ++i) {
+    const std::uint16_t half = float_to_half(values[i] * factor);
+    std::memcpy(bytes + 2 * i, &half, sizeof half);
+  }
+}
+
+float half_image_scale(const float* values, std::size_t count) {
+  float largest = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::isfinite(values[i])) largest = std::max(largest, std::abs(values[i]));
+  }
+  return largest > 0 ? largest : 1.0f;
 }
 
 }  // namespace slicestream

@@ -1,5 +1,7 @@
 // binary16 conversion: every half value survives a round trip, floats round to the nearest half
-// (ties to even), and the edges (subnormals, overflow, infinities, NaN) behave as IEEE 754 says.
+// (ties to even), and the edges (subnormals, overflow, infinities, NaN) behave as IEEE 754 says;
+// the array conversion (vectorised where the target has F16C) gives the same bits as the scalar
+// one; an image's fp16 scale is its largest finite magnitude.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,9 @@
 #include <limits>
 #include <random>
 
-#include "server/http/half_float.hpp"
+#include <vector>
+
+#include "kernels/half_float.hpp"
 
 namespace slicestream {
 namespace {
@@ -68,6 +72,40 @@ TEST(HalfFloat, Edges) {
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(1e-30f), 0x0000);
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14) * (1 - 1.0f / 4096)), 0x0400);  // rounds up
+}
+
+// Random bit patterns cover every class (normals, subnormals, overflow, infinities, NaN); the
+// output starts at an odd byte and the count leaves a tail for the scalar loop.
+TEST(HalfFloat, ArrayConversionGivesTheScalarBits) {
+  std::mt19937 random(11);
+  std::vector<float> values(100003);
+  for (float& v : values) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(random());
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  for (float factor : {1.0f, 1.0f / 3.0f, 1e-4f}) {
+    std::vector<unsigned char> bytes(2 * values.size() + 1);
+    floats_to_halves(values.data(), values.size(), factor, bytes.data() + 1);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::uint16_t half = 0;
+      std::memcpy(&half, bytes.data() + 1 + 2 * i, sizeof half);
+      const std::uint16_t expected = float_to_half(values[i] * factor);
+      if (std::isnan(half_to_float(expected))) {
+        ASSERT_TRUE(std::isnan(half_to_float(half))) << i;
+      } else {
+        ASSERT_EQ(half, expected) << i << " " << values[i] << " x " << factor;
+      }
+    }
+  }
+}
+
+TEST(HalfFloat, ImageScaleIsTheLargestFiniteMagnitude) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {0.5f, -3.25f, inf, std::nanf(""), 2.0f, -inf};
+  EXPECT_EQ(half_image_scale(values.data(), values.size()), 3.25f);
+  const std::vector<float> zeros(7, 0.0f);
+  EXPECT_EQ(half_image_scale(zeros.data(), zeros.size()), 1.0f);  // nothing to scale
+  EXPECT_EQ(half_image_scale(nullptr, 0), 1.0f);
 }
 
 }  // namespace
