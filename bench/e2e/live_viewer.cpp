@@ -76,7 +76,8 @@ void LiveViewer::read() {
     const std::uint64_t published_ns = publication->header.slice().published_ns();
     std::lock_guard<std::mutex> lock(mutex_);
     ++slices_received_;
-    slice_bytes_received_ += publication->values.size() * sizeof(float);
+    const bool half = publication->header.payload_encoding() == v1::PAYLOAD_ENCODING_FLOAT16;
+    slice_bytes_received_ += publication->values.size() * (half ? 2 : sizeof(float));  // wire
     if (published_ns > 0 && published_ns <= decoded_ns) {
       publication_to_decoded_ms_.push_back(1e-6 * static_cast<double>(decoded_ns - published_ns));
     }

@@ -12,7 +12,7 @@
 //   slice_move_bench [--backend cuda] [--preset tomobank] [--rows R --cols C] [--window N]
 //                    [--moves N] [--fps F] [--slice-size N] [--server PATH] [--detector PATH]
 //                    [--subscriber-hwm N] [--viewer live|read-after-reply] [--transport tcp|ipc]
-//                    [--server-args ARGS]
+//                    [--slice-values f32|f16] [--server-args ARGS]
 //                    [--json FILE]
 #include <CLI/CLI.hpp>
 
@@ -68,6 +68,8 @@ struct Options {
   // policy, as a viewer that does nothing about it has.
   std::size_t viewer_retain_freed_mb = 0;
   std::string transport = "tcp";  // the server's three endpoints: tcp loopback or ipc
+  // f16: the viewer subscribes to the fp16 topic (half the bytes on the link).
+  std::string slice_values = "f32";
   std::string json;
   std::string work_dir;
 };
@@ -230,7 +232,10 @@ int run(const Options& o, Report& report) {
   v1::StatusReport status;
   std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
   const std::string backend = status.backend() + " (" + status.backend_device() + ")";
-  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm);
+  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm,
+                                     {},
+                                     o.slice_values == "f16" ? client::SliceValueType::kHalf
+                                                             : client::SliceValueType::kFloat32);
   std::unique_ptr<LiveViewer> live;
   if (o.viewer == kLiveViewer) live = std::make_unique<LiveViewer>(subscriber);
   ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");
@@ -287,6 +292,7 @@ int run(const Options& o, Report& report) {
       .set("subscriber HWM", static_cast<double>(o.subscriber_hwm), 0)
       .set("viewer", o.viewer)
       .set("transport", o.transport)
+      .set("slice values", o.slice_values)
       .set("viewer retain MiB", static_cast<double>(o.viewer_retain_freed_mb), 0)
       .set("reply median ms", percentile(reply_ms, 0.5))
       .set("published median ms", percentile(published_ms, 0.5))
@@ -328,6 +334,10 @@ int main(int argc, char** argv) {
   app.add_option("--transport", o.transport,
                  "the server's endpoints, the viewer's included: tcp (loopback) or ipc")
       ->check(CLI::IsMember({"tcp", "ipc"}));
+  app.add_option("--slice-values", o.slice_values,
+                 "how the viewer receives slices: f32 (topic slice, default) or f16 (topic "
+                 "fp16-slice, half the bytes)")
+      ->check(CLI::IsMember({"f32", "f16"}));
   app.add_option("--viewer-retain-freed-mb", o.viewer_retain_freed_mb,
                  "freed memory the viewer keeps mapped for its next images, MiB (the server's "
                  "--retain-freed-mb for this process; default 0: the C library's policy)");

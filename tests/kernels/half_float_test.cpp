@@ -4,6 +4,7 @@
 // one; an image's fp16 scale is its largest finite magnitude.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -106,6 +107,22 @@ TEST(HalfFloat, ImageScaleIsTheLargestFiniteMagnitude) {
   const std::vector<float> zeros(7, 0.0f);
   EXPECT_EQ(half_image_scale(zeros.data(), zeros.size()), 1.0f);  // nothing to scale
   EXPECT_EQ(half_image_scale(nullptr, 0), 1.0f);
+  // Long enough for the vectorised loop and its tail, the largest anywhere, infinities and NaN
+  // beside it.
+  std::mt19937 random(5);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (std::size_t count : {9u, 64u, 1001u}) {
+    std::vector<float> many(count);
+    for (float& v : many)
+      v = value(random);
+    many[random() % count] = -7.5f;
+    many[random() % count] = inf;
+    many[random() % count] = std::nanf("");
+    float expected = 0;
+    for (float v : many)
+      if (std::isfinite(v)) expected = std::max(expected, std::abs(v));
+    EXPECT_EQ(half_image_scale(many.data(), many.size()), expected) << count;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 """The Python client against a real server: a numpy phantom streamed as a detector comes back as
-slices that match it (one-shot GetSlice and live publications), slices and parameters are set
+slices that match it (one-shot GetSlice and live publications, float32 and fp16), slices and parameters are set
 and removed, refusals raise RequestError with the server's reason, and /metrics is valid
 Prometheus text (read by prometheus_client's parser, an independent one)."""
 import os
@@ -49,8 +49,9 @@ def stream_phantom(server, scan_id, client):
 
 
 def test_a_numpy_phantom_scan_comes_back_as_matching_slices(server):
-    with Client(server.requests) as client, Subscriber(server.slices, topics=("slice",)) as live:
-        client.status()  # the server answers: the subscription has had time to arrive
+    with Client(server.requests) as client, Subscriber(server.slices, topics=("slice",)) as live, \
+            Subscriber(server.slices, topics=("slice",), fp16=True) as compact:
+        client.status()  # the server answers: the subscriptions have had time to arrive
         stream_phantom(server, 31, client)
 
         # One-shot: an axial slice through the small spheres, at the phantom's resolution.
@@ -65,18 +66,29 @@ def test_a_numpy_phantom_scan_comes_back_as_matching_slices(server):
         assert abs(values[inside].mean() - 0.010) < 0.03 * 0.010, "absolute scale (attenuation per mm)"
 
         # Live: the default axial slice's final publication equals the one-shot reconstruction.
-        final = None
-        while True:
-            publication = live.receive(timeout_ms=int(20000 * TIME_SCALE))
-            assert publication is not None, "the final live slices were not published"
-            h = publication.header
-            if h.slice_id == 2 and h.scan_id == 31 and h.projections_integrated == ANGLES:
-                final = publication
-                break
+        final = final_axial_slice(live)
         o = list(final.header.orientation.values)
         _, again = client.get_slice(o, final.header.width, final.header.height)
         assert relative_error(final.values, again) < 1e-4
         assert relative_error(final.values, densities(PHANTOM, pixel_centres(o, 48, 48))) < 0.2
+
+        # The same slice over the fp16 topic: float32 arrays within binary16's rounding.
+        compact_final = final_axial_slice(compact)
+        assert compact_final.values.dtype == np.float32
+        assert compact_final.header.published_ns == final.header.published_ns
+        error = relative_error(compact_final.values, final.values)
+        print(f"fp16 live slice: relative error {error:.2e} to the float32 one")
+        assert 0 < error < 5e-4
+
+
+def final_axial_slice(subscriber):
+    """The default axial slice's publication with every projection of scan 31."""
+    while True:
+        publication = subscriber.receive(timeout_ms=int(20000 * TIME_SCALE))
+        assert publication is not None, "the final live slices were not published"
+        h = publication.header
+        if h.slice_id == 2 and h.scan_id == 31 and h.projections_integrated == ANGLES:
+            return publication
 
 
 def test_slices_and_parameters_are_set_and_removed(server):

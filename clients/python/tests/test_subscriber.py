@@ -54,3 +54,31 @@ def test_a_publication_sent_again_is_skipped():
     finally:
         server.close()
         context.term()
+
+
+def test_fp16_slices_arrive_as_float32_arrays():
+    context = zmq.Context()
+    server = context.socket(zmq.PUB)
+    server.setsockopt(zmq.LINGER, 0)
+    server.bind("tcp://127.0.0.1:*")
+    values = np.array([0.5, -0.25, 0.125, 1.0], dtype=np.float32)
+    header = slice_header(1, 1, 1)
+    header.payload_encoding = v1.PAYLOAD_ENCODING_FLOAT16
+    header.payload_scale = 0.02
+    payload = (values / np.float32(0.02)).astype("<f2").tobytes()
+    try:
+        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), topics=("slice",),
+                        context=context, fp16=True) as live:
+            for _ in range(500):
+                server.send_multipart([b"fp16-slice", header.SerializeToString(), payload])
+                publication = live.receive(timeout_ms=10)
+                if publication is not None:
+                    break
+            else:
+                raise AssertionError("the subscriber never received anything")
+            assert publication.topic == "slice"
+            assert publication.values.dtype == np.float32 and publication.values.shape == (2, 2)
+            np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11)
+    finally:
+        server.close()
+        context.term()
