@@ -125,7 +125,8 @@ if [[ -n $detector_bin ]]; then
   grep -q "not_axial" "$work/out.txt" || fail "refine a y-z slice: $(cat "$work/out.txt")"
   expect_status 2 "${ctl[@]}" refine --slice 77
   grep -q "unknown_slice" "$work/out.txt" || fail "refine an unknown slice: $(cat "$work/out.txt")"
-  "${ctl[@]}" watch --out-dir "$work/refined" --timeout 20 --format png,tiff --no-preview \
+  # This watcher takes slices and refined slices over the fp16 topics.
+  "${ctl[@]}" watch --out-dir "$work/refined" --timeout 20 --format png,tiff --no-preview --fp16 \
     >"$work/watch2.txt" 2>&1 &
   watch_pid=$!
   sleep 0.5
