@@ -318,10 +318,10 @@ std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* top
       counters_.add("publications_fp16_over_budget");
       std::uint64_t suppressed = 0;
       if (budget_log_throttle_.allow(&suppressed)) {
-        spdlog::warn("slices endpoint: not encoding a '{}' publication of slice {}: {}{}", topic,
-                     slice.slice_id, budget_->shortfall(2 * count, "the fp16 image"),
-                     suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)"
-                                : "");
+        spdlog::warn(
+            "slices endpoint: not encoding a '{}' publication of slice {}: {}{}", topic,
+            slice.slice_id, budget_->shortfall(2 * count, "the fp16 image"),
+            suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
       }
       return std::nullopt;
     }

@@ -232,10 +232,9 @@ int run(const Options& o, Report& report) {
   v1::StatusReport status;
   std::unique_ptr<ChildProcess> server = start_server(c, endpoints, client, status);
   const std::string backend = status.backend() + " (" + status.backend_device() + ")";
-  client::SliceSubscriber subscriber(endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm,
-                                     {},
-                                     o.slice_values == "f16" ? client::SliceValueType::kHalf
-                                                             : client::SliceValueType::kFloat32);
+  client::SliceSubscriber subscriber(
+      endpoints.slices, {client::Topic::kSlice}, o.subscriber_hwm, {},
+      o.slice_values == "f16" ? client::SliceValueType::kHalf : client::SliceValueType::kFloat32);
   std::unique_ptr<LiveViewer> live;
   if (o.viewer == kLiveViewer) live = std::make_unique<LiveViewer>(subscriber);
   ChildProcess streamer(detector_command(c, endpoints), c.work_dir + "/slice-move-detector.log");

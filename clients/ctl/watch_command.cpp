@@ -63,12 +63,12 @@ class Watcher {
   Watcher(const CtlContext& context, const WatchOptions& options)
       : context_(context),
         options_(options),
-        subscriber_(context.slices,
-                    {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
-                     client::Topic::kRefined},
-                    100, context.security(),
-                    options.half ? client::SliceValueType::kHalf
-                                 : client::SliceValueType::kFloat32) {}
+        subscriber_(
+            context.slices,
+            {client::Topic::kSlice, client::Topic::kPreview, client::Topic::kEvent,
+             client::Topic::kRefined},
+            100, context.security(),
+            options.half ? client::SliceValueType::kHalf : client::SliceValueType::kFloat32) {}
 
   int run();
 

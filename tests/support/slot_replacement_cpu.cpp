@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/half_range.hpp"
 #include "kernels/half_float.hpp"
+#include "kernels/half_range.hpp"
 
 namespace slicestream::cpu {
 

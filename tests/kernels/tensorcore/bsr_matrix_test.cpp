@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/half_float.hpp"
+#include "kernels/tensorcore/bsr_matrix.hpp"
 #include "kernels/tensorcore/operand_scaling.hpp"
 #include "kernels/tensorcore/tensorcore_matrix.hpp"
 #include "tests/kernels/tensorcore/tensorcore_test_support.hpp"

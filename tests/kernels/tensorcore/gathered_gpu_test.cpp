@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/tensorcore/cuda/gathered_spmm.hpp"
 #include "kernels/half_float.hpp"
+#include "kernels/tensorcore/cuda/gathered_spmm.hpp"
 #include "kernels/tensorcore/symmetric_gather.hpp"
 #include "tests/kernels/tensorcore/tensorcore_gpu_test_support.hpp"
 #include "tests/support/gathered_product_cpu.hpp"

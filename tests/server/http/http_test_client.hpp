@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "server/http/beast.hpp"
 #include "kernels/half_float.hpp"
+#include "server/http/beast.hpp"
 #include "tests/common/time_scale.hpp"
 
 namespace slicestream::test {
