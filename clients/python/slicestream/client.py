@@ -30,6 +30,8 @@ def half_slice_values(publish_header, header, payload):
     """A binary16 slice payload (the fp16 topics) as a float32 array (height, width): h * scale."""
     if publish_header.payload_encoding != v1.PAYLOAD_ENCODING_FLOAT16:
         raise ProtocolError("an fp16 publication's header names another payload encoding")
+    if not np.isfinite(publish_header.payload_scale):
+        raise ProtocolError("an fp16 publication's scale is not finite")
     expected = header.width * header.height * 2
     if payload is None or len(payload) != expected:
         raise ProtocolError(f"a {header.width} x {header.height} fp16 slice has {expected} bytes, "
