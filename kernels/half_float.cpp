@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
 #include <limits>
 
 #if defined(__AVX__) || defined(__F16C__)
