@@ -318,10 +318,14 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     }
     const bool quads = takes_quads(storage_, params, count);
     if (mirrored()) {
-      // One thread per texel (pair of pixels) of the layer's texel rows.
+      // One thread per texel (pair of pixels) of the layer's texel rows. The quads' blocks are
+      // 16 x 16 threads: with wider, flatter blocks the L2 writes the surface stores' half-filled
+      // sectors one by one, and the pass runs at well below the copy rate (docs/performance.md).
       const DetectorShape texels{params.texel_rows, shape_.cols};
+      const dim3 quad_block(16, 16);
       sequence.add(quads ? KernelLaunch(&replace_slots_mirrored_quad_kernel,
-                                        pixel_grid(texels, count, block, kQuad), block, params)
+                                        pixel_grid(texels, count, quad_block, kQuad), quad_block,
+                                        params)
                          : KernelLaunch(&replace_slots_mirrored_kernel,
                                         pixel_grid(texels, count, block), block, params));
     } else if (quads) {
