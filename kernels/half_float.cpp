@@ -101,6 +101,23 @@ void floats_to_halves(const float* values, std::size_t count, float factor, void
   }
 }
 
+void halves_to_floats(const void* halves, std::size_t count, float factor, float* out) {
+  const auto* bytes = static_cast<const unsigned char*>(halves);
+  std::size_t i = 0;
+#if defined(__F16C__)
+  const __m256 scale = _mm256_set1_ps(factor);
+  for (; i + 8 <= count; i += 8) {
+    const __m128i eight = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtph_ps(eight), scale));
+  }
+#endif
+  for (; i < count; ++i) {
+    std::uint16_t half = 0;
+    std::memcpy(&half, bytes + 2 * i, sizeof half);
+    out[i] = half_to_float(half) * factor;
+  }
+}
+
 float half_image_scale(const float* values, std::size_t count) {
   float largest = 0;
   std::size_t i = 0;

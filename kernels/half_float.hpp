@@ -17,6 +17,11 @@ float half_to_float(std::uint16_t half);
 // aside).
 void floats_to_halves(const float* values, std::size_t count, float factor, void* out);
 
+// Writes half_to_float(h[i]) * factor for the `count` binary16 values h at `halves` (2 * count
+// bytes, any alignment, host byte order) to `out`; vectorised where the target has F16C (the same
+// values: the widening is exact, NaN payloads aside). What a viewer decodes an fp16 image with.
+void halves_to_floats(const void* halves, std::size_t count, float factor, float* out);
+
 // The scale of a compact (fp16) image: its largest finite magnitude, 1 when it has none. The
 // values sent are h = value / scale, in [-1, 1], where binary16 keeps 11 significant bits down to
 // 6e-5 of the largest value, whatever the image's units.

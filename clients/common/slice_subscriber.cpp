@@ -55,12 +55,7 @@ void copy_values(const zmq::message_t& payload, std::size_t count, std::vector<f
 void decode_half_values(const zmq::message_t& payload, std::size_t count, float scale,
                         std::vector<float>* values) {
   values->resize(count);
-  const auto* bytes = static_cast<const unsigned char*>(payload.data());
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint16_t half = 0;
-    std::memcpy(&half, bytes + 2 * i, sizeof half);
-    (*values)[i] = half_to_float(half) * scale;
-  }
+  halves_to_floats(payload.data(), count, scale, values->data());
 }
 
 // The topic part of `topic` as a Topic and whether it carries binary16 values.

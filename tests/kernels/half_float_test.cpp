@@ -1,7 +1,7 @@
 // binary16 conversion: every half value survives a round trip, floats round to the nearest half
 // (ties to even), and the edges (subnormals, overflow, infinities, NaN) behave as IEEE 754 says;
-// the array conversion (vectorised where the target has F16C) gives the same bits as the scalar
-// one; an image's fp16 scale is its largest finite magnitude.
+// the array conversions (vectorised where the target has F16C) give the same bits as the scalar
+// ones; an image's fp16 scale is its largest finite magnitude.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -95,6 +95,29 @@ TEST(HalfFloat, ArrayConversionGivesTheScalarBits) {
         ASSERT_TRUE(std::isnan(half_to_float(half))) << i;
       } else {
         ASSERT_EQ(half, expected) << i << " " << values[i] << " x " << factor;
+      }
+    }
+  }
+}
+
+// Every binary16 value, read from an odd byte, with a count that leaves a tail for the scalar loop.
+TEST(HalfFloat, ArrayDecodingGivesTheScalarValues) {
+  std::vector<unsigned char> bytes(2 * 0x10000 + 1);
+  for (std::uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+    const auto half = static_cast<std::uint16_t>(bits);
+    std::memcpy(bytes.data() + 1 + 2 * bits, &half, sizeof half);
+  }
+  for (std::size_t count : {std::size_t{0x10000}, std::size_t{0xfffd}, std::size_t{5}}) {
+    for (float factor : {1.0f, 3.5f, 1e-3f}) {
+      std::vector<float> values(count, -1.0f);
+      halves_to_floats(bytes.data() + 1, count, factor, values.data());
+      for (std::size_t i = 0; i < count; ++i) {
+        const float expected = half_to_float(static_cast<std::uint16_t>(i)) * factor;
+        if (std::isnan(expected)) {
+          ASSERT_TRUE(std::isnan(values[i])) << std::hex << i;
+        } else {
+          ASSERT_EQ(values[i], expected) << std::hex << i << " x " << factor;
+        }
       }
     }
   }
