@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
+
+#include "kernels/executor.hpp"
 
 #if defined(__AVX__) || defined(__F16C__)
 #include <immintrin.h>
@@ -118,7 +121,13 @@ void halves_to_floats(const void* halves, std::size_t count, float factor, float
   }
 }
 
-float half_image_scale(const float* values, std::size_t count) {
+namespace {
+
+// Values per chunk of the parallel passes: 1 MiB of floats, many chunks per large image.
+constexpr std::size_t kHalfImageChunk = std::size_t{1} << 18;
+
+// The largest finite magnitude among `count` values, 0 when there is none.
+float largest_finite_magnitude(const float* values, std::size_t count) {
   float largest = 0;
   std::size_t i = 0;
 #if defined(__AVX__)
@@ -138,7 +147,33 @@ float half_image_scale(const float* values, std::size_t count) {
   for (; i < count; ++i) {
     if (std::isfinite(values[i])) largest = std::max(largest, std::abs(values[i]));
   }
+  return largest;
+}
+
+}  // namespace
+
+float half_image_scale(const float* values, std::size_t count) {
+  const float largest = largest_finite_magnitude(values, count);
   return largest > 0 ? largest : 1.0f;
+}
+
+float half_image_scale(const float* values, std::size_t count, Executor& executor) {
+  std::vector<float> largest(static_cast<std::size_t>(executor.max_participants()), 0.0f);
+  executor.parallel_for(
+      count, kHalfImageChunk, [&](std::size_t begin, std::size_t end, int participant) {
+        float& mine = largest[static_cast<std::size_t>(participant)];
+        mine = std::max(mine, largest_finite_magnitude(values + begin, end - begin));
+      });
+  const float overall = *std::max_element(largest.begin(), largest.end());
+  return overall > 0 ? overall : 1.0f;
+}
+
+void floats_to_halves(const float* values, std::size_t count, float factor, void* out,
+                      Executor& executor) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  executor.parallel_for(count, kHalfImageChunk, [&](std::size_t begin, std::size_t end, int) {
+    floats_to_halves(values + begin, end - begin, factor, bytes + 2 * begin);
+  });
 }
 
 }  // namespace slicestream

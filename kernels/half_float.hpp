@@ -9,6 +9,8 @@
 
 namespace slicestream {
 
+class Executor;
+
 std::uint16_t float_to_half(float value);
 float half_to_float(std::uint16_t half);
 
@@ -26,5 +28,11 @@ void halves_to_floats(const void* halves, std::size_t count, float factor, float
 // values sent are h = value / scale, in [-1, 1], where binary16 keeps 11 significant bits down to
 // 6e-5 of the largest value, whatever the image's units.
 float half_image_scale(const float* values, std::size_t count);
+
+// The two passes of an image's fp16 encoding in chunks on `executor` (the same results): a
+// publishing thread hands them to helpers instead of spending milliseconds per large image.
+float half_image_scale(const float* values, std::size_t count, Executor& executor);
+void floats_to_halves(const float* values, std::size_t count, float factor, void* out,
+                      Executor& executor);
 
 }  // namespace slicestream

@@ -69,6 +69,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
   publications_.add(*publisher_);
   pipeline_ = std::make_unique<Pipeline>(config.pipeline, std::move(backend), publications_);
   publisher_->charge_to(pipeline_->backend().host_memory());
+  publisher_->encode_on(publication_encoders_);
   port_ = std::make_unique<PipelineAdapter>(*pipeline_);
   dispatcher_ =
       std::make_unique<RequestDispatcher>(config.limits, *port_, counters_, request_counters_);

@@ -10,6 +10,7 @@
 
 #include <zmq.hpp>
 
+#include "pipeline/backend/cpu/worker_pool.hpp"
 #include "pipeline/pipeline.hpp"
 #include "server/data_endpoint.hpp"
 #include "server/http/http_endpoint.hpp"
@@ -59,12 +60,18 @@ class Server {
   void wait_idle() { pipeline_->wait_idle(); }
 
  private:
+  // Helpers beside the publishing thread: the fp16 passes are bound by memory bandwidth, which a
+  // few cores take up.
+  static constexpr int kPublicationEncoders = 3;
+
   ServerCounters counters_;
   RequestCounters request_counters_;
   HttpCounters http_counters_;
   zmq::context_t context_;
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with CURVE: bound before any endpoint
   TransportMonitor monitor_{context_, counters_};
+  // Helpers of the publishing thread for fp16 images (idle unless a viewer subscribes to them).
+  WorkerPool publication_encoders_{kPublicationEncoders};
   std::unique_ptr<SlicePublisher> publisher_;
   PublishFanout publications_;  // the publisher, the RECAST3D bridge, the WebSocket hub
   std::unique_ptr<Pipeline> pipeline_;

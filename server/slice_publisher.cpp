@@ -326,10 +326,11 @@ std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* top
       return std::nullopt;
     }
   }
-  const float scale = half_image_scale(slice.values.data(), count);
+  const float scale = half_image_scale(slice.values.data(), count, *encoder_);
   mark_half_payload(scale, &header);
   OutgoingPublication publication = outgoing(topic, header, nullptr);
-  publication.payload = half_payload_message(slice.values.data(), count, scale, std::move(charge));
+  publication.payload =
+      half_payload_message(slice.values.data(), count, scale, *encoder_, std::move(charge));
   return publication;
 }
 

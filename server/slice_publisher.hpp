@@ -2,10 +2,10 @@
 // [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)],
 // or [topic "fp16-slice"|"fp16-refined"][PublishHeader][binary16 payload]: the same images in
 // half the bytes, for viewers on links that cannot take float32 at the detector's rate. fp16
-// images are encoded (on the publishing thread, outside the lock) only while some subscription
-// covers their topic: the subscriptions the XPUB socket receives are tracked. Their buffers are
-// charged to the memory budget (charge_to); one that does not fit is not encoded (counted as
-// "publications_fp16_over_budget", logged), its float32 twin is sent as always.
+// images are encoded (by the publishing thread and the helpers of encode_on, outside the lock)
+// only while some subscription covers their topic: the subscriptions the XPUB socket receives are
+// tracked. Their buffers are charged to the memory budget (charge_to); one that does not fit is not
+// encoded (counted as "publications_fp16_over_budget", logged), its float32 twin is sent as always.
 //
 // The pipeline calls it from its publish stage thread; a mutex makes a call from any other thread
 // (e.g. an event reported while stopping) safe as well. Publishing never blocks. Each subscriber's
@@ -48,6 +48,7 @@
 
 #include <zmq.hpp>
 
+#include "kernels/executor.hpp"
 #include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/messages/publish_sink.hpp"
 #include "server/log_throttle.hpp"
@@ -75,6 +76,9 @@ class SlicePublisher : public PublishSink {
   void watch_transport(TransportMonitor& monitor);         // before the first publication
   // Where fp16 payloads are charged (none: nowhere). Before the first publication.
   void charge_to(SharedMemoryBudget budget) { budget_ = std::move(budget); }
+  // Who encodes fp16 images beside the publishing thread (default: that thread alone). Outlives
+  // the publisher. Before the first publication.
+  void encode_on(Executor& executor) { encoder_ = &executor; }
 
   // A copy of the image, then as publish_shared_slice.
   void publish_slice(const SliceImage& slice) override;
@@ -137,6 +141,8 @@ class SlicePublisher : public PublishSink {
   std::atomic<bool> half_slices_wanted_{false};
   std::atomic<bool> half_refined_wanted_{false};
   SharedMemoryBudget budget_;
+  InlineExecutor publishing_thread_only_;
+  Executor* encoder_ = &publishing_thread_only_;
   PendingPublications pending_;
   // The latest publication of each stream that some subscriber missed (never events).
   PendingPublications missed_;

@@ -132,12 +132,12 @@ zmq::message_t payload_message(const float* values, std::size_t count,
 }
 
 zmq::message_t half_payload_message(const float* values, std::size_t count, float scale,
-                                    std::shared_ptr<const void> keep_alive) {
+                                    Executor& executor, std::shared_ptr<const void> keep_alive) {
   if (count == 0) return zmq::message_t();
   auto owned = std::make_shared<OwnedBytes>();
   owned->bytes = std::make_unique<unsigned char[]>(2 * count);
   owned->keep_alive = std::move(keep_alive);
-  floats_to_halves(values, count, 1.0f / scale, owned->bytes.get());
+  floats_to_halves(values, count, 1.0f / scale, owned->bytes.get(), executor);
   const unsigned char* bytes = owned->bytes.get();
   return owned_bytes_message(bytes, 2 * count, std::move(owned));
 }

@@ -9,6 +9,7 @@
 
 #include <zmq.hpp>
 
+#include "kernels/executor.hpp"
 #include "pipeline/messages/command.hpp"
 #include "pipeline/messages/publish_sink.hpp"
 #include "slicestream.pb.h"
@@ -45,8 +46,10 @@ zmq::message_t payload_message(std::vector<float>&& values,
 zmq::message_t payload_message(const float* values, std::size_t count,
                                std::shared_ptr<const void> owner);
 // `count` values as binary16 h = value / scale in a buffer of the part's own, which holds
-// `keep_alive` (the buffer's memory charge) until ZeroMQ has sent or dropped the part.
+// `keep_alive` (the buffer's memory charge) until ZeroMQ has sent or dropped the part. Converted
+// in chunks on `executor`.
 zmq::message_t half_payload_message(const float* values, std::size_t count, float scale,
+                                    Executor& executor,
                                     std::shared_ptr<const void> keep_alive = nullptr);
 // Makes `header` (a slice's or refined slice's) the header of its fp16 publication.
 void mark_half_payload(float scale, v1::PublishHeader* header);

@@ -1,7 +1,8 @@
 // binary16 conversion: every half value survives a round trip, floats round to the nearest half
 // (ties to even), and the edges (subnormals, overflow, infinities, NaN) behave as IEEE 754 says;
 // the array conversions (vectorised where the target has F16C) give the same bits as the scalar
-// ones; an image's fp16 scale is its largest finite magnitude.
+// ones; an image's fp16 scale is its largest finite magnitude; the passes in chunks give the
+// results of one thread.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "kernels/half_float.hpp"
 
 namespace slicestream {
@@ -146,6 +148,43 @@ TEST(HalfFloat, ImageScaleIsTheLargestFiniteMagnitude) {
       if (std::isfinite(v)) expected = std::max(expected, std::abs(v));
     EXPECT_EQ(half_image_scale(many.data(), many.size()), expected) << count;
   }
+}
+
+// Chunks on the calling thread, the last first, participants taking turns: the parallel passes
+// must not depend on the order of the chunks or on which participant runs which.
+class ReversedChunks final : public Executor {
+ public:
+  int max_participants() const override { return 3; }
+  void parallel_for(std::size_t count, std::size_t grain, const RangeBody& body) override {
+    for (std::size_t chunk = (count + grain - 1) / grain; chunk-- > 0;) {
+      ++chunks_run;
+      body(chunk * grain, std::min(count, (chunk + 1) * grain), static_cast<int>(chunk % 3));
+    }
+  }
+  int chunks_run = 0;
+};
+
+TEST(HalfFloat, ChunkedPassesGiveTheOneThreadResults) {
+  std::mt19937 random(13);
+  std::uniform_real_distribution<float> value(-1, 1);
+  std::vector<float> values(1100003);  // several chunks and a short last one
+  for (float& v : values)
+    v = value(random);
+  values[values.size() - 2] = -9.25f;  // the largest, in the last chunk
+  values[5] = std::numeric_limits<float>::infinity();
+  values[700000] = std::nanf("");
+  ReversedChunks executor;
+  const float scale = half_image_scale(values.data(), values.size(), executor);
+  EXPECT_EQ(scale, 9.25f);
+  EXPECT_EQ(scale, half_image_scale(values.data(), values.size()));
+  EXPECT_GT(executor.chunks_run, 3);
+  std::vector<unsigned char> one(2 * values.size() + 1), chunked(2 * values.size() + 1);
+  floats_to_halves(values.data(), values.size(), 1.0f / scale, one.data() + 1);
+  floats_to_halves(values.data(), values.size(), 1.0f / scale, chunked.data() + 1, executor);
+  EXPECT_EQ(one, chunked);
+  const std::vector<float> zeros(10, 0.0f);
+  EXPECT_EQ(half_image_scale(zeros.data(), zeros.size(), executor), 1.0f);
+  EXPECT_EQ(half_image_scale(nullptr, 0, executor), 1.0f);
 }
 
 }  // namespace

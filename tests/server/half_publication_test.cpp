@@ -207,7 +207,8 @@ TEST(HalfPublication, TheSubscriberRefusesMalformedFp16Messages) {
   slice.values = std::vector<float>{1, -2, 3, 4, 0.5f, 6, 7, 8};
   const auto send = [&](v1::PublishHeader header, std::size_t payload_bytes) {
     const std::vector<float> values = slice.values.to_vector();
-    zmq::message_t payload = half_payload_message(values.data(), values.size(), 8.0f);
+    InlineExecutor encoder;
+    zmq::message_t payload = half_payload_message(values.data(), values.size(), 8.0f, encoder);
     server.send(zmq::buffer(std::string(kHalfSliceTopic)), zmq::send_flags::sndmore);
     server.send(zmq::buffer(header.SerializeAsString()), zmq::send_flags::sndmore);
     server.send(zmq::buffer(payload.data(), payload_bytes), zmq::send_flags::none);
