@@ -504,6 +504,7 @@ int main(int argc, char** argv) {
   run.report.print("end to end");
   run.report.print("end to end, details");
   run.report.print("summary");
+  if (o.repeat > 1) run.report.print("summary over repetitions");
   if (!o.json.empty()) {
     std::string command;
     for (int i = 0; i < argc; ++i)
