@@ -346,12 +346,19 @@ namespace {
 
 // The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
 // thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
-// multiprocessors idle: take the largest that keeps six blocks per multiprocessor.
+// multiprocessors idle: take the largest that keeps six blocks per multiprocessor. A launch with
+// a paired target takes at most 4 (two rows and their mirror rows per paired thread): in
+// bench/cuda's tuning search its kernels ran slower with 8 in every set-up, and unpaired targets
+// about as fast with 4 as with 8.
 BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
                                  const std::vector<MirrorPairing>& pairings, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
   const long long wanted = 6LL * multiprocessors;
+  const bool any_paired = std::any_of(pairings.begin(), pairings.end(), [](MirrorPairing pairing) {
+    return pairing != MirrorPairing::kNone;
+  });
   for (int points : {8, 4, 2}) {
+    if (any_paired && points > 4) continue;
     long long blocks = 0;
     for (std::size_t n = 0; n < jobs.size(); ++n) {
       const BackprojectJob& job = jobs[n];

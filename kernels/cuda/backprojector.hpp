@@ -38,8 +38,8 @@ struct BackprojectTuning {
   int block_x = 32;
   int block_y = 4;
   // Grid points per thread along the grid's y axis: 1, 2, 4, 8 or 16; 0 picks the largest of
-  // 1..8 that still gives every multiprocessor six blocks (the best choice in bench/cuda's
-  // tuning search, docs/performance.md).
+  // 1..8 (1..4 when a target is served by mirrored pairs) that still gives every multiprocessor
+  // six blocks (the best choice in bench/cuda's tuning search, docs/performance.md).
   int points_per_thread = 0;
   BackprojectInterpolation interpolation = BackprojectInterpolation::kTexture;
   // Targets of equal shape in one launch take turns block by block, so that blocks running at
