@@ -112,7 +112,10 @@ void grid_point(const GridFrame& frame, double i, double j, double k, double* ou
 // centred on that plane; and whether its first rows project onto the upper half of the detector
 // for every source (else its last ones do). The differences of the numerators and of the
 // denominator are affine in the indices, so their largest values are at the grid's corners, as is
-// the least denominator.
+// the least denominator. A corner and its mirror (row 0 and row height - 1) form the same pair as
+// the mirror corner and its mirror, and every test is symmetric in the two, so the corners of row
+// 0 suffice: two for a slice, four for a volume. The recompute of every slice move runs this for
+// every source, so the corners are computed once per job.
 MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) {
   constexpr double kTolerancePixels = 1e-3;
   if (job.sources.empty()) return MirrorPairing::kNone;
@@ -121,32 +124,39 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
   const double last_j = job.grid.height - 1.0;
   const double last_k = job.plane_end - job.plane_begin - 1.0;
   const double last_row = detector.rows - 1.0;
-  double first[4];  // point (0, 0, 0)
-  grid_point(frame, 0.0, 0.0, 0.0, first);
+  struct CornerPair {
+    double point[4];
+    double mirror[4];
+  };
+  CornerPair corners[4];
+  int corner_count = 0;
+  for (const double i : {0.0, last_i}) {
+    for (const double k : {0.0, last_k}) {
+      if ((i > 0.0 && last_i == 0.0) || (k > 0.0 && last_k == 0.0)) continue;  // the same corner
+      grid_point(frame, i, 0.0, k, corners[corner_count].point);
+      grid_point(frame, i, last_j, k, corners[corner_count].mirror);
+      ++corner_count;
+    }
+  }
+  const double* first = corners[0].point;  // point (0, 0, 0)
   int first_rows_upper = 0;  // sources whose row 0 projects above / below the centre row
   int first_rows_lower = 0;
   for (const BackprojectSource& source : job.sources) {
     const ProjectionMap& map = source.map;
-    for (const double i : {0.0, last_i}) {
-      for (const double j : {0.0, last_j}) {
-        for (const double k : {0.0, last_k}) {
-          double p[4];
-          double m[4];
-          grid_point(frame, i, j, k, p);
-          grid_point(frame, i, last_j - j, k, m);
-          const double den = apply(map.den_coef, p);
-          const double den_mirror = apply(map.den_coef, m);
-          const double allowed = kTolerancePixels * std::min(den, den_mirror);
-          if (!(std::min(den, den_mirror) > 0.0)) return MirrorPairing::kNone;  // behind the source
-          if (std::abs(den - den_mirror) > allowed) return MirrorPairing::kNone;
-          if (std::abs(apply(map.col_coef, p) - apply(map.col_coef, m)) > allowed) {
-            return MirrorPairing::kNone;
-          }
-          const double rows_sum =
-              apply(map.row_coef, p) + apply(map.row_coef, m) - 0.5 * last_row * (den + den_mirror);
-          if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
-        }
+    for (int c = 0; c < corner_count; ++c) {
+      const double* p = corners[c].point;
+      const double* m = corners[c].mirror;
+      const double den = apply(map.den_coef, p);
+      const double den_mirror = apply(map.den_coef, m);
+      const double allowed = kTolerancePixels * std::min(den, den_mirror);
+      if (!(std::min(den, den_mirror) > 0.0)) return MirrorPairing::kNone;  // behind the source
+      if (std::abs(den - den_mirror) > allowed) return MirrorPairing::kNone;
+      if (std::abs(apply(map.col_coef, p) - apply(map.col_coef, m)) > allowed) {
+        return MirrorPairing::kNone;
       }
+      const double rows_sum =
+          apply(map.row_coef, p) + apply(map.row_coef, m) - 0.5 * last_row * (den + den_mirror);
+      if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
     }
     const double offset = apply(map.row_coef, first) / apply(map.den_coef, first) - 0.5 * last_row;
     if (offset < -kTolerancePixels) ++first_rows_upper;
