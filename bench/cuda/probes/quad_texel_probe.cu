@@ -26,29 +26,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (x);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include "tomobank_probe_scene.cuh"
 
-constexpr int kRows = 2016, kCols = 1800, kLayers = 300, kSide = 2016;
-constexpr int kHalfRows = kRows / 2 + 1;
 constexpr int kQuadLayers = kLayers / 2;
-
-// col = (c0 + i c1 + j c2) / den, row likewise, den = d0 + i d1 + j d2 (pixel-centre coordinates).
-struct Map {
-  float c[3], r[3], d[3], w;
-};
-__constant__ Map maps[3][kLayers];  // per slice: vertical x, vertical y, axial
 
 struct Sample {
   float col, row, w;
@@ -166,39 +149,6 @@ __global__ void bp_quad_axial(cudaTextureObject_t t, float* out, int n) {
   }
 }
 
-// Smooth random projection with noise, never zero.
-float pixel(int p, int r, int c) {
-  return 0.3f + 0.5f * std::cos(0.013f * c + 0.021f * r + p) +
-         0.5f * std::cos(-0.017f * c + 0.009f * r + 2.0f * p) +
-         0.05f *
-             (((((unsigned)r * 7919u + (unsigned)c * 104729u + (unsigned)p * 15485863u) & 0xffffu) /
-               65535.0f) -
-              0.5f);
-}
-
-cudaTextureObject_t texture_of(cudaArray_t arr) {
-  cudaResourceDesc rd = {};
-  rd.resType = cudaResourceTypeArray;
-  rd.res.array.array = arr;
-  cudaTextureDesc td = {};
-  td.addressMode[0] = td.addressMode[1] = cudaAddressModeBorder;
-  td.filterMode = cudaFilterModeLinear;
-  td.readMode = cudaReadModeElementType;
-  cudaTextureObject_t t;
-  CK(cudaCreateTextureObject(&t, &rd, &td, nullptr));
-  return t;
-}
-
-void upload(cudaArray_t arr, const void* host, size_t element, int rows, int layer) {
-  cudaMemcpy3DParms cp = {};
-  cp.srcPtr = make_cudaPitchedPtr(const_cast<void*>(host), kCols * element, kCols, rows);
-  cp.dstArray = arr;
-  cp.dstPos = make_cudaPos(0, 0, layer);
-  cp.extent = make_cudaExtent(kCols, rows, 1);
-  cp.kind = cudaMemcpyHostToDevice;
-  CK(cudaMemcpy3D(&cp));
-}
-
 // Every layer in fp16, computed on all cores.
 std::vector<__half> window_in_half() {
   const size_t layer = (size_t)kRows * kCols;
@@ -224,13 +174,9 @@ void make_textures(cudaTextureObject_t* t16, cudaTextureObject_t* pairs,
   const std::vector<__half> h = window_in_half();
   const size_t layer = (size_t)kRows * kCols;
   const auto at = [&](int l, int r, int c) { return h[l * layer + (size_t)r * kCols + c]; };
-  const cudaChannelFormatDesc d16 = cudaCreateChannelDescHalf(),
-                              d2 = cudaCreateChannelDescHalf2(), d4 = cudaCreateChannelDescHalf4();
-  cudaArray_t a16, a2, a4;
-  CK(cudaMalloc3DArray(&a16, &d16, make_cudaExtent(kCols, kRows, kLayers), cudaArrayLayered));
-  CK(cudaMalloc3DArray(&a2, &d2, make_cudaExtent(kCols, kHalfRows, kLayers), cudaArrayLayered));
-  CK(cudaMalloc3DArray(&a4, &d4, make_cudaExtent(kCols, kHalfRows, kQuadLayers),
-                       cudaArrayLayered));
+  const cudaArray_t a16 = layered_array(cudaCreateChannelDescHalf(), kRows, kLayers);
+  const cudaArray_t a2 = layered_array(cudaCreateChannelDescHalf2(), kHalfRows, kLayers);
+  const cudaArray_t a4 = layered_array(cudaCreateChannelDescHalf4(), kHalfRows, kQuadLayers);
   std::vector<__half2> m((size_t)kHalfRows * kCols);
   std::vector<ushort4> q((size_t)kHalfRows * kCols);
   const auto bits = [](__half v) { return __half_as_ushort(v); };
@@ -253,73 +199,9 @@ void make_textures(cudaTextureObject_t* t16, cudaTextureObject_t* pairs,
   *quads = texture_of(a4);
 }
 
-// Cone beam, source and detector 3 n from the axis, 2 mm pixels, 1 mm voxels, 300 angles over
-// 180 degrees. Slice point (i, j): vertical (slice 0: along x, 1: along y) or axial at z = 0.
-void set_maps(int slice) {
-  std::vector<Map> h(kLayers);
-  const double sod = 3.0 * kSide, sdd = 6.0 * kSide, pix = 2.0, half = 0.5 * kSide - 0.5;
-  for (int p = 0; p < kLayers; ++p) {
-    const double a = M_PI * p / kLayers, ca = std::cos(a), sa = std::sin(a);
-    // point = o + i ei + j ej; u = x ca + y sa, depth = x sa - y ca, z.
-    double o[3], ei[3], ej[3];
-    if (slice == 2) {
-      const double oo[3] = {-half, -half, 0}, e1[3] = {1, 0, 0}, e2[3] = {0, 1, 0};
-      for (int k = 0; k < 3; ++k)
-        o[k] = oo[k], ei[k] = e1[k], ej[k] = e2[k];
-    } else {
-      const double oo[3] = {slice == 0 ? -half : 0, slice == 1 ? -half : 0, -half};
-      const double e1[3] = {slice == 0 ? 1.0 : 0, slice == 1 ? 1.0 : 0, 0}, e2[3] = {0, 0, 1};
-      for (int k = 0; k < 3; ++k)
-        o[k] = oo[k], ei[k] = e1[k], ej[k] = e2[k];
-    }
-    auto U = [&](const double* v) { return v[0] * ca + v[1] * sa; };
-    auto D = [&](const double* v) { return v[0] * sa - v[1] * ca; };
-    Map& m = h[p];
-    const double dn[3] = {(sod + D(o)) / sdd, D(ei) / sdd, D(ej) / sdd};
-    const double cc = 0.5 * kCols - 0.5, rc = 0.5 * kRows - 0.5;
-    const double un[3] = {U(o) / pix, U(ei) / pix, U(ej) / pix};
-    const double zn[3] = {o[2] / pix, ei[2] / pix, ej[2] / pix};
-    for (int k = 0; k < 3; ++k) {
-      m.d[k] = dn[k];
-      m.c[k] = un[k] + cc * dn[k];
-      m.r[k] = zn[k] + rc * dn[k];
-    }
-    m.w = 1.0f / kLayers;
-  }
-  CK(cudaMemcpyToSymbol(maps, h.data(), sizeof(Map) * kLayers, sizeof(Map) * kLayers * slice));
-}
-
-template <typename Launch>
-float best_ms(Launch launch) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  float best = 1e9f;
-  for (int r = 0; r < 12; ++r) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r > 1 && ms < best) best = ms;
-  }
-  CK(cudaGetLastError());
-  return best;
-}
-
 dim3 grid_of(dim3 block, int width, int height, int points) {
   return dim3((width + block.x - 1) / block.x,
               (height + block.y * points - 1) / (block.y * points));
-}
-
-double rel_diff(const std::vector<float>& a, const std::vector<float>& ref) {
-  double num = 0, den = 0;
-  for (size_t k = 0; k < a.size(); ++k) {
-    num += (double(a[k]) - ref[k]) * (double(a[k]) - ref[k]);
-    den += double(ref[k]) * ref[k];
-  }
-  return std::sqrt(num / den);
 }
 
 int main() {
