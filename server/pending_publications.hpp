@@ -30,8 +30,9 @@ struct OutgoingPublication {
 class PendingPublications {
  public:
   using Clock = std::chrono::steady_clock;
-  // kHalfSlice, kHalfRefined: the fp16 publications of the same images (their own streams).
-  enum class Stream { kSlice, kRefined, kPreview, kHalfSlice, kHalfRefined };
+  // kHalfSlice, kHalfRefined, kHalfPreview: the fp16 publications of the same images and volumes
+  // (their own streams).
+  enum class Stream { kSlice, kRefined, kPreview, kHalfSlice, kHalfRefined, kHalfPreview };
   using Key = std::pair<Stream, std::uint32_t>;
 
   // Replaces the waiting publication of (stream, id), if any, in its place in line (a moved one

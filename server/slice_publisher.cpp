@@ -137,6 +137,7 @@ void SlicePublisher::track_subscription(const zmq::message_t& subscription) {
   };
   half_slices_wanted_ = covered(kHalfSliceTopic);
   half_refined_wanted_ = covered(kHalfRefinedTopic);
+  half_previews_wanted_ = covered(kHalfPreviewTopic);
 }
 
 SlicePublisher::Delivery SlicePublisher::send_first_part(zmq::message_t& part, const char* topic,
@@ -287,7 +288,10 @@ void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slic
   const bool moved = slice->moved;
   const v1::PublishHeader header = encode_slice(*slice, steady_now_ns());
   std::optional<OutgoingPublication> half;
-  if (half_slices_wanted_) half = half_outgoing(kHalfSliceTopic, header, *slice);
+  if (half_slices_wanted_) {
+    half = half_outgoing(kHalfSliceTopic, header, slice->values.data(), slice->values.size(),
+                         "slice " + std::to_string(id));
+  }
   OutgoingPublication publication = outgoing(kSliceTopic, header, nullptr);
   publication.payload = image_payload(std::move(slice));
   put_latest(PendingPublications::Stream::kSlice, id, std::move(publication), moved);
@@ -299,7 +303,10 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   const std::uint32_t id = refined.slice.slice_id;
   const v1::PublishHeader header = encode_refined(refined, steady_now_ns());
   std::optional<OutgoingPublication> half;
-  if (half_refined_wanted_) half = half_outgoing(kHalfRefinedTopic, header, refined.slice);
+  if (half_refined_wanted_) {
+    half = half_outgoing(kHalfRefinedTopic, header, refined.slice.values.data(),
+                         refined.slice.values.size(), "refined slice " + std::to_string(id));
+  }
   OutgoingPublication publication = outgoing(kRefinedTopic, header, nullptr);
   // A copy of the image, whose values are shared with the pipeline's (slice_values.hpp).
   publication.payload = image_payload(std::make_shared<const SliceImage>(refined.slice));
@@ -309,8 +316,9 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
 
 std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* topic,
                                                                  v1::PublishHeader header,
-                                                                 const SliceImage& slice) {
-  const std::size_t count = slice.values.size();
+                                                                 const float* values,
+                                                                 std::size_t count,
+                                                                 const std::string& what) {
   std::shared_ptr<MemoryCharge> charge;
   if (budget_) {
     charge = budget_->try_charge(2 * count);
@@ -319,18 +327,17 @@ std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* top
       std::uint64_t suppressed = 0;
       if (budget_log_throttle_.allow(&suppressed)) {
         spdlog::warn(
-            "slices endpoint: not encoding a '{}' publication of slice {}: {}{}", topic,
-            slice.slice_id, budget_->shortfall(2 * count, "the fp16 image"),
+            "slices endpoint: not encoding a '{}' publication of {}: {}{}", topic, what,
+            budget_->shortfall(2 * count, "the fp16 image"),
             suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
       }
       return std::nullopt;
     }
   }
-  const float scale = half_image_scale(slice.values.data(), count, *encoder_);
+  const float scale = half_image_scale(values, count, *encoder_);
   mark_half_payload(scale, &header);
   OutgoingPublication publication = outgoing(topic, header, nullptr);
-  publication.payload =
-      half_payload_message(slice.values.data(), count, scale, *encoder_, std::move(charge));
+  publication.payload = half_payload_message(values, count, scale, *encoder_, std::move(charge));
   return publication;
 }
 
@@ -344,9 +351,15 @@ void SlicePublisher::publish_preview(const PreviewVolume& preview) {
                   preview.size_x, preview.size_y, preview.size_z);
     return;
   }
+  const v1::PublishHeader header = encode_preview(preview, steady_now_ns());
+  std::optional<OutgoingPublication> half;
+  if (half_previews_wanted_) {
+    half = half_outgoing(kHalfPreviewTopic, header, preview.values.data(), preview.values.size(),
+                         "the preview");
+  }
   put_latest(PendingPublications::Stream::kPreview, 0,
-             outgoing(kPreviewTopic, encode_preview(preview, steady_now_ns()), &preview.values,
-                      preview.memory));
+             outgoing(kPreviewTopic, header, &preview.values, preview.memory));
+  if (half) put_latest(PendingPublications::Stream::kHalfPreview, 0, std::move(*half));
 }
 
 void SlicePublisher::publish_event(const ServerEvent& event) {

@@ -1,11 +1,12 @@
 // The slices endpoint: an XPUB socket (bound) implementing PublishSink. Every message is
 // [topic "slice"|"preview"|"event"|"refined"][PublishHeader][float32 payload (all but events)],
-// or [topic "fp16-slice"|"fp16-refined"][PublishHeader][binary16 payload]: the same images in
-// half the bytes, for viewers on links that cannot take float32 at the detector's rate. fp16
-// images are encoded (by the publishing thread and the helpers of encode_on, outside the lock)
-// only while some subscription covers their topic: the subscriptions the XPUB socket receives are
-// tracked. Their buffers are charged to the memory budget (charge_to); one that does not fit is not
-// encoded (counted as "publications_fp16_over_budget", logged), its float32 twin is sent as always.
+// or [topic "fp16-slice"|"fp16-refined"|"fp16-preview"][PublishHeader][binary16 payload]: the
+// same images and preview volumes in half the bytes, for viewers on links that cannot take float32
+// at the detector's rate. fp16 images are encoded (by the publishing thread and the helpers of
+// encode_on, outside the lock) only while some subscription covers their topic: the subscriptions
+// the XPUB socket receives are tracked. Their buffers are charged to the memory budget (charge_to);
+// one that does not fit is not encoded (counted as "publications_fp16_over_budget", logged), its
+// float32 twin is sent as always.
 //
 // The pipeline calls it from its publish stage thread; a mutex makes a call from any other thread
 // (e.g. an event reported while stopping) safe as well. Publishing never blocks. Each subscriber's
@@ -98,10 +99,11 @@ class SlicePublisher : public PublishSink {
  private:
   // Counts and logs a slice whose values do not fill width x height; true when they do.
   bool values_match(const SliceImage& slice, const char* what);
-  // The fp16 publication of `slice` under `header` (its float32 header), when its buffer fits
-  // the memory budget.
+  // The fp16 publication of `count` values under `header` (their float32 header), when its
+  // buffer fits the memory budget; `what` names them in the log ("slice 3", "the preview").
   std::optional<OutgoingPublication> half_outgoing(const char* topic, v1::PublishHeader header,
-                                                   const SliceImage& slice);
+                                                   const float* values, std::size_t count,
+                                                   const std::string& what);
   // Reads the subscriptions that arrived and notes which fp16 topics some subscription covers.
   void track_subscription(const zmq::message_t& subscription);  // mutex held
   // `memory`: the values' charge in the memory budget, held until ZeroMQ lets go of its copy.
@@ -140,6 +142,7 @@ class SlicePublisher : public PublishSink {
   std::set<std::string> subscriptions_;
   std::atomic<bool> half_slices_wanted_{false};
   std::atomic<bool> half_refined_wanted_{false};
+  std::atomic<bool> half_previews_wanted_{false};
   SharedMemoryBudget budget_;
   InlineExecutor publishing_thread_only_;
   Executor* encoder_ = &publishing_thread_only_;

@@ -63,6 +63,7 @@ std::optional<std::pair<Topic, bool>> parse_topic(const std::string& topic) {
   if (topic == "slice") return std::make_pair(Topic::kSlice, false);
   if (topic == "fp16-slice") return std::make_pair(Topic::kSlice, true);
   if (topic == "preview") return std::make_pair(Topic::kPreview, false);
+  if (topic == "fp16-preview") return std::make_pair(Topic::kPreview, true);
   if (topic == "event") return std::make_pair(Topic::kEvent, false);
   if (topic == "refined") return std::make_pair(Topic::kRefined, false);
   if (topic == "fp16-refined") return std::make_pair(Topic::kRefined, true);
@@ -93,8 +94,7 @@ SliceSubscriber::SliceSubscriber(const std::string& endpoint, const std::vector<
   socket_.set(zmq::sockopt::linger, 0);
   secure_client_socket(socket_, security);
   for (Topic topic : topics) {
-    const bool half = slice_values == SliceValueType::kHalf &&
-                      (topic == Topic::kSlice || topic == Topic::kRefined);
+    const bool half = slice_values == SliceValueType::kHalf && topic != Topic::kEvent;
     socket_.set(zmq::sockopt::subscribe, (half ? "fp16-" : "") + std::string(topic_name(topic)));
   }
   try {

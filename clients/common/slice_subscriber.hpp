@@ -24,13 +24,13 @@ namespace slicestream::client {
 enum class Topic { kSlice, kPreview, kEvent, kRefined };
 const char* topic_name(Topic topic);  // "slice", "preview", "event", "refined"
 
-// How slices and refined slices travel: float32 (topics "slice", "refined") or binary16
-// ("fp16-slice", "fp16-refined": half the bytes, 11 significant bits relative to the image's
-// largest value), decoded to float32 here. The preview is always float32.
+// How slices, refined slices and preview volumes travel: float32 (topics "slice", "refined",
+// "preview") or binary16 ("fp16-slice", "fp16-refined", "fp16-preview": half the bytes, 11
+// significant bits relative to the image's largest value), decoded to float32 here.
 enum class SliceValueType { kFloat32, kHalf };
 
 struct Publication {
-  Topic topic = Topic::kEvent;  // kSlice, kRefined whether float32 or fp16 carried the values
+  Topic topic = Topic::kEvent;  // kSlice, kRefined, kPreview whether float32 or fp16 carried them
   v1::PublishHeader header;     // header.slice(), .preview(), .event() or .refined()
   std::vector<float> values;    // slice, refined: width * height; preview: size_x * size_y * size_z
 };

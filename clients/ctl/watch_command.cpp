@@ -46,7 +46,8 @@ struct WatchOptions {
   std::vector<std::string> formats{"tiff", "png"};
   bool preview = true;
   bool final_fetch = true;
-  bool half = false;  // slices and refined slices as binary16 (half the bytes on the link)
+  bool half =
+      false;  // slices, refined slices and previews as binary16 (half the bytes on the link)
 };
 
 struct SliceStats {
@@ -309,8 +310,8 @@ void add_watch_command(CLI::App& app, const CtlContext& context, int* status) {
       ->check(CLI::IsMember({"tiff", "png"}));
   command->add_flag("!--no-preview", options->preview, "do not write the preview's planes");
   command->add_flag("--fp16", options->half,
-                    "receive slices and refined slices as binary16 (half the bytes; 11 "
-                    "significant bits of the image's largest value)");
+                    "receive slices, refined slices and previews as binary16 (half the bytes; 11 "
+                    "significant bits of the largest value)");
   command->add_flag("!--no-final", options->final_fetch,
                     "do not fetch the final slices with GetSlice when a scan ends");
   command->callback([&context, options, status] {

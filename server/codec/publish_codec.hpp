@@ -22,10 +22,12 @@ inline constexpr const char* kPreviewTopic = "preview";
 inline constexpr const char* kEventTopic = "event";
 // Not a prefix of the others (nor they of it): subscribers of "slice" never see refined slices.
 inline constexpr const char* kRefinedTopic = "refined";
-// The same images with binary16 values (half the bytes, PAYLOAD_ENCODING_FLOAT16), encoded only
-// while someone subscribes to them. Neither is a prefix of another topic, nor another of them.
+// The same images and preview volumes with binary16 values (half the bytes,
+// PAYLOAD_ENCODING_FLOAT16), encoded only while someone subscribes to them. None is a prefix of
+// another topic, nor another of them.
 inline constexpr const char* kHalfSliceTopic = "fp16-slice";
 inline constexpr const char* kHalfRefinedTopic = "fp16-refined";
+inline constexpr const char* kHalfPreviewTopic = "fp16-preview";
 
 void encode_slice_header(const SliceImage& slice, std::uint64_t published_ns,
                          v1::SliceHeader* wire);
@@ -51,7 +53,7 @@ zmq::message_t payload_message(const float* values, std::size_t count,
 zmq::message_t half_payload_message(const float* values, std::size_t count, float scale,
                                     Executor& executor,
                                     std::shared_ptr<const void> keep_alive = nullptr);
-// Makes `header` (a slice's or refined slice's) the header of its fp16 publication.
+// Makes `header` (a slice's, refined slice's or preview's) the header of its fp16 publication.
 void mark_half_payload(float scale, v1::PublishHeader* header);
 
 }  // namespace slicestream

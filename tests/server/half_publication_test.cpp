@@ -1,9 +1,9 @@
-// The fp16 topics of the slices endpoint: a subscriber of "fp16-slice" / "fp16-refined" gets the
-// same images (the same header, sequence and published_ns) as binary16 values scaled by the
-// image's largest magnitude, decoded by SliceSubscriber to within binary16's rounding; the server
-// encodes them only while someone subscribes (and stops when the subscriber goes), and an
-// encoding the memory budget has no room for is skipped and counted while the float32 image
-// still goes.
+// The fp16 topics of the slices endpoint: a subscriber of "fp16-slice" / "fp16-refined" /
+// "fp16-preview" gets the same images and volumes (the same header, sequence and published_ns) as
+// binary16 values scaled by the largest magnitude, decoded by SliceSubscriber to within binary16's
+// rounding; the server encodes them only while someone subscribes (and stops when the subscriber
+// goes), and an encoding the memory budget has no room for is skipped and counted while the float32
+// image still goes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -141,6 +141,38 @@ TEST(HalfPublication, AnFp16SubscriberGetsTheSameImageInHalfTheBytes) {
   EXPECT_EQ(refined16->header.refined().iterations(), 9u);
   ASSERT_NO_FATAL_FAILURE(expect_half_of(refined.slice.values.to_vector(), refined16->values));
   EXPECT_EQ(endpoint.counters.publications_invalid.load(), 0u);
+}
+
+// A preview volume on "fp16-preview": the same header, the volume within binary16's rounding.
+TEST(HalfPublication, AnFp16SubscriberGetsThePreviewInHalfTheBytes) {
+  Endpoint endpoint;
+  SlicePublisher& publisher = endpoint.publisher;
+  SliceSubscriber plain(publisher.address(), {Topic::kSlice, Topic::kPreview});
+  SliceSubscriber half(publisher.address(), {Topic::kSlice, Topic::kPreview}, 100, {},
+                       SliceValueType::kHalf);
+  ASSERT_NO_FATAL_FAILURE(await_subscription(publisher, plain));
+  ASSERT_NO_FATAL_FAILURE(await_subscription(publisher, half));
+  drain(plain);
+
+  test::Random random;
+  SCOPED_TRACE(random.seed);
+  PreviewVolume preview;
+  preview.scan_id = 4;
+  preview.size_x = 24;
+  preview.size_y = 20;
+  preview.size_z = 16;
+  preview.sequence = random.integer(1, 1000);
+  preview.values = random_slice(random, 0, 24 * 20, 16).values.to_vector();
+  const std::uint64_t before = endpoint.counters.publications.load();
+  publisher.publish_preview(preview);
+  const std::optional<Publication> f32 = next_of(plain, Topic::kPreview);
+  const std::optional<Publication> f16 = next_of(half, Topic::kPreview);
+  ASSERT_TRUE(f32 && f16);
+  EXPECT_EQ(endpoint.counters.publications.load() - before, 2u) << "float32 and fp16";
+  EXPECT_EQ(f16->header.payload_encoding(), v1::PAYLOAD_ENCODING_FLOAT16);
+  EXPECT_EQ(f16->header.preview().SerializeAsString(), f32->header.preview().SerializeAsString());
+  EXPECT_EQ(f32->values, preview.values);
+  ASSERT_NO_FATAL_FAILURE(expect_half_of(preview.values, f16->values));
 }
 
 TEST(HalfPublication, EncodedOnlyWhileSomeoneSubscribes) {

@@ -26,18 +26,40 @@ def slice_values(header, payload):
     return np.frombuffer(payload, dtype="<f4").reshape(header.height, header.width).copy()
 
 
-def half_slice_values(publish_header, header, payload):
-    """A binary16 slice payload (the fp16 topics) as a float32 array (height, width): h * scale."""
+def preview_values(preview, payload):
+    """A preview payload (float32, x fastest) as an array (z, y, x)."""
+    shape = (preview.size_z, preview.size_y, preview.size_x)
+    expected = int(np.prod(shape)) * 4
+    if payload is None or len(payload) != expected:
+        raise ProtocolError(f"a {preview.size_x} x {preview.size_y} x {preview.size_z} preview has "
+                            f"{expected} bytes, not {0 if payload is None else len(payload)}")
+    return np.frombuffer(payload, dtype="<f4").reshape(shape).copy()
+
+
+def _half_values(publish_header, shape, payload, what):
+    """A binary16 payload (the fp16 topics) as a float32 array of `shape`: h * scale."""
     if publish_header.payload_encoding != v1.PAYLOAD_ENCODING_FLOAT16:
         raise ProtocolError("an fp16 publication's header names another payload encoding")
     if not np.isfinite(publish_header.payload_scale):
         raise ProtocolError("an fp16 publication's scale is not finite")
-    expected = header.width * header.height * 2
+    expected = int(np.prod(shape)) * 2
     if payload is None or len(payload) != expected:
-        raise ProtocolError(f"a {header.width} x {header.height} fp16 slice has {expected} bytes, "
+        raise ProtocolError(f"a {what} has {expected} bytes, "
                             f"not {0 if payload is None else len(payload)}")
-    halves = np.frombuffer(payload, dtype="<f2").reshape(header.height, header.width)
+    halves = np.frombuffer(payload, dtype="<f2").reshape(shape)
     return halves.astype(np.float32) * np.float32(publish_header.payload_scale)
+
+
+def half_slice_values(publish_header, header, payload):
+    """A binary16 slice payload (the fp16 topics) as a float32 array (height, width): h * scale."""
+    return _half_values(publish_header, (header.height, header.width), payload,
+                        f"{header.width} x {header.height} fp16 slice")
+
+
+def half_preview_values(publish_header, preview, payload):
+    """A binary16 preview payload ("fp16-preview") as a float32 array (z, y, x): h * scale."""
+    return _half_values(publish_header, (preview.size_z, preview.size_y, preview.size_x), payload,
+                        f"{preview.size_x} x {preview.size_y} x {preview.size_z} fp16 preview")
 
 
 class Client(SocketOwner):

@@ -2,9 +2,10 @@
 slices, preview volumes and events, as numpy arrays (docs/protocol.md, "Slices, previews and
 events"). PUB/SUB: only what is published after the subscription reached the server arrives.
 After another subscriber stalled, the server sends the latest publication of a stream again; a
-repeat (the stream's last sequence and published_ns) is skipped here. With fp16=True slices and
-refined slices travel as binary16 (the topics "fp16-slice" and "fp16-refined": half the bytes, 11
-significant bits of the image's largest value) and arrive as float32 arrays all the same."""
+repeat (the stream's last sequence and published_ns) is skipped here. With fp16=True slices,
+refined slices and previews travel as binary16 (the topics "fp16-slice", "fp16-refined" and
+"fp16-preview": half the bytes, 11 significant bits of the largest value) and arrive as float32
+arrays all the same."""
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -12,14 +13,14 @@ from typing import Optional
 import numpy as np
 import zmq
 
-from .client import half_slice_values, slice_values
+from .client import half_preview_values, half_slice_values, preview_values, slice_values
 from .curve import secure
 from .errors import ProtocolError
 from ._socket_owner import SocketOwner
 from .wire import v1
 
 TOPICS = ("slice", "refined", "preview", "event")
-HALF_TOPICS = {"slice": "fp16-slice", "refined": "fp16-refined"}
+HALF_TOPICS = {"slice": "fp16-slice", "refined": "fp16-refined", "preview": "fp16-preview"}
 
 
 @dataclass
@@ -86,9 +87,10 @@ class Subscriber(SocketOwner):
             return Publication("refined", header.refined,
                                half_slice_values(header, header.refined.slice, payload))
         if topic == "preview":
-            p = header.preview
-            values = np.frombuffer(payload, dtype="<f4").reshape(p.size_z, p.size_y, p.size_x).copy()
-            return Publication(topic, p, values)
+            return Publication(topic, header.preview, preview_values(header.preview, payload))
+        if topic == "fp16-preview":
+            return Publication("preview", header.preview,
+                               half_preview_values(header, header.preview, payload))
         if topic == "event":
             return Publication(topic, header.event, None)
         raise ProtocolError(f"unknown topic {topic!r}")

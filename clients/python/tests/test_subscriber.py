@@ -1,10 +1,12 @@
 """The subscriber against a plain PUB socket: a publication sent again (the stream's last sequence
 and published_ns, as the server does after another subscriber stalled) is skipped, a new one of
-the same stream and every event are not."""
+the same stream and every event are not; fp16 slices and previews arrive as float32 arrays, a
+short one is refused."""
 import numpy as np
 import zmq
 
 from slicestream import Subscriber
+from slicestream.errors import ProtocolError
 from slicestream.wire import v1
 
 
@@ -79,6 +81,48 @@ def test_fp16_slices_arrive_as_float32_arrays():
             assert publication.topic == "slice"
             assert publication.values.dtype == np.float32 and publication.values.shape == (2, 2)
             np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11)
+    finally:
+        server.close()
+        context.term()
+
+
+def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused():
+    context = zmq.Context()
+    server = context.socket(zmq.PUB)
+    server.setsockopt(zmq.LINGER, 0)
+    server.bind("tcp://127.0.0.1:*")
+    values = np.random.default_rng().uniform(-3, 3, 24).astype(np.float32)  # x 4, y 2, z 3
+    scale = np.float32(np.abs(values).max())
+    header = v1.PublishHeader(protocol_version=1)
+    header.preview.size_x, header.preview.size_y, header.preview.size_z = 4, 2, 3
+    header.preview.sequence = 1
+    header.payload_encoding = v1.PAYLOAD_ENCODING_FLOAT16
+    header.payload_scale = scale
+    payload = (values / scale).astype("<f2").tobytes()
+    try:
+        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), topics=("preview",),
+                        context=context, fp16=True) as live:
+            for _ in range(500):
+                server.send_multipart([b"fp16-preview", header.SerializeToString(), payload])
+                publication = live.receive(timeout_ms=10)
+                if publication is not None:
+                    break
+            else:
+                raise AssertionError("the subscriber never received anything")
+            assert publication.topic == "preview"
+            assert publication.values.dtype == np.float32 and publication.values.shape == (3, 2, 4)
+            np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11,
+                                       atol=float(scale) * 2**-11)
+            while live.receive(timeout_ms=50) is not None:
+                pass
+            header.preview.sequence = 2
+            server.send_multipart([b"fp16-preview", header.SerializeToString(), payload[:-2]])
+            try:
+                live.receive(timeout_ms=2000)
+            except ProtocolError as error:
+                assert "fp16 preview" in str(error)
+            else:
+                raise AssertionError("a short fp16 preview was not refused")
     finally:
         server.close()
         context.term()
