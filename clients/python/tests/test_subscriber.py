@@ -3,11 +3,24 @@ and published_ns, as the server does after another subscriber stalled) is skippe
 the same stream and every event are not; fp16 slices and previews arrive as float32 arrays, a
 short one is refused."""
 import numpy as np
+import pytest
 import zmq
 
 from slicestream import Subscriber
 from slicestream.errors import ProtocolError
 from slicestream.wire import v1
+
+
+@pytest.fixture
+def publisher():
+    """A plain PUB socket on a loopback port and its context: (context, socket, endpoint)."""
+    context = zmq.Context()
+    server = context.socket(zmq.PUB)
+    server.setsockopt(zmq.LINGER, 0)
+    server.bind("tcp://127.0.0.1:*")
+    yield context, server, server.getsockopt_string(zmq.LAST_ENDPOINT)
+    server.close()
+    context.term()
 
 
 def slice_header(slice_id, sequence, published_ns):
@@ -20,77 +33,59 @@ def slice_header(slice_id, sequence, published_ns):
     return header
 
 
-def test_a_publication_sent_again_is_skipped():
-    context = zmq.Context()
-    server = context.socket(zmq.PUB)
-    server.setsockopt(zmq.LINGER, 0)
-    server.bind("tcp://127.0.0.1:*")
+def first_received(server, live, parts):
+    """Sends `parts` until the subscriber (whose subscription takes a moment) receives one."""
+    for _ in range(500):
+        server.send_multipart(parts)
+        publication = live.receive(timeout_ms=10)
+        if publication is not None:
+            return publication
+    raise AssertionError("the subscriber never received anything")
+
+
+def test_a_publication_sent_again_is_skipped(publisher):
+    context, server, endpoint = publisher
     event = v1.PublishHeader(protocol_version=1)
     event.event.message = "probe"
-    try:
-        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), context=context) as live:
-            for _ in range(500):
-                server.send_multipart([b"event", event.SerializeToString()])
-                if live.receive(timeout_ms=10) is not None:
-                    break
+    with Subscriber(endpoint, context=context) as live:
+        first_received(server, live, [b"event", event.SerializeToString()])
+        while live.receive(timeout_ms=50) is not None:
+            pass
+
+        values = np.random.default_rng().random(4, dtype=np.float32)
+        for header in [slice_header(4, 3, 111), slice_header(4, 3, 111), slice_header(5, 3, 111),
+                       slice_header(4, 3, 222), slice_header(4, 3, 222)]:
+            server.send_multipart([b"slice", header.SerializeToString(), values.tobytes()])
+        for _ in range(2):
+            server.send_multipart([b"event", event.SerializeToString()])
+
+        received = []
+        while (publication := live.receive(timeout_ms=500)) is not None:
+            if publication.topic == "slice":
+                received.append((publication.header.slice_id, publication.header.published_ns))
+                assert np.array_equal(publication.values.ravel(), values)
             else:
-                raise AssertionError("the subscriber never received anything")
-            while live.receive(timeout_ms=50) is not None:
-                pass
-
-            values = np.random.default_rng().random(4, dtype=np.float32)
-            for header in [slice_header(4, 3, 111), slice_header(4, 3, 111), slice_header(5, 3, 111),
-                           slice_header(4, 3, 222), slice_header(4, 3, 222)]:
-                server.send_multipart([b"slice", header.SerializeToString(), values.tobytes()])
-            for _ in range(2):
-                server.send_multipart([b"event", event.SerializeToString()])
-
-            received = []
-            while (publication := live.receive(timeout_ms=500)) is not None:
-                if publication.topic == "slice":
-                    received.append((publication.header.slice_id, publication.header.published_ns))
-                    assert np.array_equal(publication.values.ravel(), values)
-                else:
-                    received.append("event")
-            assert received == [(4, 111), (5, 111), (4, 222), "event", "event"]
-    finally:
-        server.close()
-        context.term()
+                received.append("event")
+        assert received == [(4, 111), (5, 111), (4, 222), "event", "event"]
 
 
-def test_fp16_slices_arrive_as_float32_arrays():
-    context = zmq.Context()
-    server = context.socket(zmq.PUB)
-    server.setsockopt(zmq.LINGER, 0)
-    server.bind("tcp://127.0.0.1:*")
+def test_fp16_slices_arrive_as_float32_arrays(publisher):
+    context, server, endpoint = publisher
     values = np.array([0.5, -0.25, 0.125, 1.0], dtype=np.float32)
     header = slice_header(1, 1, 1)
     header.payload_encoding = v1.PAYLOAD_ENCODING_FLOAT16
     header.payload_scale = 0.02
     payload = (values / np.float32(0.02)).astype("<f2").tobytes()
-    try:
-        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), topics=("slice",),
-                        context=context, fp16=True) as live:
-            for _ in range(500):
-                server.send_multipart([b"fp16-slice", header.SerializeToString(), payload])
-                publication = live.receive(timeout_ms=10)
-                if publication is not None:
-                    break
-            else:
-                raise AssertionError("the subscriber never received anything")
-            assert publication.topic == "slice"
-            assert publication.values.dtype == np.float32 and publication.values.shape == (2, 2)
-            np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11)
-    finally:
-        server.close()
-        context.term()
+    with Subscriber(endpoint, topics=("slice",), context=context, fp16=True) as live:
+        publication = first_received(server, live,
+                                     [b"fp16-slice", header.SerializeToString(), payload])
+        assert publication.topic == "slice"
+        assert publication.values.dtype == np.float32 and publication.values.shape == (2, 2)
+        np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11)
 
 
-def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused():
-    context = zmq.Context()
-    server = context.socket(zmq.PUB)
-    server.setsockopt(zmq.LINGER, 0)
-    server.bind("tcp://127.0.0.1:*")
+def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused(publisher):
+    context, server, endpoint = publisher
     values = np.random.default_rng().uniform(-3, 3, 24).astype(np.float32)  # x 4, y 2, z 3
     scale = np.float32(np.abs(values).max())
     header = v1.PublishHeader(protocol_version=1)
@@ -99,30 +94,16 @@ def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused():
     header.payload_encoding = v1.PAYLOAD_ENCODING_FLOAT16
     header.payload_scale = scale
     payload = (values / scale).astype("<f2").tobytes()
-    try:
-        with Subscriber(server.getsockopt_string(zmq.LAST_ENDPOINT), topics=("preview",),
-                        context=context, fp16=True) as live:
-            for _ in range(500):
-                server.send_multipart([b"fp16-preview", header.SerializeToString(), payload])
-                publication = live.receive(timeout_ms=10)
-                if publication is not None:
-                    break
-            else:
-                raise AssertionError("the subscriber never received anything")
-            assert publication.topic == "preview"
-            assert publication.values.dtype == np.float32 and publication.values.shape == (3, 2, 4)
-            np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11,
-                                       atol=float(scale) * 2**-11)
-            while live.receive(timeout_ms=50) is not None:
-                pass
-            header.preview.sequence = 2
-            server.send_multipart([b"fp16-preview", header.SerializeToString(), payload[:-2]])
-            try:
-                live.receive(timeout_ms=2000)
-            except ProtocolError as error:
-                assert "fp16 preview" in str(error)
-            else:
-                raise AssertionError("a short fp16 preview was not refused")
-    finally:
-        server.close()
-        context.term()
+    with Subscriber(endpoint, topics=("preview",), context=context, fp16=True) as live:
+        publication = first_received(server, live,
+                                     [b"fp16-preview", header.SerializeToString(), payload])
+        assert publication.topic == "preview"
+        assert publication.values.dtype == np.float32 and publication.values.shape == (3, 2, 4)
+        np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11,
+                                   atol=float(scale) * 2**-11)
+        while live.receive(timeout_ms=50) is not None:
+            pass
+        header.preview.sequence = 2
+        server.send_multipart([b"fp16-preview", header.SerializeToString(), payload[:-2]])
+        with pytest.raises(ProtocolError, match="fp16 preview"):
+            live.receive(timeout_ms=2000)
