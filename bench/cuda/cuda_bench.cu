@@ -622,9 +622,9 @@ int run(int argc, char** argv) {
   app.add_option("--setups", setups_arg, "comma-separated: flexray, highspeed, tomobank");
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
   app.add_flag("--quick", quick, "skip the tuning search (automatic tuning only)");
-  app.add_flag(
-      "--incremental-tuning", incremental_tuning,
-      "also search the tuning of the incremental backprojection, batches of 1 and 8 (fp16 texels)");
+  app.add_flag("--incremental-tuning", incremental_tuning,
+               "also search the tuning of the incremental backprojection, batches of 1 and 8 (fp16 "
+               "texels and mirrored pairs)");
   app.add_flag("--slices-in-l2", l2_study,
                "also measure batches of 8 with the live slices kept in L2 (fp16 texels; sets the "
                "device's persisting-L2 limit while it runs)");
@@ -675,8 +675,9 @@ int run(int argc, char** argv) {
         slices_in_l2(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4), report);
       }
       if (incremental_tuning) {
-        incremental_sweep(*scene, cuda::ProjectionStorage::kTextureHalf, std::max(3, reps / 4),
-                          report);
+        for (cuda::ProjectionStorage storage :
+             {cuda::ProjectionStorage::kTextureHalf, cuda::ProjectionStorage::kTextureHalfMirrored})
+          incremental_sweep(*scene, storage, std::max(3, reps / 4), report);
       }
       // Partial results survive a time limit: the JSON so far, and a line per scene.
       report.write_json(json_path, device.name);
