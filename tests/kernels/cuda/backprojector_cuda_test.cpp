@@ -322,6 +322,32 @@ TEST(BackprojectorCuda, VolumePlaneRangesAccumulateAndManySources) {
   }
 }
 
+// The automatic points per thread: the largest of 8, 4 and 2 that keeps six blocks per
+// multiprocessor, at most 4 in a launch with a target served by mirrored pairs.
+TEST(BackprojectorCuda, AutomaticPointsPerThreadAreAtMostFourWithPairedTargets) {
+  SLICESTREAM_REQUIRE_GPU();
+  const DetectorShape detector{64, 96};
+  const ScanGeometry geometry = test::circular_geometry(BeamKind::kCone, detector, 24);
+  const auto slices = default_slices(test::centered_box(20.0));
+  const auto job_of = [&](const SliceOrientation& slice, bool mirrored) {
+    cuda::BackprojectJob job;
+    job.grid = slice_grid(slice, 2048, 2048);  // blocks enough for 8 points per thread
+    cuda::TextureRef texture;
+    texture.mirrored = mirrored;
+    for (const ProjectionMap& map : make_projection_maps(geometry))
+      job.sources.push_back({map, texture, 1.0f});
+    return job;
+  };
+  const cuda::Backprojector backprojector(BeamKind::kCone, detector);
+  const auto points = [&](const std::vector<cuda::BackprojectJob>& jobs) {
+    return backprojector.resolved_tuning(jobs).points_per_thread;
+  };
+  EXPECT_EQ(points({job_of(slices[0], false)}), 8);  // fp16 texels: not paired
+  EXPECT_EQ(points({job_of(slices[0], true)}), 4);   // a vertical slice from mirrored pairs
+  EXPECT_EQ(points({job_of(slices[2], true)}), 8);   // the axial slice is never paired
+  EXPECT_EQ(points({job_of(slices[2], true), job_of(slices[0], true)}), 4);
+}
+
 TEST(BackprojectorCuda, RejectsInvalidTuningAndJobs) {
   SLICESTREAM_REQUIRE_GPU();
   EXPECT_THROW(cuda::Backprojector(BeamKind::kParallel, {4, 4}, {32, 4, 3}), cuda::CudaError);
