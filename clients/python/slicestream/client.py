@@ -17,23 +17,27 @@ _FILTERS = {name: getattr(v1, f"FILTER_WINDOW_{name.upper().replace('-', '_')}")
 _MODES = {"sliding": v1.WINDOW_MODE_SLIDING, "rotation": v1.WINDOW_MODE_PER_ROTATION}
 
 
+def _array(payload, shape, dtype, what):
+    """`payload` as an array of `shape` and `dtype` (a view); a ProtocolError naming `what` when
+    its size is another."""
+    expected = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if payload is None or len(payload) != expected:
+        raise ProtocolError(f"a {what} has {expected} bytes, "
+                            f"not {0 if payload is None else len(payload)}")
+    return np.frombuffer(payload, dtype=dtype).reshape(shape)
+
+
 def slice_values(header, payload):
     """A slice payload (float32, x fastest, row 0 at the bottom) as an array (height, width);
     np.flipud() of it is upright (row 0 at the top)."""
-    expected = header.width * header.height * 4
-    if len(payload) != expected:
-        raise ProtocolError(f"a {header.width} x {header.height} slice has {expected} bytes, not {len(payload)}")
-    return np.frombuffer(payload, dtype="<f4").reshape(header.height, header.width).copy()
+    return _array(payload, (header.height, header.width), "<f4",
+                  f"{header.width} x {header.height} slice").copy()
 
 
 def preview_values(preview, payload):
     """A preview payload (float32, x fastest) as an array (z, y, x)."""
-    shape = (preview.size_z, preview.size_y, preview.size_x)
-    expected = int(np.prod(shape)) * 4
-    if payload is None or len(payload) != expected:
-        raise ProtocolError(f"a {preview.size_x} x {preview.size_y} x {preview.size_z} preview has "
-                            f"{expected} bytes, not {0 if payload is None else len(payload)}")
-    return np.frombuffer(payload, dtype="<f4").reshape(shape).copy()
+    return _array(payload, (preview.size_z, preview.size_y, preview.size_x), "<f4",
+                  f"{preview.size_x} x {preview.size_y} x {preview.size_z} preview").copy()
 
 
 def _half_values(publish_header, shape, payload, what):
@@ -42,11 +46,7 @@ def _half_values(publish_header, shape, payload, what):
         raise ProtocolError("an fp16 publication's header names another payload encoding")
     if not np.isfinite(publish_header.payload_scale):
         raise ProtocolError("an fp16 publication's scale is not finite")
-    expected = int(np.prod(shape)) * 2
-    if payload is None or len(payload) != expected:
-        raise ProtocolError(f"a {what} has {expected} bytes, "
-                            f"not {0 if payload is None else len(payload)}")
-    halves = np.frombuffer(payload, dtype="<f2").reshape(shape)
+    halves = _array(payload, shape, "<f2", what)
     return halves.astype(np.float32) * np.float32(publish_header.payload_scale)
 
 
