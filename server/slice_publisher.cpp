@@ -289,8 +289,7 @@ void SlicePublisher::publish_shared_slice(std::shared_ptr<const SliceImage> slic
   const v1::PublishHeader header = encode_slice(*slice, steady_now_ns());
   std::optional<OutgoingPublication> half;
   if (half_slices_wanted_) {
-    half = half_outgoing(kHalfSliceTopic, header, slice->values.data(), slice->values.size(),
-                         "slice " + std::to_string(id));
+    half = half_outgoing(kHalfSliceTopic, header, slice->values.data(), slice->values.size(), id);
   }
   OutgoingPublication publication = outgoing(kSliceTopic, header, nullptr);
   publication.payload = image_payload(std::move(slice));
@@ -305,7 +304,7 @@ void SlicePublisher::publish_refined(const RefinedSliceImage& refined) {
   std::optional<OutgoingPublication> half;
   if (half_refined_wanted_) {
     half = half_outgoing(kHalfRefinedTopic, header, refined.slice.values.data(),
-                         refined.slice.values.size(), "refined slice " + std::to_string(id));
+                         refined.slice.values.size(), id);
   }
   OutgoingPublication publication = outgoing(kRefinedTopic, header, nullptr);
   // A copy of the image, whose values are shared with the pipeline's (slice_values.hpp).
@@ -318,7 +317,7 @@ std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* top
                                                                  v1::PublishHeader header,
                                                                  const float* values,
                                                                  std::size_t count,
-                                                                 const std::string& what) {
+                                                                 std::uint32_t id) {
   std::shared_ptr<MemoryCharge> charge;
   if (budget_) {
     charge = budget_->try_charge(2 * count);
@@ -327,7 +326,7 @@ std::optional<OutgoingPublication> SlicePublisher::half_outgoing(const char* top
       std::uint64_t suppressed = 0;
       if (budget_log_throttle_.allow(&suppressed)) {
         spdlog::warn(
-            "slices endpoint: not encoding a '{}' publication of {}: {}{}", topic, what,
+            "slices endpoint: not encoding a '{}' publication (slice id {}): {}{}", topic, id,
             budget_->shortfall(2 * count, "the fp16 image"),
             suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed)" : "");
       }
@@ -354,8 +353,8 @@ void SlicePublisher::publish_preview(const PreviewVolume& preview) {
   const v1::PublishHeader header = encode_preview(preview, steady_now_ns());
   std::optional<OutgoingPublication> half;
   if (half_previews_wanted_) {
-    half = half_outgoing(kHalfPreviewTopic, header, preview.values.data(), preview.values.size(),
-                         "the preview");
+    half =
+        half_outgoing(kHalfPreviewTopic, header, preview.values.data(), preview.values.size(), 0);
   }
   put_latest(PendingPublications::Stream::kPreview, 0,
              outgoing(kPreviewTopic, header, &preview.values, preview.memory));

@@ -100,10 +100,10 @@ class SlicePublisher : public PublishSink {
   // Counts and logs a slice whose values do not fill width x height; true when they do.
   bool values_match(const SliceImage& slice, const char* what);
   // The fp16 publication of `count` values under `header` (their float32 header), when its
-  // buffer fits the memory budget; `what` names them in the log ("slice 3", "the preview").
+  // buffer fits the memory budget; `id` (the slice's, 0 for the preview) names it in the log.
   std::optional<OutgoingPublication> half_outgoing(const char* topic, v1::PublishHeader header,
                                                    const float* values, std::size_t count,
-                                                   const std::string& what);
+                                                   std::uint32_t id);
   // Reads the subscriptions that arrived and notes which fp16 topics some subscription covers.
   void track_subscription(const zmq::message_t& subscription);  // mutex held
   // `memory`: the values' charge in the memory budget, held until ZeroMQ lets go of its copy.
