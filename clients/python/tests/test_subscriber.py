@@ -1,7 +1,7 @@
 """The subscriber against a plain PUB socket: a publication sent again (the stream's last sequence
 and published_ns, as the server does after another subscriber stalled) is skipped, a new one of
 the same stream and every event are not; fp16 slices and previews arrive as float32 arrays, a
-short one is refused."""
+short one is refused, as is a float32 preview of the wrong size."""
 import numpy as np
 import pytest
 import zmq
@@ -106,4 +106,26 @@ def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused(publ
         header.preview.sequence = 2
         server.send_multipart([b"fp16-preview", header.SerializeToString(), payload[:-2]])
         with pytest.raises(ProtocolError, match="fp16 preview"):
+            live.receive(timeout_ms=2000)
+
+
+def test_a_float32_preview_of_the_wrong_size_is_refused(publisher):
+    context, server, endpoint = publisher
+    header = v1.PublishHeader(protocol_version=1)
+    header.preview.size_x, header.preview.size_y, header.preview.size_z = 4, 2, 3
+    header.preview.sequence = 1
+    payload = np.arange(24, dtype="<f4").tobytes()
+    with Subscriber(endpoint, topics=("preview",), context=context) as live:
+        publication = first_received(server, live,
+                                     [b"preview", header.SerializeToString(), payload])
+        assert np.array_equal(publication.values, np.arange(24, dtype=np.float32).reshape(3, 2, 4))
+        while live.receive(timeout_ms=50) is not None:
+            pass
+        header.preview.sequence = 2
+        server.send_multipart([b"preview", header.SerializeToString(), payload[:-4]])
+        with pytest.raises(ProtocolError, match="4 x 2 x 3 preview has 96 bytes, not 92"):
+            live.receive(timeout_ms=2000)
+        header.preview.sequence = 3
+        server.send_multipart([b"preview", header.SerializeToString()])
+        with pytest.raises(ProtocolError, match="not 0"):
             live.receive(timeout_ms=2000)
