@@ -73,6 +73,9 @@ struct Piece {
 struct GridFrame {
   double origin[4];   // homogeneous: origin[3] = 1
   double step[3][4];  // per i, j, k; homogeneous 0
+  // by_component[a] = (origin[a], step[0][a], step[1][a], step[2][a]): a map's coefficients
+  // relative to the grid are then four multiply-adds of 4-vectors (relative_to_grid).
+  double by_component[4][4];
 };
 
 GridFrame grid_frame(const BackprojectJob& job) {
@@ -91,6 +94,11 @@ GridFrame grid_frame(const BackprojectJob& job) {
         base[a] + 0.5 * f.step[0][a] + 0.5 * f.step[1][a] + (job.plane_begin + 0.5) * f.step[2][a];
   }
   f.origin[3] = 1.0;
+  for (int a = 0; a < 4; ++a) {
+    f.by_component[a][0] = f.origin[a];
+    for (int d = 0; d < 3; ++d)
+      f.by_component[a][d + 1] = f.step[d][a];
+  }
   return f;
 }
 
@@ -99,23 +107,18 @@ double apply(const float* coef, const double* point) {
          static_cast<double>(coef[2]) * point[2] + static_cast<double>(coef[3]) * point[3];
 }
 
-// Point (i, j, k) of a grid frame, homogeneous.
-void grid_point(const GridFrame& frame, double i, double j, double k, double* out) {
-  for (int a = 0; a < 4; ++a)
-    out[a] = frame.origin[a] + i * frame.step[0][a] + j * frame.step[1][a] + k * frame.step[2][a];
-}
-
 // Whether every source of `job` maps each point (i, j, k) of its target and the mirrored point
 // (i, height - 1 - j, k) onto the same column and onto rows mirrored about the detector's centre
 // row (row and rows - 1 - row), to a thousandth of a pixel, so that one fetch of a mirrored pair
 // serves both: a vertical slice centred on the source plane of a circular scan whose detector is
 // centred on that plane; and whether its first rows project onto the upper half of the detector
-// for every source (else its last ones do). The differences of the numerators and of the
-// denominator are affine in the indices, so their largest values are at the grid's corners, as is
-// the least denominator. A corner and its mirror (row 0 and row height - 1) form the same pair as
-// the mirror corner and its mirror, and every test is symmetric in the two, so the corners of row
-// 0 suffice: two for a slice, four for a volume. The recompute of every slice move runs this for
-// every source, so the corners are computed once per job.
+// for every source (else its last ones do). Numerators and denominator are affine in the grid
+// indices, v(i, j, k) = v0 + i vi + j vj + k vk, so for a point p = (i, 0, k) and its mirror m:
+// den(p) - den(m) = -J denj and col(p) - col(m) = -J colj (J = height - 1, the same at every i and
+// k), and row(p) + row(m) - L (den(p) + den(m)) / 2 (L = rows - 1) is affine in i and k, as is
+// the least denominator: all extreme at the corners of the grid's first row (two for a slice,
+// four for a volume). The recompute of every slice move runs this for every source, so each
+// source takes only the coefficients these tests need.
 MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) {
   constexpr double kTolerancePixels = 1e-3;
   if (job.sources.empty()) return MirrorPairing::kNone;
@@ -123,42 +126,40 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
   const double last_i = job.grid.width - 1.0;
   const double last_j = job.grid.height - 1.0;
   const double last_k = job.plane_end - job.plane_begin - 1.0;
-  const double last_row = detector.rows - 1.0;
-  struct CornerPair {
-    double point[4];
-    double mirror[4];
-  };
-  CornerPair corners[4];
-  int corner_count = 0;
-  for (const double i : {0.0, last_i}) {
-    for (const double k : {0.0, last_k}) {
-      if ((i > 0.0 && last_i == 0.0) || (k > 0.0 && last_k == 0.0)) continue;  // the same corner
-      grid_point(frame, i, 0.0, k, corners[corner_count].point);
-      grid_point(frame, i, last_j, k, corners[corner_count].mirror);
-      ++corner_count;
-    }
-  }
-  const double* first = corners[0].point;  // point (0, 0, 0)
+  const double half_last_row = 0.5 * (detector.rows - 1.0);
+  // The first row's corners: i and k at their ends (one value where the grid has one).
+  const int i_ends = last_i > 0.0 ? 2 : 1;
+  const int k_ends = last_k > 0.0 ? 2 : 1;
   int first_rows_upper = 0;  // sources whose row 0 projects above / below the centre row
   int first_rows_lower = 0;
   for (const BackprojectSource& source : job.sources) {
     const ProjectionMap& map = source.map;
-    for (int c = 0; c < corner_count; ++c) {
-      const double* p = corners[c].point;
-      const double* m = corners[c].mirror;
-      const double den = apply(map.den_coef, p);
-      const double den_mirror = apply(map.den_coef, m);
-      const double allowed = kTolerancePixels * std::min(den, den_mirror);
-      if (!(std::min(den, den_mirror) > 0.0)) return MirrorPairing::kNone;  // behind the source
-      if (std::abs(den - den_mirror) > allowed) return MirrorPairing::kNone;
-      if (std::abs(apply(map.col_coef, p) - apply(map.col_coef, m)) > allowed) {
-        return MirrorPairing::kNone;
+    const double den0 = apply(map.den_coef, frame.origin);
+    const double den_i = apply(map.den_coef, frame.step[0]);
+    const double den_j = apply(map.den_coef, frame.step[1]);
+    const double den_k = last_k > 0.0 ? apply(map.den_coef, frame.step[2]) : 0.0;
+    const double row0 = apply(map.row_coef, frame.origin);
+    const double row_i = apply(map.row_coef, frame.step[0]);
+    const double row_j = apply(map.row_coef, frame.step[1]);
+    const double row_k = last_k > 0.0 ? apply(map.row_coef, frame.step[2]) : 0.0;
+    const double den_step = std::abs(last_j * den_j);
+    const double col_step = std::abs(last_j * apply(map.col_coef, frame.step[1]));
+    for (int a = 0; a < i_ends; ++a) {
+      for (int b = 0; b < k_ends; ++b) {
+        const double i = a * last_i;
+        const double k = b * last_k;
+        const double den = den0 + i * den_i + k * den_k;  // at p
+        const double den_mirror = den + last_j * den_j;   // at m
+        const double least = std::min(den, den_mirror);
+        if (!(least > 0.0)) return MirrorPairing::kNone;  // behind the source
+        const double allowed = kTolerancePixels * least;
+        if (den_step > allowed || col_step > allowed) return MirrorPairing::kNone;
+        const double rows_sum = 2.0 * (row0 + i * row_i + k * row_k) + last_j * row_j -
+                                half_last_row * (den + den_mirror);
+        if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
       }
-      const double rows_sum =
-          apply(map.row_coef, p) + apply(map.row_coef, m) - 0.5 * last_row * (den + den_mirror);
-      if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
     }
-    const double offset = apply(map.row_coef, first) / apply(map.den_coef, first) - 0.5 * last_row;
+    const double offset = row0 / den0 - half_last_row;  // at point (0, 0, 0)
     if (offset < -kTolerancePixels) ++first_rows_upper;
     if (offset > kTolerancePixels) ++first_rows_lower;
   }
@@ -197,10 +198,18 @@ SampleKind sample_kind(const std::vector<Piece>& pieces, BackprojectInterpolatio
   return mirrored ? SampleKind::kMirroredTexture : SampleKind::kTexture;
 }
 
+// out = (v(origin), v(step i), v(step j), v(step k)) for the affine map v with coefficients
+// `coef`: apply() at the origin and each step, summed component by component (the form the
+// compiler vectorises; every recompute does this for each source of each target).
 void relative_to_grid(const float* coef, const GridFrame& frame, float* out) {
-  out[0] = static_cast<float>(apply(coef, frame.origin));
-  for (int d = 0; d < 3; ++d)
-    out[d + 1] = static_cast<float>(apply(coef, frame.step[d]));
+  double sum[4] = {0.0, 0.0, 0.0, 0.0};
+  for (int a = 0; a < 4; ++a) {
+    const double c = coef[a];
+    for (int d = 0; d < 4; ++d)
+      sum[d] += c * frame.by_component[a][d];
+  }
+  for (int d = 0; d < 4; ++d)
+    out[d] = static_cast<float>(sum[d]);
 }
 
 DeviceRecord make_record(const BackprojectSource& source, const GridFrame& frame,
