@@ -1,12 +1,13 @@
 // CUDA backend benchmark: texture-fetch ceilings, quasi-3D full recompute for the three
-// KernelKit set-ups (cone and parallel; kernel only and with the store re-filled from device
-// memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16 texels,
-// exact fp32 rows), and the incremental per-projection refresh (one by one and in batches of 1,
-// 2, 4, 8, serial and as a pipeline of replacement and backprojection on two streams; from the
-// filter on, with its crop fused into the store update and as a pass of its
-// own, in batches of 1 and 8), and the CUDA backend's whole per-frame sequence for a stream of
-// FleX-ray frames with and without CUDA graphs, and the ramp filter's two cuFFT transforms at
-// padded widths around the one the filter takes. Prints tables; --json FILE writes every number.
+// KernelKit set-ups (cone and parallel; with the host's preparation of the launches, from
+// launches prepared before the timing, the preparation alone, and with the store re-filled from
+// device memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16
+// texels, exact fp32 rows), and the incremental per-projection refresh (one by one and in batches
+// of 1, 2, 4, 8, serial and as a pipeline of replacement and backprojection on two streams; from
+// the filter on, with its crop fused into the store update and as a pass of its own, in batches of
+// 1 and 8), and the CUDA backend's whole per-frame sequence for a stream of FleX-ray frames with
+// and without CUDA graphs, and the ramp filter's two cuFFT transforms at padded widths around the
+// one the filter takes. Prints tables; --json FILE writes every number.
 //
 //   cuda_bench [--setups flexray,highspeed,tomobank] [--reps N] [--quick] [--frames N]
 //              [--json FILE]
