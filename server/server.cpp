@@ -84,8 +84,9 @@ Server::Server(const ServerConfig& config, std::unique_ptr<Backend> backend) : c
     dispatcher_->attach_capture(*capture_);
   }
   if (config.http.enabled()) {
-    http_ = std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_,
-                                           pipeline_->backend().host_memory());
+    http_ =
+        std::make_unique<HttpEndpoint>(config.http, *server_port_, http_counters_,
+                                       pipeline_->backend().host_memory(), &publication_encoders_);
     publications_.add(http_->publish_sink());  // before the pipeline starts
     warn_if_exposed("tcp://" + config.http.listen, "HTTP", /*encrypted=*/false,
                     "CURVE does not cover HTTP: put it behind a reverse proxy with TLS and "

@@ -60,8 +60,8 @@ class Server {
   void wait_idle() { pipeline_->wait_idle(); }
 
  private:
-  // Helpers beside the publishing thread: the fp16 passes are bound by memory bandwidth, which a
-  // few cores take up.
+  // Helpers beside the publishing thread and the HTTP thread: their passes over an image (fp16
+  // encoding, copies) are bound by memory bandwidth, which a few cores take up.
   static constexpr int kPublicationEncoders = 3;
 
   ServerCounters counters_;
@@ -70,7 +70,8 @@ class Server {
   zmq::context_t context_;
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with CURVE: bound before any endpoint
   TransportMonitor monitor_{context_, counters_};
-  // Helpers of the publishing thread for fp16 images (idle unless a viewer subscribes to them).
+  // Helpers of the publishing thread for fp16 images and of the HTTP thread for the browsers'
+  // images (idle unless a viewer takes fp16 images or a browser is connected).
   WorkerPool publication_encoders_{kPublicationEncoders};
   std::unique_ptr<SlicePublisher> publisher_;
   PublishFanout publications_;  // the publisher, the RECAST3D bridge, the WebSocket hub

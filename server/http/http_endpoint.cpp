@@ -44,11 +44,11 @@ tcp::endpoint parse_listen_address(const std::string& listen) {
 }
 
 HttpEndpoint::HttpEndpoint(const HttpConfig& config, ServerPort& port, HttpCounters& counters,
-                           SharedMemoryBudget memory)
+                           SharedMemoryBudget memory, Executor* encoders)
     : config_(config), counters_(counters), io_(std::make_unique<net::io_context>(1)) {
   mailbox_ = std::make_shared<IoMailbox>(*io_);
   hub_ = std::make_unique<WebSocketHub>(mailbox_, counters_, config_.max_events_queued,
-                                        std::move(memory));
+                                        std::move(memory), encoders);
   const std::string root = config_.root.empty() ? default_viewer_root() : config_.root;
   context_ = std::make_unique<HttpContext>(
       HttpContext{config_, port, counters_, StaticFiles(root), *hub_, mailbox_, {}});

@@ -23,9 +23,10 @@ class HttpEndpoint {
  public:
   // Binds at once (throws std::runtime_error naming the endpoint and address on failure).
   // `memory`: the server's memory budget, charged with the WebSocket sessions' image copies
-  // (null: not charged).
+  // (null: not charged). `encoders`: helpers of the HTTP thread for encoding images (null: none;
+  // must outlive the endpoint).
   HttpEndpoint(const HttpConfig& config, ServerPort& port, HttpCounters& counters,
-               SharedMemoryBudget memory = nullptr);
+               SharedMemoryBudget memory = nullptr, Executor* encoders = nullptr);
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;

@@ -11,6 +11,9 @@ namespace slicestream {
 
 namespace {
 
+// Bytes of an f32 message's values one helper copies at a time.
+constexpr std::size_t kCopyGrainBytes = std::size_t{1} << 20;
+
 void append_le32(std::string& out, std::uint32_t value) {
   for (int i = 0; i < 4; ++i)
     out += static_cast<char>((value >> (8 * i)) & 0xffu);
@@ -23,8 +26,12 @@ const char* to_string(ImageEncoding encoding) {
 }
 
 std::string encode_image_message(const std::string& type, const std::string& fields,
-                                 const float* values, std::size_t count, ImageEncoding encoding) {
-  const float scale = encoding == ImageEncoding::kHalf ? half_image_scale(values, count) : 1.0f;
+                                 const float* values, std::size_t count, ImageEncoding encoding,
+                                 Executor* executor) {
+  const bool half = encoding == ImageEncoding::kHalf;
+  float scale = 1.0f;
+  if (half)
+    scale = executor ? half_image_scale(values, count, *executor) : half_image_scale(values, count);
   std::string header = fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})",
                                    json_string(type), to_string(encoding), scale, count, fields);
   header.append((4 - header.size() % 4) % 4, ' ');
@@ -36,8 +43,16 @@ std::string encode_image_message(const std::string& type, const std::string& fie
   const std::size_t offset = out.size();
   out.resize(offset + value_bytes);
   char* data = out.data() + offset;
-  if (encoding == ImageEncoding::kHalf) {
-    floats_to_halves(values, count, 1.0f / scale, data);  // little-endian host (x86-64, aarch64)
+  // Little-endian host (x86-64, aarch64): the values' bytes are the message's.
+  if (half && executor) {
+    floats_to_halves(values, count, 1.0f / scale, data, *executor);
+  } else if (half) {
+    floats_to_halves(values, count, 1.0f / scale, data);
+  } else if (executor) {
+    executor->parallel_for(
+        value_bytes, kCopyGrainBytes, [&](std::size_t begin, std::size_t end, int /*participant*/) {
+          std::memcpy(data + begin, reinterpret_cast<const char*>(values) + begin, end - begin);
+        });
   } else {
     std::memcpy(data, values, value_bytes);
   }
@@ -52,14 +67,15 @@ std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding) {
 
 ImageUpdate::ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
                          SliceValues values, std::array<float, 9> place, SharedMemoryBudget budget,
-                         std::shared_ptr<MemoryCharge> values_charge)
+                         std::shared_ptr<MemoryCharge> values_charge, Executor* encoder)
     : type_(std::move(type)),
       slice_id_(slice_id),
       place_(place),
       header_(std::move(header)),
       values_(std::move(values)),
       budget_(std::move(budget)),
-      values_charge_(std::move(values_charge)) {}
+      values_charge_(std::move(values_charge)),
+      encoder_(encoder) {}
 
 std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) {
   const int index = encoding == ImageEncoding::kHalf ? 1 : 0;
@@ -69,7 +85,7 @@ std::shared_ptr<const std::string> ImageUpdate::encoded(ImageEncoding encoding) 
       if (!encoded_charges_[index]) return nullptr;
     }
     encoded_[index] = encode_image_message(type_, "\"header\":" + to_json(header_), values_.data(),
-                                           values_.size(), encoding);
+                                           values_.size(), encoding, encoder_);
     is_encoded_[index] = true;
   }
   // Shares ownership of this update: its charges last as long as the message.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/executor.hpp"
 #include "pipeline/backend/memory_budget.hpp"
 #include "pipeline/messages/slice_values.hpp"
 #include "slicestream.pb.h"
@@ -27,9 +28,12 @@ enum class ImageEncoding { kFloat32, kHalf };
 const char* to_string(ImageEncoding encoding);  // "f32", "f16"
 
 // `fields`: the header's JSON members after type, encoding, scale and count, e.g.
-// "\"header\":{...}" (no leading comma).
+// "\"header\":{...}" (no leading comma). `executor`: helpers for the passes over the values (a
+// large slice's f16 scale and conversion or f32 copy take milliseconds on one thread); null: the
+// calling thread alone. The message is the same either way.
 std::string encode_image_message(const std::string& type, const std::string& fields,
-                                 const float* values, std::size_t count, ImageEncoding encoding);
+                                 const float* values, std::size_t count, ImageEncoding encoding,
+                                 Executor* executor = nullptr);
 
 // Bytes of the image message of `count` values in `encoding`, at most (the header included).
 std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding);
@@ -41,11 +45,12 @@ std::size_t image_message_bytes(std::size_t count, ImageEncoding encoding);
 class ImageUpdate : public std::enable_shared_from_this<ImageUpdate> {
  public:
   // `place`: the slice's orientation (none for the preview). `budget`: where encodings are
-  // charged (null: nowhere); `values_charge`: the charge of `values`.
+  // charged (null: nowhere); `values_charge`: the charge of `values`; `encoder`: helpers of the
+  // encoding (encode_image_message; null: the HTTP thread alone; must outlive the update).
   ImageUpdate(std::string type, std::uint32_t slice_id, v1::PublishHeader header,
               SliceValues values, std::array<float, 9> place = {},
               SharedMemoryBudget budget = nullptr,
-              std::shared_ptr<MemoryCharge> values_charge = nullptr);
+              std::shared_ptr<MemoryCharge> values_charge = nullptr, Executor* encoder = nullptr);
   const std::string& type() const { return type_; }
   std::uint32_t slice_id() const { return slice_id_; }
   const std::array<float, 9>& place() const { return place_; }
@@ -61,6 +66,7 @@ class ImageUpdate : public std::enable_shared_from_this<ImageUpdate> {
   SliceValues values_;  // shares a published image's buffer (no copy)
   SharedMemoryBudget budget_;
   std::shared_ptr<MemoryCharge> values_charge_;
+  Executor* encoder_ = nullptr;
   std::string encoded_[2];
   std::shared_ptr<MemoryCharge> encoded_charges_[2];
   bool is_encoded_[2] = {false, false};

@@ -12,11 +12,13 @@
 namespace slicestream {
 
 WebSocketHub::WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& counters,
-                           std::size_t max_events_queued, SharedMemoryBudget budget)
+                           std::size_t max_events_queued, SharedMemoryBudget budget,
+                           Executor* encoder)
     : mailbox_(std::move(mailbox)),
       counters_(counters),
       max_events_queued_(max_events_queued),
-      budget_(std::move(budget)) {}
+      budget_(std::move(budget)),
+      encoder_(encoder) {}
 
 void WebSocketHub::publish_slice(const SliceImage& slice) {
   if (skipped_without_sessions(kSliceTopic, slice.slice_id)) return;
@@ -80,7 +82,7 @@ void WebSocketHub::offer(const char* type, std::uint32_t slice_id, v1::PublishHe
     }
   }
   auto update = std::make_shared<ImageUpdate>(type, slice_id, std::move(header), std::move(values),
-                                              place, budget_, std::move(charge));
+                                              place, budget_, std::move(charge), encoder_);
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = incoming_[{update->type(), update->slice_id()}];
   if (slot) ++counters_.websocket_updates_superseded;

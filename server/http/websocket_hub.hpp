@@ -35,9 +35,11 @@ class WebSocketSession;
 
 class WebSocketHub : public PublishSink {
  public:
-  // `budget`: the server's memory budget (null: copies are not charged).
+  // `budget`: the server's memory budget (null: copies are not charged). `encoder`: helpers of
+  // the HTTP thread for encoding updates (ImageUpdate; null: none; must outlive the hub).
   WebSocketHub(std::shared_ptr<IoMailbox> mailbox, HttpCounters& counters,
-               std::size_t max_events_queued, SharedMemoryBudget budget = nullptr);
+               std::size_t max_events_queued, SharedMemoryBudget budget = nullptr,
+               Executor* encoder = nullptr);
 
   // PublishSink (the pipeline's publish thread, or any thread for events).
   void publish_slice(const SliceImage& slice) override;
@@ -71,6 +73,7 @@ class WebSocketHub : public PublishSink {
   HttpCounters& counters_;
   const std::size_t max_events_queued_;
   const SharedMemoryBudget budget_;
+  Executor* const encoder_;
   std::atomic<int> session_count_{0};
 
   std::mutex mutex_;  // what waits for the HTTP thread

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "pipeline/backend/cpu/worker_pool.hpp"
 #include "server/codec/publish_codec.hpp"
 #include "server/http/http_endpoint.hpp"
 #include "server/http/websocket_session.hpp"
@@ -74,8 +75,8 @@ class WebSocketTest : public ::testing::Test {
   void TearDown() override {
     if (endpoint_) endpoint_->stop();
   }
-  void start() {
-    endpoint_ = std::make_unique<HttpEndpoint>(config_, port_, counters_);
+  void start(Executor* encoders = nullptr) {
+    endpoint_ = std::make_unique<HttpEndpoint>(config_, port_, counters_, nullptr, encoders);
     endpoint_->start();
   }
   // Waits until the hub has `count` sessions (they register after the handshake's answer).
@@ -288,6 +289,42 @@ TEST_F(WebSocketTest, PublicationsAndEventsReachEveryClient) {
   auto image = late.receive_type("slice");
   ASSERT_TRUE(image);
   EXPECT_EQ(image->values, slice.values);
+}
+
+// With helpers for the encoding (the server's publication encoders), an image message is the
+// same, byte for byte, as the HTTP thread alone makes it: f16 (scale and conversion) and f32 (the
+// copy), over more values than one helper's chunk.
+TEST(ImageMessages, EncodedWithHelpersAreTheSameBytes) {
+  WorkerPool helpers(3);
+  const std::vector<float> values = random_values(std::size_t{3} << 20 | 7, 17);
+  for (const ImageEncoding encoding : {ImageEncoding::kHalf, ImageEncoding::kFloat32}) {
+    SCOPED_TRACE(to_string(encoding));
+    const std::string alone =
+        encode_image_message("slice", R"("header":{})", values.data(), values.size(), encoding);
+    const std::string helped = encode_image_message("slice", R"("header":{})", values.data(),
+                                                    values.size(), encoding, &helpers);
+    EXPECT_EQ(helped.size(), alone.size());
+    EXPECT_TRUE(helped == alone);
+  }
+}
+
+// An endpoint with encoding helpers delivers a large slice to f32 and f16 clients as one without.
+TEST_F(WebSocketTest, LargeImagesEncodedWithHelpersArriveIntact) {
+  WorkerPool helpers(3);
+  start(&helpers);
+  TestWebSocket a(endpoint_->address(), "/ws?encoding=f32");
+  TestWebSocket b(endpoint_->address(), "/ws?encoding=f16");
+  wait_sessions(2);
+  const SliceImage slice = make_slice(4, 1024, 768, 1, 23);
+  endpoint_->publish_sink().publish_slice(slice);
+  auto full = a.receive_type("slice");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->values, slice.values);
+  auto half = b.receive_type("slice");
+  ASSERT_TRUE(half);
+  EXPECT_LT(max_relative_error(half->values, slice.values.to_vector()), 1.0 / 2048);
+  endpoint_->stop();  // before the helpers go
+  endpoint_.reset();
 }
 
 TEST_F(WebSocketTest, AClientJoiningLaterIsNeverShownAnImageOlderThanThosePublishedMeanwhile) {
