@@ -28,10 +28,10 @@ const char* to_string(ImageEncoding encoding) {
 std::string encode_image_message(const std::string& type, const std::string& fields,
                                  const float* values, std::size_t count, ImageEncoding encoding,
                                  Executor* executor) {
+  InlineExecutor calling_thread;
+  Executor& run = executor ? *executor : calling_thread;
   const bool half = encoding == ImageEncoding::kHalf;
-  float scale = 1.0f;
-  if (half)
-    scale = executor ? half_image_scale(values, count, *executor) : half_image_scale(values, count);
+  const float scale = half ? half_image_scale(values, count, run) : 1.0f;
   std::string header = fmt::format(R"({{"type":{},"encoding":"{}","scale":{},"count":{},{}}})",
                                    json_string(type), to_string(encoding), scale, count, fields);
   header.append((4 - header.size() % 4) % 4, ' ');
@@ -44,17 +44,12 @@ std::string encode_image_message(const std::string& type, const std::string& fie
   out.resize(offset + value_bytes);
   char* data = out.data() + offset;
   // Little-endian host (x86-64, aarch64): the values' bytes are the message's.
-  if (half && executor) {
-    floats_to_halves(values, count, 1.0f / scale, data, *executor);
-  } else if (half) {
-    floats_to_halves(values, count, 1.0f / scale, data);
-  } else if (executor) {
-    executor->parallel_for(
-        value_bytes, kCopyGrainBytes, [&](std::size_t begin, std::size_t end, int /*participant*/) {
-          std::memcpy(data + begin, reinterpret_cast<const char*>(values) + begin, end - begin);
-        });
+  if (half) {
+    floats_to_halves(values, count, 1.0f / scale, data, run);
   } else {
-    std::memcpy(data, values, value_bytes);
+    run.parallel_for(value_bytes, kCopyGrainBytes, [&](std::size_t begin, std::size_t end, int) {
+      std::memcpy(data + begin, reinterpret_cast<const char*>(values) + begin, end - begin);
+    });
   }
   return out;
 }
