@@ -1,8 +1,9 @@
 #include "bench/common/gpu_timer.hpp"
 
-#include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "bench/common/median.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -29,10 +30,7 @@ double median_ms(const std::function<void(cudaStream_t)>& enqueue, int repetitio
     stop.synchronize();
     samples.push_back(stop.elapsed_ms_since(start));
   }
-  std::nth_element(samples.begin(),
-                   samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
-                   samples.end());
-  return samples[samples.size() / 2];
+  return median(std::move(samples));
 }
 
 double copy_bandwidth_gbs(std::size_t bytes, int repetitions, cudaStream_t stream) {

@@ -20,13 +20,14 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/steady_clock.hpp"
+#include "bench/common/median.hpp"
 #include "kernels/cpu/backproject_cpu.hpp"
 #include "kernels/cpu/preprocess_cpu.hpp"
 #include "kernels/cpu/ramp_filter_cpu.hpp"
 #include "kernels/geometry.hpp"
 #include "kernels/grid_spec.hpp"
 #include "kernels/projection_map.hpp"
+#include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cpu/worker_pool.hpp"
 
 namespace slicestream {
@@ -54,13 +55,6 @@ struct CallTime {
   double cpu_seconds;   // median CPU time of the whole process per call (all threads)
 };
 
-double median(std::vector<double> samples) {
-  std::nth_element(samples.begin(),
-                   samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
-                   samples.end());
-  return samples[samples.size() / 2];
-}
-
 // Repeats `call` for at least `min_seconds` (and 5 calls). CPU time is reported next to wall time
 // because on a shared machine the wall time also counts waiting for a core.
 CallTime time_per_call(double min_seconds, const std::function<void()>& call) {
@@ -74,7 +68,7 @@ CallTime time_per_call(double min_seconds, const std::function<void()>& call) {
     wall.push_back(seconds_since(t0));
     cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
   }
-  return {median(wall), median(cpu)};
+  return {bench::median(wall), bench::median(cpu)};
 }
 
 std::vector<float> random_floats(std::mt19937& rng, std::size_t count, float lo, float hi) {

@@ -6,8 +6,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "bench/common/median.hpp"
 #include "kernels/steady_clock.hpp"
 #include "pipeline/backend/cuda/cuda_backend.hpp"
 
@@ -144,9 +146,7 @@ void backend_sequence(const SetupSpec& spec, int frames, Report& report) {
         backend.synchronize();
         samples.push_back(us_between(t0, SteadyClock::now()));
       }
-      std::nth_element(samples.begin(), samples.begin() + static_cast<long>(samples.size() / 2),
-                       samples.end());
-      latency_us = samples[samples.size() / 2];
+      latency_us = median(std::move(samples));
     }
     backend.end_scan();
 

@@ -25,10 +25,12 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend_sequence.hpp"
 #include "bench/common/gpu_timer.hpp"
+#include "bench/common/median.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -66,10 +68,7 @@ double host_prepare_us(const cuda::Backprojector& backprojector,
     const auto stop = std::chrono::steady_clock::now();
     if (r > 0) samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
   }
-  std::nth_element(samples.begin(),
-                   samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
-                   samples.end());
-  return samples[samples.size() / 2];
+  return median(std::move(samples));
 }
 
 struct Best {
