@@ -43,14 +43,27 @@ def first_received(server, live, parts):
     raise AssertionError("the subscriber never received anything")
 
 
+def drain(live):
+    """Receives until nothing more arrives (the copies first_received sent)."""
+    while live.receive(timeout_ms=50) is not None:
+        pass
+
+
+def assert_refused(server, live, parts, match):
+    """Sends `parts` once, after what is pending, and expects the subscriber to refuse them."""
+    drain(live)
+    server.send_multipart(parts)
+    with pytest.raises(ProtocolError, match=match):
+        live.receive(timeout_ms=2000)
+
+
 def test_a_publication_sent_again_is_skipped(publisher):
     context, server, endpoint = publisher
     event = v1.PublishHeader(protocol_version=1)
     event.event.message = "probe"
     with Subscriber(endpoint, context=context) as live:
         first_received(server, live, [b"event", event.SerializeToString()])
-        while live.receive(timeout_ms=50) is not None:
-            pass
+        drain(live)
 
         values = np.random.default_rng().random(4, dtype=np.float32)
         for header in [slice_header(4, 3, 111), slice_header(4, 3, 111), slice_header(5, 3, 111),
@@ -101,12 +114,9 @@ def test_fp16_previews_arrive_as_float32_volumes_and_a_short_one_is_refused(publ
         assert publication.values.dtype == np.float32 and publication.values.shape == (3, 2, 4)
         np.testing.assert_allclose(publication.values.ravel(), values, rtol=2**-11,
                                    atol=float(scale) * 2**-11)
-        while live.receive(timeout_ms=50) is not None:
-            pass
         header.preview.sequence = 2
-        server.send_multipart([b"fp16-preview", header.SerializeToString(), payload[:-2]])
-        with pytest.raises(ProtocolError, match="fp16 preview"):
-            live.receive(timeout_ms=2000)
+        assert_refused(server, live, [b"fp16-preview", header.SerializeToString(), payload[:-2]],
+                       "fp16 preview")
 
 
 def test_a_float32_preview_of_the_wrong_size_is_refused(publisher):
@@ -119,13 +129,8 @@ def test_a_float32_preview_of_the_wrong_size_is_refused(publisher):
         publication = first_received(server, live,
                                      [b"preview", header.SerializeToString(), payload])
         assert np.array_equal(publication.values, np.arange(24, dtype=np.float32).reshape(3, 2, 4))
-        while live.receive(timeout_ms=50) is not None:
-            pass
         header.preview.sequence = 2
-        server.send_multipart([b"preview", header.SerializeToString(), payload[:-4]])
-        with pytest.raises(ProtocolError, match="4 x 2 x 3 preview has 96 bytes, not 92"):
-            live.receive(timeout_ms=2000)
+        assert_refused(server, live, [b"preview", header.SerializeToString(), payload[:-4]],
+                       "4 x 2 x 3 preview has 96 bytes, not 92")
         header.preview.sequence = 3
-        server.send_multipart([b"preview", header.SerializeToString()])
-        with pytest.raises(ProtocolError, match="not 0"):
-            live.receive(timeout_ms=2000)
+        assert_refused(server, live, [b"preview", header.SerializeToString()], "not 0")
