@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,10 +15,10 @@
 namespace slicestream::test {
 
 // A generator seeded from std::random_device: every run sees new inputs. The seed goes into the
-// failure message (SCOPED_TRACE) so that a failing run can be replayed.
+// failure message (SCOPED_TRACE); SLICESTREAM_TEST_SEED=<seed> replays a failing run.
 class RandomSource {
  public:
-  RandomSource() : seed_(std::random_device{}()), engine_(seed_) {}
+  RandomSource() : seed_(initial_seed()), engine_(seed_) {}
   std::uint64_t seed() const { return seed_; }
   std::string trace() const { return "random seed " + std::to_string(seed_); }
   std::mt19937_64& engine() { return engine_; }
@@ -34,6 +35,13 @@ class RandomSource {
   }
 
  private:
+  static std::uint64_t initial_seed() {
+    if (const char* replay = std::getenv("SLICESTREAM_TEST_SEED")) {
+      return std::strtoull(replay, nullptr, 10);
+    }
+    return std::random_device{}();
+  }
+
   std::uint64_t seed_;
   std::mt19937_64 engine_;
 };
