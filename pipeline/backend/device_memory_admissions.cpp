@@ -46,11 +46,6 @@ DeviceMemoryInfo DeviceMemoryAdmissions::available_locked() const {
   return memory;
 }
 
-std::size_t DeviceMemoryAdmissions::in_progress_bytes() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return in_progress_;
-}
-
 void DeviceMemoryAdmissions::release(std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
   in_progress_ -= bytes;

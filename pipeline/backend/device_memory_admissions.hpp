@@ -65,8 +65,6 @@ class DeviceMemoryAdmissions {
   // for advisory checks that allocate nothing).
   DeviceMemoryInfo available() const;
 
-  std::size_t in_progress_bytes() const;
-
  private:
   DeviceMemoryInfo available_locked() const;  // mutex_ held
   void release(std::size_t bytes);
