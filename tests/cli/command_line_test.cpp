@@ -2,7 +2,6 @@
 // --server with explicit endpoint flags winning, --version.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -13,23 +12,24 @@
 #include "cli/number_checks.hpp"
 #include "cli/version.hpp"
 #include "tests/common/parse_command_line.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream::cli {
 namespace {
 
 using test::parse_command_line;
 
+// A file in a directory of its own (named by process id: ctest runs tests in parallel processes).
 class TempFile {
  public:
   TempFile(const std::string& suffix, const std::string& text)
-      : path_(::testing::TempDir() + "cli_test_" + std::to_string(counter_++) + suffix) {
+      : dir_("slicestream-cli-test"), path_(dir_.file("config" + suffix)) {
     std::ofstream(path_) << text;
   }
-  ~TempFile() { std::remove(path_.c_str()); }
   const std::string& path() const { return path_; }
 
  private:
-  static inline int counter_ = 0;
+  test::TempDir dir_;
   std::string path_;
 };
 
