@@ -211,19 +211,27 @@ GridCoverage coverage(const GridSpec& g, DetectorShape d,
   return c;
 }
 
+// A drawn grid and what the projections see of it.
+struct SeenGrid {
+  GridSpec grid;
+  GridCoverage coverage;
+};
+
 // A random grid (see random_grid) that the detectors partly see and partly miss, with the points
 // they see at no more than 4x the magnification of the rotation axis. Closer to the source, the
 // float rounding of a detector coordinate grows as 1/den and the sample's weight as 1/den^2: one
 // such point then outweighs the rest of the grid and the error measure says nothing about the
 // others. Objects on a real scanner sit near the axis; points behind the source have a test of
 // their own.
-GridSpec random_partly_seen_grid(RandomSource& random, int depth, double size_mm, DetectorShape d,
+SeenGrid random_partly_seen_grid(RandomSource& random, int depth, double size_mm, DetectorShape d,
                                  const std::vector<Projection>& projections) {
   for (;;) {
-    const GridSpec grid = random_grid(random, depth, size_mm);
-    const GridCoverage c = coverage(grid, d, projections);
-    if (c.smallest_depth_seen >= 0.25 && c.missed_count > 0 && c.missed_count < grid.points()) {
-      return grid;
+    SeenGrid drawn{random_grid(random, depth, size_mm), {}};
+    drawn.coverage = coverage(drawn.grid, d, projections);
+    const GridCoverage& c = drawn.coverage;
+    if (c.smallest_depth_seen >= 0.25 && c.missed_count > 0 &&
+        c.missed_count < drawn.grid.points()) {
+      return drawn;
     }
   }
 }
@@ -243,8 +251,9 @@ TEST_P(BackprojectCpu, MatchesFloat64ReferenceOnRandomGeometryAndObliqueGrids) {
     }
     // Twice the detector's extent: corners miss every projection, the centre is seen by all
     // (or, where the grid's plane lies along the rays, another grid is drawn).
-    const GridSpec grid = random_partly_seen_grid(random, 1 + trial % 3, 2.0 * 1.6 * detector.cols,
+    const SeenGrid seen = random_partly_seen_grid(random, 1 + trial % 3, 2.0 * 1.6 * detector.cols,
                                                   detector, projections);
+    const GridSpec& grid = seen.grid;
     const std::vector<float> initial = random.floats(grid.points(), -1, 1);
     const float scale = static_cast<float>(random.uniform(0.5, 2));
     const auto out = run_backprojection(grid, detector, projections, scale, initial);
@@ -257,9 +266,8 @@ TEST_P(BackprojectCpu, MatchesFloat64ReferenceOnRandomGeometryAndObliqueGrids) {
     // up to 1e-4 at a point; the tail over 64000 draws reached 5.4e-5 of the whole grid.
     EXPECT_LT(test::relative_error(added, ref), 1e-4) << "trial " << trial;
     // Points every detector misses keep their value exactly.
-    const GridCoverage seen = coverage(grid, detector, projections);
     for (std::size_t i = 0; i < out.size(); ++i) {
-      if (seen.missed_by_all[i]) {
+      if (seen.coverage.missed_by_all[i]) {
         ASSERT_EQ(out[i], initial[i]) << "point " << i;
       }
     }
