@@ -2,7 +2,6 @@
 // --server with explicit endpoint flags winning, --version.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -18,20 +17,6 @@ namespace slicestream::cli {
 namespace {
 
 using test::parse_command_line;
-
-// A file in a directory of its own (named by process id: ctest runs tests in parallel processes).
-class TempFile {
- public:
-  TempFile(const std::string& suffix, const std::string& text)
-      : dir_("slicestream-cli-test"), path_(dir_.file("config" + suffix)) {
-    std::ofstream(path_) << text;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  test::TempDir dir_;
-  std::string path_;
-};
 
 struct Settings {
   std::string filter = "ram-lak";
@@ -56,7 +41,8 @@ TEST(NearestName, TyposFindTheIntendedName) {
 }
 
 TEST(ConfigFile, KnownKeysAreRead) {
-  const TempFile toml(".toml", "filter = \"hann\"\nfilter-cutoff = 0.5\n[default]\nrows = 3\n");
+  const test::TempTextFile toml("config.toml",
+                                "filter = \"hann\"\nfilter-cutoff = 0.5\n[default]\nrows = 3\n");
   CLI::App app;
   Settings s;
   add_settings(app, s);
@@ -68,7 +54,7 @@ TEST(ConfigFile, KnownKeysAreRead) {
 
 TEST(ConfigFile, UnknownKeyNamesTheKeyAndTheNearestOne) {
   for (const char* text : {"fliter = \"hann\"\n", "fliter=hann\n"}) {  // TOML, INI
-    const TempFile file(".conf", text);
+    const test::TempTextFile file("config.conf", text);
     CLI::App app;
     Settings s;
     add_settings(app, s);
@@ -81,7 +67,7 @@ TEST(ConfigFile, UnknownKeyNamesTheKeyAndTheNearestOne) {
 }
 
 TEST(ConfigFile, UnknownSectionIsAnError) {
-  const TempFile toml(".toml", "[filtre]\nwindow = \"hann\"\n");
+  const test::TempTextFile toml("config.toml", "[filtre]\nwindow = \"hann\"\n");
   CLI::App app;
   Settings s;
   add_settings(app, s);
@@ -91,7 +77,7 @@ TEST(ConfigFile, UnknownSectionIsAnError) {
 }
 
 TEST(ConfigFile, SectionsNameSubcommands) {
-  const TempFile toml(".toml", "[simulate]\nrows = 4\n[simulate]\nrosw = 5\n");
+  const test::TempTextFile toml("config.toml", "[simulate]\nrows = 4\n[simulate]\nrosw = 5\n");
   CLI::App app;
   app.set_config("--config");
   require_known_config_keys(app);

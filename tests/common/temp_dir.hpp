@@ -1,10 +1,12 @@
-// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+// A fresh directory under the system temp dir, removed with everything in it at scope exit, and a
+// text file in one.
 #pragma once
 
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -43,6 +45,21 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// A file holding `text`, alone in a fresh TempDir (so parallel test processes never share it),
+// removed at scope exit.
+class TempTextFile {
+ public:
+  TempTextFile(const std::string& name, const std::string& text)
+      : dir_("slicestream-test-file"), path_(dir_.file(name)) {
+    std::ofstream(path_) << text;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  TempDir dir_;
+  std::string path_;
 };
 
 }  // namespace slicestream::test

@@ -1,12 +1,13 @@
 // slicestream-server's flags and config file (CLI11), and the stats log lines.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
+#include <string>
+#include <vector>
 
 #include "server/server_options.hpp"
 #include "server/stats_report.hpp"
 #include "tests/common/parse_command_line.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace slicestream {
 namespace {
@@ -152,41 +153,18 @@ TEST(ServerOptions, BadValuesAreRefusedWithTheirName) {
 }
 
 TEST(ServerOptions, ConfigFileWithFlagsOverriding) {
-  char path[] = "/tmp/slicestream-config-test.XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  {
-    std::ofstream file(path);
-    file << "requests = \"tcp://127.0.0.1:6000\"\n"
-         << "filter = \"cosine\"\n"
-         << "publish-rate = 5.0\n"
-         << "max-request-bytes = \"64KiB\"\n";
-  }
+  const test::TempTextFile file("server.toml",
+                                "requests = \"tcp://127.0.0.1:6000\"\n"
+                                "filter = \"cosine\"\n"
+                                "publish-rate = 5.0\n"
+                                "max-request-bytes = \"64KiB\"\n");
   ServerConfig config;
-  EXPECT_EQ(parse({"--config", path, "--publish-rate", "7"}, config), "");
-  std::remove(path);
+  EXPECT_EQ(parse({"--config", file.path(), "--publish-rate", "7"}, config), "");
   EXPECT_EQ(config.endpoints.requests, "tcp://127.0.0.1:6000");
   EXPECT_EQ(config.pipeline.parameters.filter.window, FilterWindow::kCosine);
   EXPECT_EQ(config.pipeline.parameters.publish_rate_hz, 7) << "the command line wins";
   EXPECT_EQ(config.limits.max_request_bytes, 64u << 10);
 }
-
-// Writes `text` to a fresh file that is removed when the object goes.
-class ConfigFile {
- public:
-  explicit ConfigFile(const std::string& text) {
-    char path[] = "/tmp/slicestream-config-test.XXXXXX";
-    const int fd = mkstemp(path);
-    EXPECT_GE(fd, 0);
-    path_ = path;
-    std::ofstream(path_) << text;
-  }
-  ~ConfigFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
   // ZeroMQ bound tcp://127.0.0.1:99999 to another port: the flag is refused before any socket.
@@ -198,7 +176,7 @@ TEST(ServerOptions, EndpointOutsideThePortRangeIsRefused) {
     EXPECT_NE(error.find("outside 1..65535"), std::string::npos) << error;
   }
   ServerConfig in_file;
-  const ConfigFile file("data = \"tcp://127.0.0.1:99999\"\n");
+  const test::TempTextFile file("server.conf", "data = \"tcp://127.0.0.1:99999\"\n");
   EXPECT_NE(parse({"--config", file.path()}, in_file).find("outside 1..65535"), std::string::npos)
       << "a config file's endpoint is checked as the flag is";
   ServerConfig wildcard;
@@ -221,15 +199,15 @@ TEST(ServerOptions, ListenSetsAllThreeEndpoints) {
 }
 
 TEST(ServerOptions, UnknownConfigKeyNamesTheNearestValidOne) {
-  const ConfigFile typo("fliter = \"hann\"\n");
+  const test::TempTextFile typo("server.conf", "fliter = \"hann\"\n");
   ServerConfig config;
   const std::string error = parse({"--config", typo.path()}, config);
   EXPECT_NE(error.find("unknown key 'fliter' (did you mean 'filter'?)"), std::string::npos)
       << error;
-  const ConfigFile section("[reconstruction]\nfilter = \"hann\"\n");
+  const test::TempTextFile section("server.conf", "[reconstruction]\nfilter = \"hann\"\n");
   EXPECT_NE(parse({"--config", section.path()}, config).find("unknown section [reconstruction]"),
             std::string::npos);
-  const ConfigFile ini("preview-sise=64\n");
+  const test::TempTextFile ini("server.conf", "preview-sise=64\n");
   EXPECT_NE(parse({"--config", ini.path()}, config).find("did you mean 'preview-size'?"),
             std::string::npos);
 }
