@@ -164,6 +164,14 @@ DeviceMemoryAdmissions::Ticket require_device_memory(DeviceMemoryAdmissions& adm
   return std::move(admission.ticket);
 }
 
+// The same check without a ticket: for an advisory look before work that allocates nothing.
+void check_device_memory(const DeviceMemoryAdmissions& admissions, std::size_t bytes,
+                         std::size_t reserve_bytes, const std::string& what) {
+  const std::string shortfall =
+      device_memory_shortfall(bytes, admissions.available().free_bytes, reserve_bytes);
+  if (!shortfall.empty()) throw BackendError("cuda backend: " + what + " " + shortfall);
+}
+
 // One slice is one product column (two with compensated operands): the 32 x 8 x 16 fragment
 // pads it to 8 columns, the other shapes to 16 or 32.
 tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
@@ -187,9 +195,9 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
     const std::string slice =
         std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
-    // Not held through the build: nothing is allocated on the device before its end.
-    require_device_memory(admissions, estimate, reserve_bytes,
-                          "the system matrix and CGLS vectors of a " + slice + " need up to");
+    // Nothing is held through the build: nothing is allocated on the device before its end.
+    check_device_memory(admissions, estimate, reserve_bytes,
+                        "the system matrix and CGLS vectors of a " + slice + " need up to");
     // The matrix is built on the host, on threads of a pool that lives as long as the build.
     WorkerPool build_workers(refiner_build_threads());
     auto matrix =
