@@ -6,7 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cuda/expr_device_evaluate.cuh"
@@ -15,6 +15,7 @@
 #include "kernels/expr/preprocess_expression.hpp"
 #include "kernels/geometry.hpp"
 #include "kernels/projection_map.hpp"
+#include "tests/kernels/test_support.hpp"
 
 namespace slicestream::expr {
 namespace {
@@ -103,18 +104,15 @@ TEST(ExpressionDevice, ArithmeticGuardsAndGeneratorsMatchTheHost) {
   std::string why;
   if (!have_device(&why)) GTEST_SKIP() << why;
   const Extent2D extent{37, 129};
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> dist(-3, 3);
-  std::vector<float> a(extent.size()), b(extent.size());
-  for (float& v : a)
-    v = dist(rng);
-  for (float& v : b)
-    v = dist(rng);
+  test::RandomSource random;
+  SCOPED_TRACE(random.trace());
+  std::vector<float> a = random.floats(extent.size(), -3, 3);
+  std::vector<float> b = random.floats(extent.size(), -3, 3);
   a[5] = NAN;
   b[77] = INFINITY;
   std::vector<std::uint16_t> c(extent.size());
   for (auto& v : c)
-    v = static_cast<std::uint16_t>(rng() % 60000);
+    v = static_cast<std::uint16_t>(random.uniform_int(0, 59999));
   DeviceArray<float> da(a), db(b);
   DeviceArray<std::uint16_t> dc(c);
   const CosineWeight cosine = make_cosine_weight(
@@ -136,10 +134,11 @@ TEST(ExpressionDevice, PreprocessExpressionMatchesTheHost) {
   std::string why;
   if (!have_device(&why)) GTEST_SKIP() << why;
   const Extent2D extent{24, 200};
-  std::mt19937 rng(std::random_device{}());
+  test::RandomSource random;
+  SCOPED_TRACE(random.trace());
   std::vector<std::uint16_t> raw(extent.size());
   for (auto& v : raw)
-    v = static_cast<std::uint16_t>(rng() % 50000);
+    v = static_cast<std::uint16_t>(random.uniform_int(0, 49999));
   std::vector<float> dark(extent.size(), 100.0f), inv_gain(extent.size(), 1.0f / 40000);
   inv_gain[7] = 0;  // dead
   DeviceArray<std::uint16_t> draw(raw);
@@ -157,35 +156,49 @@ TEST(ExpressionDevice, PreprocessExpressionMatchesTheHost) {
 TEST(ExpressionDevice, FusedPassesMatchTheHost) {
   std::string why;
   if (!have_device(&why)) GTEST_SKIP() << why;
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> dist(-1, 1);
+  test::RandomSource random;
+  SCOPED_TRACE(random.trace());
   for (int columns : {1, 3, 32, 256}) {
     const Extent2D extent{10007, columns};
-    std::vector<float> r(extent.size()), q(extent.size()), alpha(static_cast<std::size_t>(columns));
-    for (float& v : r)
-      v = dist(rng);
-    for (float& v : q)
-      v = dist(rng);
-    for (float& v : alpha)
-      v = dist(rng);
+    std::vector<float> r = random.floats(extent.size(), -1, 1);
+    const std::vector<float> q = random.floats(extent.size(), -1, 1);
+    const std::vector<float> alpha = random.floats(static_cast<std::size_t>(columns), -1, 1);
     DeviceArray<float> dr(r), dq(q), dalpha(alpha);
     DeviceArray<double> dresults(std::vector<double>(static_cast<std::size_t>(3 * columns), -1.0));
-    auto pass = [](float* pr, const float* pq, const float* palpha) {
-      return fused(store(pr, array(pr) - per_column(palpha) * array(pq)),
-                   reduce_squared_norm(array(pr)), reduce_max_abs(array(pr)),
-                   reduce_dot(array(pr), array(pq)));
+    const auto reductions = [](const float* pr, const float* pq) {
+      return std::make_tuple(reduce_squared_norm(array(pr)), reduce_max_abs(array(pr)),
+                             reduce_dot(array(pr), array(pq)));
     };
-    cuda::evaluate_pass(pass(dr.get(), dq.get(), dalpha.get()), extent, dresults.get(), nullptr);
+    const auto update = [](float* pr, const float* pq, const float* palpha) {
+      return store(pr, array(pr) - per_column(palpha) * array(pq));
+    };
+    const auto [norm, max_abs, dot] = reductions(dr.get(), dq.get());
+    cuda::evaluate_pass(fused(update(dr.get(), dq.get(), dalpha.get()), norm, max_abs, dot), extent,
+                        dresults.get(), nullptr);
     EXPECT_CUDA(cudaDeviceSynchronize());
-    std::vector<double> host(static_cast<std::size_t>(3 * columns));
-    evaluate_pass(pass(r.data(), q.data(), alpha.data()), extent, host.data());
+    evaluate_pass(fused(update(r.data(), q.data(), alpha.data())), extent, nullptr);
     const std::vector<float> got = dr.to_host();
-    // The device may contract r - alpha * q into one FMA: values differ in the last bit.
+    // The device may contract r - alpha * q into one FMA: values differ in the last bit (at most
+    // 1.5e-7 for |r - alpha q| < 2).
     for (std::size_t i = 0; i < r.size(); ++i)
       ASSERT_NEAR(got[i], r[i], 4e-7f) << i;
+    // The reductions, of the values the device stored: against the host's of the same values,
+    // so that only the order of the float64 sums differs (at most n 2^-53 of the sum of the
+    // terms' magnitudes, 1.1e-12 here). A dot product of +-1 values may cancel to near zero: its
+    // bound is relative to that sum, not to the result.
     const std::vector<double> results = dresults.to_host();
+    std::vector<double> host(results.size()), magnitude(results.size());
+    const auto [host_norm, host_max_abs, host_dot] = reductions(got.data(), q.data());
+    evaluate_pass(fused(host_norm, host_max_abs, host_dot), extent, host.data());
+    std::vector<float> got_abs(got.size()), q_abs(q.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      got_abs[i] = std::abs(got[i]);
+      q_abs[i] = std::abs(q[i]);
+    }
+    const auto [norm_abs, max_abs_abs, dot_abs] = reductions(got_abs.data(), q_abs.data());
+    evaluate_pass(fused(norm_abs, max_abs_abs, dot_abs), extent, magnitude.data());
     for (std::size_t k = 0; k < results.size(); ++k) {
-      EXPECT_NEAR(results[k], host[k], 1e-6 * std::abs(host[k]) + 1e-9) << columns << " " << k;
+      EXPECT_NEAR(results[k], host[k], 1e-11 * magnitude[k] + 1e-30) << columns << " " << k;
     }
   }
   EXPECT_THROW(
