@@ -116,19 +116,20 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         },
         reps, timing_stream());
     // --quick: no search, the backend's automatic tuning stands in for the best one.
-    const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp, false}, 0.0}
+    const Best best = quick ? Best{BackprojectTuning{32, 4, 0, interp}, 0.0}
                             : sweep(scene, storage, std::max(3, reps / 4), report);
     cuda::Backprojector backprojector(scene.beam, scene.spec.detector, best.tuning);
     const double kernel_ms =
         median_ms([&](cudaStream_t s) { backprojector.run(jobs, s); }, reps, timing_stream());
-    // Side by side: the same tuning with the slices interleaved, and the automatic
-    // points-per-thread choice the backend uses (32 x 4 blocks), without and with interleaving.
+    // Side by side: the same tuning with the slices interleaved, and the automatic tuning the
+    // backend uses (32 x 4 blocks, points per thread and interleaving automatic), with the slices
+    // always and never interleaved.
     BackprojectTuning interleaved = best.tuning;
-    interleaved.interleave_targets = true;
+    interleaved.interleave = cuda::TargetInterleaving::kAlways;
     cuda::Backprojector interleaved_bp(scene.beam, scene.spec.detector, interleaved);
     const double interleaved_ms =
         median_ms([&](cudaStream_t s) { interleaved_bp.run(jobs, s); }, reps, timing_stream());
-    BackprojectTuning automatic{32, 4, 0, interp, false};
+    BackprojectTuning automatic{32, 4, 0, interp};
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_ms =
         median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
@@ -139,10 +140,14 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     const double prepared_ms =
         median_ms([&](cudaStream_t s) { prepared.enqueue(s); }, reps, timing_stream());
     const double prepare_us = host_prepare_us(auto_bp, jobs, reps);
-    automatic.interleave_targets = true;
+    automatic.interleave = cuda::TargetInterleaving::kAlways;
     const cuda::Backprojector auto_interleaved_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_interleaved_ms =
         median_ms([&](cudaStream_t s) { auto_interleaved_bp.run(jobs, s); }, reps, timing_stream());
+    automatic.interleave = cuda::TargetInterleaving::kNever;
+    const cuda::Backprojector auto_one_by_one_bp(scene.beam, scene.spec.detector, automatic);
+    const double auto_one_by_one_ms =
+        median_ms([&](cudaStream_t s) { auto_one_by_one_bp.run(jobs, s); }, reps, timing_stream());
     const double update_ms = median_ms(
         [&](cudaStream_t s) {
           for (int p = 0; p < n; ++p)
@@ -162,6 +167,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("interleaved ms", interleaved_ms)
         .set("auto 32x4 ms", auto_ms)
         .set("auto interleaved ms", auto_interleaved_ms)
+        .set("auto one after another ms", auto_one_by_one_ms)
         .set("auto prepared ms", prepared_ms)
         .set("host prepare us", prepare_us)
         .set("with update ms", update_ms)
@@ -211,7 +217,7 @@ std::vector<cuda::BackprojectJob> slice_update_jobs(Scene& scene) {
 // plain copy of the projection.
 void incremental(Scene& scene, cuda::ProjectionStorage storage, int reps, Report& report) {
   cuda::ProjectionTextureStore& store = scene.store(storage);
-  const BackprojectTuning tuning{32, 4, 0, interpolation_of(storage), false};
+  const BackprojectTuning tuning{32, 4, 0, interpolation_of(storage)};
   const int n = scene.spec.projections;
   const int frames = std::min(n, 64);
   const float scale = angular_weight(n);
@@ -325,7 +331,7 @@ void incremental_batches(Scene& scene, cuda::ProjectionStorage storage, int reps
   const int frames = timed_frames(n, kLargestBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
-                                          {32, 4, 0, interpolation_of(storage), false});
+                                          {32, 4, 0, interpolation_of(storage)});
   auto batch_of = [&](int first, int count) { return update.replacements(first, count); };
   auto jobs_of = [&](int first, int count) { return update.jobs(first, count); };
   auto per_projection_us = [&](int batch, auto&& enqueue_batch) {
@@ -392,7 +398,8 @@ void incremental_sweep(Scene& scene, cuda::ProjectionStorage storage, int reps, 
     for (BackprojectTuning tuning : space) {
       for (bool interleave : {false, true}) {
         tuning.interpolation = interpolation_of(storage);
-        tuning.interleave_targets = interleave;
+        tuning.interleave =
+            interleave ? cuda::TargetInterleaving::kAlways : cuda::TargetInterleaving::kNever;
         const cuda::Backprojector backprojector(scene.beam, scene.spec.detector, tuning);
         const double bp_us = us_per_frame(reps, frames, batch, [&](int k, cudaStream_t s) {
           backprojector.run(update.jobs(k, batch), s);
@@ -425,7 +432,7 @@ void slices_in_l2(Scene& scene, cuda::ProjectionStorage storage, int reps, Repor
   const int batch = kMaxBenchBatch;
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
-                                          {32, 4, 0, interpolation_of(storage), false});
+                                          {32, 4, 0, interpolation_of(storage)});
   std::size_t total = 0;
   for (const GridSpec& slice : scene.slices)
     total += slice.points();
@@ -506,7 +513,7 @@ void filtered_refresh(Scene& scene, cuda::ProjectionStorage storage, int reps, R
   const int frames = timed_frames(n, kMaxBenchBatch);
   const BatchedUpdate update{scene, store, angular_weight(n)};
   const cuda::Backprojector backprojector(scene.beam, detector,
-                                          {32, 4, 0, interpolation_of(storage), false});
+                                          {32, 4, 0, interpolation_of(storage)});
   // Graphs for every padded buffer and the dense layout's one: none re-captured while timed.
   cuda::RampFilterCuda filter(detector, {FilterWindow::kRamLak, 1.0f}, /*use_graph=*/true,
                               kMaxBenchBatch + 1);
@@ -624,7 +631,7 @@ void profile_batched(Scene& scene, int batch) {
        {cuda::ProjectionStorage::kTextureHalf, cuda::ProjectionStorage::kTextureHalfMirrored}) {
     const BatchedUpdate update{scene, scene.store(storage), angular_weight(scene.spec.projections)};
     const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
-                                            {32, 4, 0, interpolation_of(storage), false});
+                                            {32, 4, 0, interpolation_of(storage)});
     cuda::Stream stream;
     for (int run = 0; run < 2; ++run) {
       // ncu --profile-from-start off captures the second (warm) update of each storage only.

@@ -25,14 +25,17 @@ struct alignas(16) DeviceRecord {
   float den[4];
   float weight;  // map.weight * source scale
   int layer;
-  // The filtered texture object (kTexture) or the projection's first float (kExact).
+  // The filtered texture object (kTexture), the projection's first float (kExact) or its layer's
+  // centre line (kCentreLine: TextureRef::centre_line).
   unsigned long long source;
 };
 static_assert(sizeof(DeviceRecord) == 64, "records are copied as four 16-byte words");
 
 // How a launch samples its sources: the store's texture (fp32 or fp16 texels), its texture of
 // mirrored fp16 pairs (ProjectionStorage::kTextureHalfMirrored), or fp32 rows with fp32 weights.
-enum class SampleKind { kTexture, kMirroredTexture, kExact };
+// Within a texture launch, a target whose every point projects onto the detector's centre line
+// samples the layers' centre lines (kCentreLine).
+enum class SampleKind { kTexture, kMirroredTexture, kExact, kCentreLine };
 
 struct DeviceTarget {
   float* data;  // the first plane of the launch
@@ -44,6 +47,9 @@ struct DeviceTarget {
   // rows project there, or, `flipped`, its last.
   int paired;
   int flipped;
+  // Texture launches: every source maps every point onto the detector's centre line, read from the
+  // records' centre lines (kCentreLine).
+  int centre_line;
   int tiles_x;
   int tiles_y;
   int block_begin;  // first block of this target (of its interleaved group) in the launch
@@ -85,6 +91,14 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
   if constexpr (kSample == SampleKind::kTexture) {
     return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f, row + 0.5f,
                                rec.layer);
+  } else if constexpr (kSample == SampleKind::kCentreLine) {
+    // Entry floor(col) + 2 holds the values at floor(col) and the column after it (zero outside
+    // the detector, so clamping to [-2, cols] reads zeros beyond it; fmaxf maps NaN to -2).
+    const float x = fminf(fmaxf(col, -2.0f), static_cast<float>(cols));
+    const float x0 = floorf(x);
+    const float2 pair =
+        __ldg(reinterpret_cast<const float2*>(rec.source) + (static_cast<int>(x0) + 2));
+    return fmaf(x - x0, pair.y - pair.x, pair.x);
   } else {
     // Clamp first so that far-away (or non-finite) positions index safely; fmaxf maps NaN to -2.
     col = fminf(fmaxf(col, -2.0f), static_cast<float>(cols) + 1.0f);
@@ -294,6 +308,13 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   const int in_plane = local - plane * tiles_per_plane;
   const int tile_y = in_plane / target.tiles_x;
   const int tile_x = in_plane - tile_y * target.tiles_x;
+  if constexpr (kSample != SampleKind::kExact) {
+    if (target.centre_line != 0) {
+      backproject_tile<kCone, SampleKind::kCentreLine, kPoints, false>(params, target, tile_x,
+                                                                       tile_y, plane, staged);
+      return;
+    }
+  }
   if constexpr (kSample == SampleKind::kMirroredTexture) {
     if (target.paired != 0) {
       backproject_tile<kCone, kSample, paired_rows_per_thread(kPoints), true>(

@@ -67,6 +67,7 @@ struct Piece {
   std::size_t count;
   bool accumulate;
   MirrorPairing pairing = MirrorPairing::kNone;
+  bool centre_line = false;  // sampled from the sources' centre lines
 };
 
 // The grid of a job in double: centre of point (0, 0, plane_begin) and the steps per index.
@@ -167,6 +168,57 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
   return first_rows_lower > 0 ? MirrorPairing::kLastRowsUpper : MirrorPairing::kFirstRowsUpper;
 }
 
+// Whether every source maps every point of `job`'s planes onto the detector's centre row
+// (rows - 1) / 2, to a thousandth of a pixel, in front of the source. row - C = (rn - C den) / den
+// with rn and den affine in the grid indices: both extreme at the corners of the planes' box, and
+// den > 0 at the corners holds everywhere between them.
+bool on_centre_line(const BackprojectJob& job, DetectorShape detector) {
+  constexpr double kTolerancePixels = 1e-3;
+  if (job.sources.empty()) return false;
+  const GridFrame frame = grid_frame(job);
+  const double last[3] = {job.grid.width - 1.0, job.grid.height - 1.0,
+                          job.plane_end - job.plane_begin - 1.0};
+  const double centre = 0.5 * (detector.rows - 1.0);
+  int extent_bits = 0;  // the index axes along which the planes extend (a slice: two)
+  for (int d = 0; d < 3; ++d)
+    extent_bits |= last[d] > 0.0 ? 1 << d : 0;
+  for (const BackprojectSource& source : job.sources) {
+    const ProjectionMap& map = source.map;
+    // off(i, j, k) = rn - centre den, and den, at the origin and per index step.
+    double off[4];
+    double den[4];
+    off[0] = apply(map.row_coef, frame.origin) - centre * apply(map.den_coef, frame.origin);
+    den[0] = apply(map.den_coef, frame.origin);
+    for (int d = 0; d < 3; ++d) {
+      den[d + 1] = apply(map.den_coef, frame.step[d]);
+      off[d + 1] = apply(map.row_coef, frame.step[d]) - centre * den[d + 1];
+    }
+    for (int corner = 0; corner < 8; ++corner) {
+      if ((corner & ~extent_bits) != 0) continue;  // the same as a corner with that index 0
+      double o = off[0];
+      double w = den[0];
+      for (int d = 0; d < 3; ++d) {
+        const double index = (corner >> d) & 1 ? last[d] : 0.0;
+        o += index * off[d + 1];
+        w += index * den[d + 1];
+      }
+      if (!(w > 0.0) || !(std::abs(o) <= kTolerancePixels * w)) return false;
+    }
+  }
+  return true;
+}
+
+// Whether a job is sampled from its sources' centre lines: texture interpolation from a store that
+// keeps them, and every point on the centre line.
+bool samples_centre_lines(const BackprojectJob& job, DetectorShape detector,
+                          BackprojectInterpolation interp) {
+  if (interp != BackprojectInterpolation::kTexture || job.sources.empty()) return false;
+  for (const BackprojectSource& source : job.sources) {
+    if (source.texture.centre_line == nullptr) return false;
+  }
+  return on_centre_line(job, detector);
+}
+
 // The pairing a job gets: from texture interpolation of mirrored pairs only.
 MirrorPairing pairing_of(const BackprojectJob& job, DetectorShape detector,
                          BackprojectInterpolation interp) {
@@ -213,14 +265,16 @@ void relative_to_grid(const float* coef, const GridFrame& frame, float* out) {
 }
 
 DeviceRecord make_record(const BackprojectSource& source, const GridFrame& frame,
-                         BackprojectInterpolation interp) {
+                         BackprojectInterpolation interp, bool centre_line) {
   DeviceRecord rec{};
   relative_to_grid(source.map.col_coef, frame, rec.col);
   relative_to_grid(source.map.row_coef, frame, rec.row);
   relative_to_grid(source.map.den_coef, frame, rec.den);
   rec.weight = source.map.weight * source.scale;
   rec.layer = source.texture.layer;
-  if (interp == BackprojectInterpolation::kTexture) {
+  if (centre_line) {
+    rec.source = reinterpret_cast<unsigned long long>(source.texture.centre_line);
+  } else if (interp == BackprojectInterpolation::kTexture) {
     if (source.texture.texture == 0) {
       throw CudaError("texture interpolation needs a store with texture storage");
     }
@@ -244,7 +298,7 @@ long long row_tiles(int height, int block_y, int points, bool paired) {
 }
 
 DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tuning,
-                         MirrorPairing pairing) {
+                         MirrorPairing pairing, bool centre_line) {
   const bool paired = pairing != MirrorPairing::kNone;
   const GridSpec& g = job.grid;
   DeviceTarget t{};
@@ -254,6 +308,7 @@ DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tun
   t.height = g.height;
   t.paired = paired ? 1 : 0;
   t.flipped = pairing == MirrorPairing::kLastRowsUpper ? 1 : 0;
+  t.centre_line = centre_line ? 1 : 0;
   t.tiles_x = (g.width + tuning.block_x - 1) / tuning.block_x;
   t.tiles_y =
       static_cast<int>(row_tiles(g.height, tuning.block_y, tuning.points_per_thread, paired));
@@ -289,11 +344,11 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
     const GridFrame frame = grid_frame(*piece.job);
     const MirrorPairing pairing =
         kind == SampleKind::kMirroredTexture ? piece.pairing : MirrorPairing::kNone;
-    DeviceTarget t = make_target(*piece.job, tuning, pairing);
+    DeviceTarget t = make_target(*piece.job, tuning, pairing, piece.centre_line);
     t.record_begin = records;
     for (std::size_t s = 0; s < piece.count; ++s) {
-      params.records[records++] =
-          make_record(piece.job->sources[piece.first + s], frame, tuning.interpolation);
+      params.records[records++] = make_record(piece.job->sources[piece.first + s], frame,
+                                              tuning.interpolation, piece.centre_line);
     }
     t.record_end = records;
     t.accumulate = piece.accumulate ? 1 : 0;
@@ -302,11 +357,12 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
                       (piece.job->plane_end - piece.job->plane_begin);
   }
   // Block ranges: runs of consecutive targets with the same tiling form interleaved groups.
+  const bool interleave = tuning.interleave == TargetInterleaving::kAlways;
   for (std::size_t p = 0; p < pieces.size();) {
     std::size_t end = p + 1;
     const DeviceTarget& first = params.targets[p];
-    while (tuning.interleave_targets && end < pieces.size() &&
-           piece_blocks[end] == piece_blocks[p] && params.targets[end].tiles_x == first.tiles_x &&
+    while (interleave && end < pieces.size() && piece_blocks[end] == piece_blocks[p] &&
+           params.targets[end].tiles_x == first.tiles_x &&
            params.targets[end].tiles_y == first.tiles_y) {
       ++end;
     }
@@ -328,6 +384,22 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
 
 bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector) {
   return mirror_pairing(job, detector) != MirrorPairing::kNone;
+}
+
+bool maps_onto_centre_line(const BackprojectJob& job, DetectorShape detector) {
+  return on_centre_line(job, detector);
+}
+
+const char* to_string(TargetInterleaving interleaving) {
+  switch (interleaving) {
+    case TargetInterleaving::kAutomatic:
+      return "automatic";
+    case TargetInterleaving::kAlways:
+      return "always";
+    case TargetInterleaving::kNever:
+      return "never";
+  }
+  return "unknown";
 }
 
 const char* to_string(BackprojectInterpolation interpolation) {
@@ -359,19 +431,28 @@ Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const Backpr
   const std::string problem = validate(tuning);
   if (!problem.empty()) throw CudaError("invalid backprojection tuning: " + problem);
   multiprocessors_ = current_device_multiprocessors();
+  l2_bytes_ = current_device_l2_bytes();
 }
 
 namespace {
 
-// The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
+// How each job is sampled: from centre lines, from mirrored pairs two rows at a time (its
+// pairing), or one fetch per point.
+struct JobPaths {
+  std::vector<MirrorPairing> pairings;
+  std::vector<bool> centre_lines;
+};
+
+// The tuning with points_per_thread resolved for jobs sampled as `paths` says. Many points per
 // thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
 // multiprocessors idle: take the largest that keeps six blocks per multiprocessor. A launch with
 // a paired target takes at most 4 (two rows and their mirror rows per paired thread): in
 // bench/cuda's tuning search its kernels ran slower with 8 in every set-up, and unpaired targets
 // about as fast with 4 as with 8.
 BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
-                                 const std::vector<MirrorPairing>& pairings, int multiprocessors) {
+                                 const JobPaths& paths, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
+  const std::vector<MirrorPairing>& pairings = paths.pairings;
   const long long wanted = 6LL * multiprocessors;
   const bool any_paired = std::any_of(pairings.begin(), pairings.end(), [](MirrorPairing pairing) {
     return pairing != MirrorPairing::kNone;
@@ -395,19 +476,38 @@ BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<Backproj
   return t;
 }
 
-std::vector<MirrorPairing> pairings_of(const std::vector<BackprojectJob>& jobs,
-                                       DetectorShape detector, BackprojectInterpolation interp) {
-  std::vector<MirrorPairing> pairings;
+// The tuning with the interleaving resolved: automatic interleaves where the job with the most
+// sources (the window the launches read) holds more detector values than the L2 cache holds fp16
+// values.
+BackprojectTuning resolve_interleaving(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
+                                       DetectorShape detector, std::size_t l2_bytes) {
+  if (t.interleave != TargetInterleaving::kAutomatic) return t;
+  std::size_t sources = 0;
   for (const BackprojectJob& job : jobs)
-    pairings.push_back(pairing_of(job, detector, interp));
-  return pairings;
+    sources = std::max(sources, job.sources.size());
+  t.interleave = sources * detector.pixels() * 2 > l2_bytes ? TargetInterleaving::kAlways
+                                                            : TargetInterleaving::kNever;
+  return t;
+}
+
+JobPaths paths_of(const std::vector<BackprojectJob>& jobs, DetectorShape detector,
+                  BackprojectInterpolation interp) {
+  JobPaths paths;
+  for (const BackprojectJob& job : jobs) {
+    const bool line = samples_centre_lines(job, detector, interp);
+    paths.centre_lines.push_back(line);
+    paths.pairings.push_back(line ? MirrorPairing::kNone : pairing_of(job, detector, interp));
+  }
+  return paths;
 }
 
 }  // namespace
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
-  return resolve_points(tuning_, jobs, pairings_of(jobs, detector_, tuning_.interpolation),
-                        multiprocessors_);
+  return resolve_interleaving(
+      resolve_points(tuning_, jobs, paths_of(jobs, detector_, tuning_.interpolation),
+                     multiprocessors_),
+      jobs, detector_, l2_bytes_);
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
@@ -423,8 +523,9 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
     check_job(job);
     total_sources += job.sources.size();
   }
-  const std::vector<MirrorPairing> pairings = pairings_of(jobs, detector_, tuning_.interpolation);
-  const BackprojectTuning tuning = resolve_points(tuning_, jobs, pairings, multiprocessors_);
+  const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation);
+  const BackprojectTuning tuning = resolve_interleaving(
+      resolve_points(tuning_, jobs, paths, multiprocessors_), jobs, detector_, l2_bytes_);
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
   // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
   const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
@@ -479,7 +580,8 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
       }
       const std::size_t count = std::min(job.sources.size() - first, max_records - records);
       // Only the first piece of a job may overwrite; later pieces add to it.
-      pieces.push_back({&job, first, count, job.accumulate || first > 0, pairings[n]});
+      pieces.push_back({&job, first, count, job.accumulate || first > 0, paths.pairings[n],
+                        paths.centre_lines[n]});
       records += count;
       first += count;
     }

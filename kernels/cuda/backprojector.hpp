@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,18 @@ enum class BackprojectInterpolation {
   // below the reconstruction's own error against the object (docs/performance.md). From a store
   // of mirrored fp16 pairs (TextureRef::mirrored), one fetch serves a point and its mirror image
   // wherever every source of a target maps them onto mirrored detector rows (a vertical slice
-  // centred on the source plane of a circular scan); other points fetch one value.
+  // centred on the source plane of a circular scan); other points fetch one value. A target on
+  // the detector's centre line (maps_onto_centre_line) is sampled from the store's centre lines
+  // in fp32 instead.
   kTexture,
   // Four loads from the store's linear fp32 rows through L1 and fp32 weights: the CPU twin to
   // rounding.
   kExact,
 };
 const char* to_string(BackprojectInterpolation interpolation);
+
+enum class TargetInterleaving { kAutomatic, kAlways, kNever };
+const char* to_string(TargetInterleaving interleaving);
 
 struct BackprojectTuning {
   int block_x = 32;
@@ -42,10 +48,12 @@ struct BackprojectTuning {
   // six blocks (the best choice in bench/cuda's tuning search, docs/performance.md).
   int points_per_thread = 0;
   BackprojectInterpolation interpolation = BackprojectInterpolation::kTexture;
-  // Targets of equal shape in one launch take turns block by block, so that blocks running at
-  // the same time cover the same rows of every slice (hoping for L2 reuse of detector rows).
-  // Off by default: it won only some comparisons in bench/cuda (docs/performance.md).
-  bool interleave_targets = false;
+  // Whether targets of equal tiling in one launch take turns block by block, so that blocks
+  // running at the same time cover the same rows of every slice and read the same detector rows.
+  // Automatic: where a launch's sources hold more detector values than the L2 cache holds fp16
+  // values, so that the rows the blocks share would not stay in L2 otherwise (a window that fits
+  // in L2 gains nothing: docs/performance.md).
+  TargetInterleaving interleave = TargetInterleaving::kAutomatic;
 };
 // Empty when valid, else why not.
 std::string validate(const BackprojectTuning& tuning);
@@ -75,6 +83,14 @@ struct BackprojectJob {
 // is centred on that plane.
 bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector);
 
+// Whether every source of `job` maps every point of its planes onto the detector's centre row
+// (rows - 1) / 2, to a thousandth of a pixel: then, with texture interpolation from a store that
+// keeps centre lines (TextureRef::centre_line), the backprojector samples the lines in fp32, one
+// 8-byte load per sample, instead of fetching through the texture unit. True for the axial slice
+// through the source plane of a circular scan whose detector is centred on that plane (cone and
+// parallel beam), whatever its size or in-plane rotation.
+bool maps_onto_centre_line(const BackprojectJob& job, DetectorShape detector);
+
 class Backprojector {
  public:
   // Throws CudaError for an invalid tuning (validate). A cheap object: benchmarks and tests
@@ -82,7 +98,7 @@ class Backprojector {
   Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning = {});
 
   const BackprojectTuning& tuning() const { return tuning_; }
-  // The tuning a call with these jobs runs with (points_per_thread resolved).
+  // The tuning a call with these jobs runs with (points_per_thread and interleave resolved).
   BackprojectTuning resolved_tuning(const std::vector<BackprojectJob>& jobs) const;
 
   // Enqueues the jobs on `stream`. Jobs with no sources still write (or keep) their planes.
@@ -96,6 +112,7 @@ class Backprojector {
   DetectorShape detector_;
   BackprojectTuning tuning_;
   int multiprocessors_ = 1;
+  std::size_t l2_bytes_ = 0;
 };
 
 }  // namespace slicestream::cuda

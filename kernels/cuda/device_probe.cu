@@ -68,4 +68,11 @@ int current_device_multiprocessors() {
   return count;
 }
 
+std::size_t current_device_l2_bytes() {
+  int device = 0, bytes = 0;
+  SLICESTREAM_CUDA_CHECK(cudaGetDevice(&device));
+  SLICESTREAM_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  return static_cast<std::size_t>(bytes);
+}
+
 }  // namespace slicestream::cuda

@@ -22,5 +22,7 @@ DeviceSummary describe_device(int device);  // throws CudaError
 // Multiprocessors of the calling thread's current device (sizes grids of persistent CTAs and
 // occupancy heuristics); throws CudaError.
 int current_device_multiprocessors();
+// Bytes of L2 cache of the calling thread's current device; throws CudaError.
+std::size_t current_device_l2_bytes();
 
 }  // namespace slicestream::cuda

@@ -1,7 +1,7 @@
 // The kernels of the projection store's updates (projection_texture_store.cu, their only
 // includer, hence the unnamed namespace): the per-projection replacement of a batch of slots, in
-// texture layers (fp32 or fp16 texels, or mirrored fp16 pairs) or linear memory, zeroing layers
-// and reading one back as fp32.
+// texture layers (fp32 or fp16 texels, or mirrored fp16 pairs) or linear memory, with the
+// texture layers' centre lines, zeroing layers and reading one back as fp32.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -36,6 +36,8 @@ struct ReplaceEntry {
   SlotAccess slot;
   SlotAccess scratch;
   int scratch_mode;
+  float2* slot_line;     // texture storage: the slot's centre line
+  float2* scratch_line;  // and its scratch layer's
 };
 
 struct ReplaceBatch {
@@ -186,6 +188,28 @@ __device__ __forceinline__ std::size_t pixel_index(int row, int col, int pitch) 
          static_cast<std::size_t>(col);
 }
 
+// A centre line's value at column `col` from the middle rows' values as stored (one row for an odd
+// height).
+__device__ __forceinline__ float centre_line_value(float upper, float lower, int rows) {
+  return (rows - 1) / 2 == rows / 2 ? upper : fmaf(0.5f, upper, 0.5f * lower);
+}
+
+// Column `col` of entry e's centre lines: the slot's takes `fresh`, the scratch layer's the
+// difference to the old value or the old value, in fp32. Value v[col] lives in entry col + 2
+// (first half) and entry col + 1 (second half); the entries' halves outside the detector are never
+// written and stay zero.
+__device__ __forceinline__ void replace_line_value(const ReplaceEntry& e, int col, float fresh) {
+  float2* const slot = e.slot_line;
+  const float old_value = slot[col + 2].x;
+  if (e.scratch_mode != kScratchUnchanged) {
+    const float scratch = e.scratch_mode == kScratchDifference ? fresh - old_value : old_value;
+    e.scratch_line[col + 2].x = scratch;
+    e.scratch_line[col + 1].y = scratch;
+  }
+  slot[col + 2].x = fresh;
+  slot[col + 1].y = fresh;
+}
+
 // The per-projection update, one thread per pixel, entry blockIdx.z of the batch: the old value
 // goes into the entry's scratch as new - old or old, then the new value overwrites the slot in
 // place. The new value is read at the entry's row pitch: from the ramp filter's padded rows, this
@@ -247,6 +271,9 @@ __global__ void replace_slots_mirrored_kernel(const __grid_constant__ ReplaceBat
       replace_pixel(fresh_lower, old_pair.y, e.scratch_mode, batch, m.lower_counted);
   if (keep) store_pair(e.scratch, r, col, float2{u.scratch, l.scratch});
   store_pair(e.slot, r, col, float2{u.texel, l.texel});
+  // The centre texel row holds both middle rows: its thread keeps the centre line as well.
+  if (r == (batch.rows - 1) / 2)
+    replace_line_value(e, col, centre_line_value(u.texel, l.texel, batch.rows));
 }
 
 // kQuad pairs from byte `byte` of texel row `r` of a layer, in one 16-byte surface access: the
@@ -295,9 +322,28 @@ __global__ void replace_slots_mirrored_quad_kernel(const __grid_constant__ Repla
         replace_pixel(fresh[1][c], old_pair.y, e.scratch_mode, batch, m.lower_counted);
     texels[c] = pack_pair(u.texel, l.texel);
     scratch[c] = pack_pair(u.scratch, l.scratch);
+    if (r == (batch.rows - 1) / 2) {
+      replace_line_value(e, col + c, centre_line_value(u.texel, l.texel, batch.rows));
+    }
   }
   if (keep) write_pairs(e.scratch, byte, r, scratch);
   write_pairs(e.slot, byte, r, texels);
+}
+
+// The centre lines of a batch's slots and scratch layers for fp32 or fp16 texels (the mirrored
+// passes keep them themselves), one thread per column, entry blockIdx.y: the mean of the middle
+// rows (rows - 1) / 2 and rows / 2 as the texels store them (fp16-rounded with fp16 texels; the
+// texel pass counts what it clamps).
+__global__ void replace_centre_lines_kernel(const __grid_constant__ ReplaceBatch batch) {
+  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= batch.cols) return;
+  const ReplaceEntry& e = batch.entries[blockIdx.y];
+  const auto stored = [&](int row) {
+    const float fresh = e.projection[pixel_index(row, col, e.row_pitch)];
+    return batch.half_texels != 0 ? as_half_texel(fresh, nullptr) : fresh;
+  };
+  replace_line_value(
+      e, col, centre_line_value(stored((batch.rows - 1) / 2), stored(batch.rows / 2), batch.rows));
 }
 
 // A layer (fp32 or fp16 texels, or mirrored fp16 pairs) as fp32 rows x cols floats.

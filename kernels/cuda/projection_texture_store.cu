@@ -157,8 +157,13 @@ std::size_t ProjectionTextureStore::device_bytes(DetectorShape shape, int slots,
       static_cast<std::size_t>(shape.cols) *
       static_cast<std::size_t>(texel_rows_of(options.storage, shape.rows)) *
       texel_bytes_of(options.storage);
-  return layer_bytes * (static_cast<std::size_t>(std::max(slots, 0)) +
-                        static_cast<std::size_t>(std::max(1, options.scratch_layers)));
+  const std::size_t layers = static_cast<std::size_t>(std::max(slots, 0)) +
+                             static_cast<std::size_t>(std::max(1, options.scratch_layers));
+  const std::size_t line_bytes =
+      is_texture(options.storage)
+          ? static_cast<std::size_t>(centre_line_entries(shape.cols)) * sizeof(float2)
+          : 0;
+  return (layer_bytes + line_bytes) * layers;
 }
 
 ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, int slots,
@@ -190,6 +195,10 @@ ProjectionTextureStore::ProjectionTextureStore(int device, DetectorShape shape, 
         make_layered_array(shape, std::min(layers_per_array_, slots - first), storage_));
   }
   scratch_ = make_layered_array(shape, scratch_layers_, storage_);
+  // Zeroed: empty slots' lines read as zeros, and the entries' outer halves stay zero.
+  centre_lines_ = DeviceBuffer<float2>((count + scratch_count) *
+                                       static_cast<std::size_t>(centre_line_entries(shape.cols)));
+  SLICESTREAM_CUDA_CHECK(cudaMemset(centre_lines_.data(), 0, centre_lines_.bytes()));
   if (half_texels()) {
     clamped_ = PinnedBuffer<unsigned long long>(1);
     clamped_[0] = 0;
@@ -226,6 +235,11 @@ void ProjectionTextureStore::check_scratch(int index) const {
   }
 }
 
+const float2* ProjectionTextureStore::centre_line(int layer) const {
+  return centre_lines_.data() + static_cast<std::size_t>(layer) *
+                                    static_cast<std::size_t>(centre_line_entries(shape_.cols));
+}
+
 const ProjectionTextureStore::LayeredArray& ProjectionTextureStore::array_of(int slot) const {
   check_slot(slot);
   return *arrays_[static_cast<std::size_t>(slot / layers_per_array_)];
@@ -241,6 +255,7 @@ TextureRef ProjectionTextureStore::slot_ref(int slot) const {
   ref.texture = array_of(slot).texture;
   ref.layer = slot % layers_per_array_;
   ref.mirrored = mirrored();
+  ref.centre_line = centre_line(slot);
   return ref;
 }
 
@@ -254,6 +269,7 @@ TextureRef ProjectionTextureStore::scratch_ref(int index) const {
   }
   ref.texture = scratch_->texture;
   ref.mirrored = mirrored();
+  ref.centre_line = centre_line(slots_ + index);
   return ref;
 }
 
@@ -315,6 +331,8 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
       e.scratch = {is_texture(storage_) ? scratch_->surface : 0, const_cast<float*>(scratch.linear),
                    scratch_index};
       e.scratch_mode = scratch_mode_of(r.scratch);
+      e.slot_line = const_cast<float2*>(slot.centre_line);
+      e.scratch_line = const_cast<float2*>(scratch.centre_line);
     }
     const bool quads = takes_quads(storage_, params, count);
     if (mirrored()) {
@@ -334,6 +352,12 @@ void ProjectionTextureStore::append_replace_slots(const std::vector<SlotReplacem
     } else {
       sequence.add(
           KernelLaunch(&replace_slots_kernel, pixel_grid(shape_, count, block), block, params));
+    }
+    if (is_texture(storage_) && !mirrored()) {  // the mirrored passes keep the lines themselves
+      const dim3 line_block(128);
+      const dim3 line_grid(static_cast<unsigned>((shape_.cols + 127) / 128),
+                           static_cast<unsigned>(count));
+      sequence.add(KernelLaunch(&replace_centre_lines_kernel, line_grid, line_block, params));
     }
   }
 }

@@ -16,6 +16,15 @@
 // the texel's other channel. With linear storage (the exact path) slots are plain fp32 rows in
 // linear memory, read through L1 with fp32 interpolation weights.
 //
+// Beside each texture layer (slot or scratch) the store keeps its centre line: the values along the
+// detector's centre row (rows - 1) / 2 as fp32 (the mean of the two middle rows for an even
+// height), each with its right neighbour, so that one 8-byte load and one FMA interpolate it. In a
+// circular scan whose source and detector centre lie in one plane, every point of that plane
+// projects onto the centre line, whatever the source: the axial slice through the centre (and in
+// parallel beam the plane of the centre row) is sampled from the lines by the backprojector, in
+// fp32 on the SM's FMA pipe instead of through the texture unit. The lines hold the values as the
+// layers store them (fp16-rounded with fp16 texels), cols + 3 entries per layer, a few KB.
+//
 // Scratch layers hold what the incremental update backprojects besides the slot itself (new - old,
 // or the old projection), one per projection of a batch (replace_slots), in the slots' texels: the
 // backprojection of the differences reads half the bytes with fp16 texels, as a recompute does.
@@ -52,6 +61,11 @@ bool is_texture(ProjectionStorage storage);
 inline int mirrored_texel_rows(int rows) {
   return (rows + 3) / 2;
 }
+// Entries of a centre line: entry e holds (v[e - 2], v[e - 1]) for e in [0, cols + 2], values
+// outside the detector zero, so that a sample at column x in [-2, cols] reads entry floor(x) + 2.
+inline int centre_line_entries(int cols) {
+  return cols + 3;
+}
 
 struct ProjectionStoreOptions {
   int max_layers_per_array = 0;  // 0: the device's limit; tests lower it to exercise several arrays
@@ -66,6 +80,8 @@ struct TextureRef {
   int layer = 0;
   const float* linear = nullptr;
   bool mirrored = false;  // the texture's texels are mirrored fp16 pairs
+  // Texture storage: the layer's centre line (centre_line_entries(cols) entries).
+  const float2* centre_line = nullptr;
 };
 
 // What a slot replacement (replace_slots) leaves in its scratch layer.
@@ -131,7 +147,8 @@ class ProjectionTextureStore {
   // Written by the GPU as the passes run, so a read sees the passes that have finished.
   std::uint64_t values_clamped() const;
 
-  // Copies `slot` / scratch layer `index` as fp32 into device memory `out` (rows x cols).
+  // Copies `slot` / scratch layer `index` as fp32 into device memory `out` (rows x cols). A
+  // slot's centre line is read through slot_ref(slot).centre_line.
   void read_slot(int slot, float* out, cudaStream_t stream) const;
   void read_scratch(float* out, cudaStream_t stream, int index = 0) const;
 
@@ -140,6 +157,8 @@ class ProjectionTextureStore {
  private:
   void check_slot(int slot) const;
   const LayeredArray& array_of(int slot) const;
+  // The centre line of layer `layer`: slots 0 .. slots - 1, then the scratch layers.
+  const float2* centre_line(int layer) const;
   void check_scratch(int index) const;
   bool half_texels() const {
     return storage_ == ProjectionStorage::kTextureHalf ||
@@ -158,8 +177,9 @@ class ProjectionTextureStore {
   ProjectionStorage storage_;
   std::vector<std::unique_ptr<LayeredArray>> arrays_;  // texture storage
   std::unique_ptr<LayeredArray> scratch_;              // texture storage: scratch layers
-  DeviceBuffer<float> linear_;                         // linear storage: slots x rows x cols
-  DeviceBuffer<float> scratch_linear_;                 // linear storage: scratch x rows x cols
+  DeviceBuffer<float2> centre_lines_;   // texture storage: slots, then scratch layers
+  DeviceBuffer<float> linear_;          // linear storage: slots x rows x cols
+  DeviceBuffer<float> scratch_linear_;  // linear storage: scratch x rows x cols
   // fp16 texels: the count of clamped values in page-locked host memory the passes add to (only
   // when a value is out of range, so it costs nothing otherwise), and its device address.
   PinnedBuffer<unsigned long long> clamped_;

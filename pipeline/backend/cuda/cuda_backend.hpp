@@ -28,11 +28,11 @@
 namespace slicestream {
 
 struct CudaBackendOptions {
-  // Block shape, points per thread (0: automatic), interpolation. The default samples the store's
-  // layered texture with the hardware filter (docs/performance.md: within a few 1e-4 of the CPU
-  // twin, its error against the object that of the CPU backend); kExact reads fp32 rows with fp32
-  // weights, the CPU backend to rounding.
-  cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture, false};
+  // Block shape, points per thread (0: automatic), interpolation, interleaving (automatic). The
+  // default samples the store's layered texture with the hardware filter (docs/performance.md:
+  // within a few 1e-4 of the CPU twin, its error against the object that of the CPU backend);
+  // kExact reads fp32 rows with fp32 weights, the CPU backend to rounding.
+  cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture};
   // fp16 texels in the store's texture (half the memory and bytes read; texture path only; values
   // beyond +-65504 clamped and counted, store_values_clamped); false: fp32 texels.
   bool half_texels = true;

@@ -1,10 +1,11 @@
 // The CUDA backprojector against its CPU twin (cpu::backproject_rows) on fresh random
 // projections: cone and parallel beam, both interpolations (exact: to rounding; hardware texture
-// filtering with fp32 and fp16 texels and mirrored fp16 pairs: within 1e-3), which targets the
-// mirrored pairs serve two rows at a time, every points-per-thread value, several block
-// shapes, axis-aligned, oblique and one-pixel slices, slices reaching past the detector, volume
-// plane ranges, several arrays behind one store, many sources (several launches and more records
-// than a block stages at once), and the same target twice in one call.
+// filtering with fp32 and fp16 texels and mirrored fp16 pairs: within 1e-3; the axial slices
+// through the source plane from the store's centre lines), which targets the mirrored pairs
+// serve two rows at a time and which the centre lines serve, every points-per-thread value, several
+// block shapes, axis-aligned, oblique and one-pixel slices, slices reaching past the detector,
+// volume plane ranges, several arrays behind one store, many sources (several launches and more
+// records than a block stages at once), and the same target twice in one call.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -151,15 +152,21 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
     return std::sqrt(diff / std::max(norm, floor));
   };
   const cuda::BackprojectTuning shapes[] = {
-      {32, 4, 1},  {32, 8, 2},  {16, 16, 4}, {64, 2, 8},
-      {128, 1, 4}, {32, 2, 16}, {32, 4, 0},  {32, 4, 4, BackprojectInterpolation::kTexture, true}};
+      {32, 4, 1},
+      {32, 8, 2},
+      {16, 16, 4},
+      {64, 2, 8},
+      {128, 1, 4},
+      {32, 2, 16},
+      {32, 4, 0},
+      {32, 4, 4, BackprojectInterpolation::kTexture, cuda::TargetInterleaving::kAlways}};
   double worst = 0;
   for (cuda::BackprojectTuning tuning : shapes) {
     tuning.interpolation = interpolation_of(storage);
     SCOPED_TRACE(std::string(to_string(tuning.interpolation)) + " block " +
                  std::to_string(tuning.block_x) + "x" + std::to_string(tuning.block_y) +
-                 " points " + std::to_string(tuning.points_per_thread) +
-                 (tuning.interleave_targets ? " interleaved" : " one target after another"));
+                 " points " + std::to_string(tuning.points_per_thread) + " interleaving " +
+                 cuda::to_string(tuning.interleave));
     const cuda::Backprojector backprojector(beam, detector, tuning);
     std::vector<cuda::DeviceBuffer<float>> targets;
     std::vector<cuda::BackprojectJob> jobs;
@@ -181,6 +188,12 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
       const double error = error_of(actual, t);
       if (grids[t].points() > 100) worst = std::max(worst, error);
       EXPECT_LE(error, tolerance_of(storage)) << "target " << t;
+      // From fp32 texels, a target on the centre line is interpolated in fp32 from the lines: as
+      // close to the twin as the exact path, up to the rows' mean and the twin's row rounding.
+      if (storage == cuda::ProjectionStorage::kTexture &&
+          cuda::maps_onto_centre_line(jobs[t], detector)) {
+        EXPECT_LE(error, 1e-4) << "target " << t << " on the centre line";
+      }
     }
   }
   std::printf("%s, %s: worst error vs the fp32 CPU twin %.2e\n", to_string(beam),
@@ -254,6 +267,56 @@ TEST(BackprojectorCuda, MirroredPairsServeVerticalSlicesThroughTheCentrePlane) {
   EXPECT_TRUE(pairs(centred, grids[0]));
   shifted.detector_offset_v_mm = 0.5;
   EXPECT_FALSE(pairs(make_cone_geometry({33, 61}, shifted), grids[0]));
+}
+
+// Which targets are sampled from the centre lines: the axial slice through the source plane of a
+// circular scan (any size, rotated in its plane or not, cone and parallel beam, both detector
+// parities); not a vertical or oblique slice, a raised axial slice, a volume, or any slice of a
+// scan whose detector is shifted along v.
+TEST(BackprojectorCuda, CentreLinesServeTheAxialSliceThroughTheSourcePlane) {
+  RandomSource random;
+  SCOPED_TRACE(random.trace());
+  const VolumeBox box = test::centered_box(20.0);
+  const auto slices = default_slices(box);
+  const std::vector<GridSpec> grids = test_grids(random);
+  const auto on_line = [](const ScanGeometry& geometry, const GridSpec& grid) {
+    cuda::BackprojectJob job;
+    job.grid = grid;
+    job.plane_end = grid.depth;
+    for (const ProjectionMap& map : make_projection_maps(geometry))
+      job.sources.push_back({map, cuda::TextureRef{}, 1.0f});
+    return cuda::maps_onto_centre_line(job, geometry.detector);
+  };
+  const double turn = random.uniform(0.0, 6.283);
+  const Vec3 x = {20.0 * std::cos(turn), 20.0 * std::sin(turn), 0.0};
+  const Vec3 y = {-25.0 * std::sin(turn), 25.0 * std::cos(turn), 0.0};
+  const SliceOrientation rotated = SliceOrientation::from_axes(x, y, -0.5 * x - 0.5 * y);
+  const SliceOrientation raised = SliceOrientation::from_axes(
+      slices[2].x_axis(), slices[2].y_axis(), slices[2].base() + Vec3{0.0, 0.0, 1.3});
+  for (const BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+    for (const DetectorShape detector : {DetectorShape{33, 61}, DetectorShape{32, 61}}) {
+      SCOPED_TRACE(std::string(to_string(beam)) + ", " + std::to_string(detector.rows) + " rows");
+      const ScanGeometry geometry = test::circular_geometry(beam, detector, 24);
+      EXPECT_TRUE(on_line(geometry, grids[2]));  // axial, 50 x 50
+      EXPECT_TRUE(on_line(geometry, grids[4]));  // axial, one pixel
+      EXPECT_TRUE(on_line(geometry, grids[7]));  // axial, reaching past the detector
+      EXPECT_TRUE(on_line(geometry, slice_grid(rotated, 37, 29)));
+      EXPECT_FALSE(on_line(geometry, grids[0]));  // vertical
+      EXPECT_FALSE(on_line(geometry, grids[3]));  // oblique
+      EXPECT_FALSE(on_line(geometry, slice_grid(raised, 45, 38)));
+      EXPECT_FALSE(on_line(geometry, volume_grid(box, 9, 7, 5)));
+    }
+  }
+  CircularConeParams shifted;
+  for (int p = 0; p < 24; ++p)
+    shifted.angles_rad.push_back(0.25 * p);
+  shifted.source_origin_mm = 200.0;
+  shifted.origin_detector_mm = 200.0;
+  shifted.pixel_width_mm = 2.0;
+  shifted.pixel_height_mm = 2.0;
+  EXPECT_TRUE(on_line(make_cone_geometry({33, 61}, shifted), grids[2]));
+  shifted.detector_offset_v_mm = 0.5;
+  EXPECT_FALSE(on_line(make_cone_geometry({33, 61}, shifted), grids[2]));
 }
 
 void check_plane_ranges_and_many_sources(RandomSource& random, cuda::ProjectionStorage storage) {
@@ -346,6 +409,43 @@ TEST(BackprojectorCuda, AutomaticPointsPerThreadAreAtMostFourWithPairedTargets) 
   EXPECT_EQ(points({job_of(slices[0], true)}), 4);   // a vertical slice from mirrored pairs
   EXPECT_EQ(points({job_of(slices[2], true)}), 8);   // the axial slice is never paired
   EXPECT_EQ(points({job_of(slices[2], true), job_of(slices[0], true)}), 4);
+}
+
+// Automatic interleaving: on where the largest job's sources hold more detector values than the
+// device's L2 cache holds fp16 values (the detector rows the slices share would not stay in L2
+// otherwise), off below; a tuning that says always or never is kept.
+TEST(BackprojectorCuda, TargetsAreInterleavedWhereTheirSourcesExceedTheL2Cache) {
+  SLICESTREAM_REQUIRE_GPU();
+  int l2_bytes = 0;
+  SLICESTREAM_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
+  ASSERT_GT(l2_bytes, 0);
+  const DetectorShape detector{256, 512};  // 256 KiB of fp16 values per source
+  const std::size_t fitting = static_cast<std::size_t>(l2_bytes) / (detector.pixels() * 2);
+  const ScanGeometry geometry =
+      test::circular_geometry(BeamKind::kCone, detector, static_cast<int>(fitting) + 1);
+  const std::vector<ProjectionMap> maps = make_projection_maps(geometry);
+  const auto slices = default_slices(test::centered_box(20.0));
+  const auto jobs_with = [&](std::size_t sources) {
+    std::vector<cuda::BackprojectJob> jobs(2);
+    for (std::size_t n = 0; n < jobs.size(); ++n) {
+      jobs[n].grid = slice_grid(slices[n], 64, 64);
+      for (std::size_t s = 0; s < sources; ++s)
+        jobs[n].sources.push_back({maps[s], cuda::TextureRef{}, 1.0f});
+    }
+    return jobs;
+  };
+  const cuda::Backprojector automatic(BeamKind::kCone, detector);
+  EXPECT_EQ(automatic.resolved_tuning(jobs_with(fitting)).interleave,
+            cuda::TargetInterleaving::kNever);
+  EXPECT_EQ(automatic.resolved_tuning(jobs_with(fitting + 1)).interleave,
+            cuda::TargetInterleaving::kAlways);
+  for (const auto chosen : {cuda::TargetInterleaving::kAlways, cuda::TargetInterleaving::kNever}) {
+    cuda::BackprojectTuning tuning;
+    tuning.interleave = chosen;
+    const cuda::Backprojector backprojector(BeamKind::kCone, detector, tuning);
+    EXPECT_EQ(backprojector.resolved_tuning(jobs_with(1)).interleave, chosen);
+    EXPECT_EQ(backprojector.resolved_tuning(jobs_with(fitting + 1)).interleave, chosen);
+  }
 }
 
 TEST(BackprojectorCuda, RejectsInvalidTuningAndJobs) {

@@ -136,7 +136,7 @@ TEST(GraphReplay, StoreUpdateAndBackprojectionGraphEqualsStepByStep) {
       s.targets.push_back(test::to_device(std::vector<float>(grid.points(), 0.0f)));
     }
   }
-  const cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture, false};
+  const cuda::BackprojectTuning tuning{32, 4, 0, cuda::BackprojectInterpolation::kTexture};
   cuda::Backprojector backprojector(geometry.beam, shape, tuning);
   cuda::GraphReplayer replayer;
   cuda::Stream stream;

@@ -1,7 +1,7 @@
 // The projection store in each storage (fp32 and fp16 texture layers, mirrored fp16 pairs, fp32
-// linear rows): in-place
-// batched updates, windows spread over several arrays (the per-array layer limit lowered for the
-// test), scratch differences of the stored values, its memory budget.
+// linear rows): in-place batched updates, windows spread over several arrays (the per-array layer
+// limit lowered for the test), scratch differences of the stored values, the texture layers'
+// centre lines, its memory budget.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,18 +30,24 @@ TEST(ProjectionStoreCuda, ReportsDeviceLimits) {
   ::testing::Test::RecordProperty("layer_limit", limit);
   std::printf("layered texture limit %d layers\n", limit);
   EXPECT_NE(cuda::ProjectionTextureStore::unsupported_reason(0, {1, 1 << 20}), "");
-  // One copy per projection: fp32 or fp16 texels or fp32 rows, plus scratch layers of the same.
+  // One copy per projection: fp32 or fp16 texels or fp32 rows, plus scratch layers of the same;
+  // texture layers each with a centre line of 20 + 3 entries of 8 bytes.
   const DetectorShape shape{10, 20};
   cuda::ProjectionStoreOptions options;
   options.scratch_layers = 3;
-  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
+  const std::size_t lines = 23u * 8 * (7 + 3);
+  EXPECT_EQ(cuda::centre_line_entries(20), 23);
+  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options),
+            200u * (7 * 4 + 3 * 4) + lines);
   options.storage = cuda::ProjectionStorage::kTextureHalf;
-  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 2 + 3 * 2));
+  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options),
+            200u * (7 * 2 + 3 * 2) + lines);
   // Mirrored pairs: (10 + 3) / 2 = 6 texel rows of 4-byte pairs (rows 0-4 with 9-5, and 5 with 4).
   options.storage = cuda::ProjectionStorage::kTextureHalfMirrored;
   EXPECT_EQ(cuda::mirrored_texel_rows(10), 6);
   EXPECT_EQ(cuda::mirrored_texel_rows(9), 6);
-  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 20u * 6 * 4 * (7 + 3));
+  EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options),
+            20u * 6 * 4 * (7 + 3) + lines);
   options.storage = cuda::ProjectionStorage::kLinear;
   EXPECT_EQ(cuda::ProjectionTextureStore::device_bytes(shape, 7, options), 200u * (7 * 4 + 3 * 4));
 }
@@ -98,6 +104,10 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
   const cuda::DeviceBuffer<float> sixth = test::to_device(contents[6]);
   store.write_slot(6, sixth.data(), stream.get());
   contents[6] = as_stored(contents[6], storage);
+  // Texture layers keep their centre lines beside them (the mean of the middle rows as stored):
+  // the slots' lines follow their contents, the scratch layers' lines hold the lines' new - old or
+  // old, in fp32.
+  const bool lines = cuda::is_texture(storage);
   const std::vector<std::vector<int>> batches = {{0, 1, 2, 3, 4}, {5}, {3, 0, 6, 2, 5}, {1, 4}};
   const int first_scratch[] = {0, 4, 0, 3};  // a batch may start at any scratch layer
   const cuda::ScratchContent modes[] = {cuda::ScratchContent::kDifference,
@@ -109,6 +119,7 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
     const int first = first_scratch[b];
     std::vector<cuda::SlotReplacement> batch;
     std::vector<std::vector<float>> expected_scratch;
+    std::vector<std::vector<float>> expected_scratch_line;
     for (int slot : slots_of_batch) {
       const float* device = fresh();
       const cuda::ScratchContent mode = modes[n++ % 3];
@@ -116,9 +127,17 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
       // The CPU twin of the pass: the expected slot and scratch.
       const std::vector<float> values = test::to_host(device, shape.pixels());
       std::vector<float> scratch;
+      std::vector<float>& content = contents[static_cast<std::size_t>(slot)];
+      std::vector<float> line = test::centre_line_of(content, shape);  // the old line
       cpu::replace_slot(shape, {values.data(), shape.cols}, texels_of(storage), scratch_of(mode),
-                        contents[static_cast<std::size_t>(slot)], scratch);
+                        content, scratch);
       expected_scratch.push_back(scratch);
+      if (mode == cuda::ScratchContent::kDifference) {
+        const std::vector<float> fresh_line = test::centre_line_of(content, shape);
+        for (std::size_t c = 0; c < line.size(); ++c)
+          line[c] = fresh_line[c] - line[c];
+      }
+      expected_scratch_line.push_back(line);
     }
     store.replace_slots(batch, stream.get(), first);
     SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -128,11 +147,21 @@ void check_batches(cuda::ProjectionStorage storage, DetectorShape shape) {
       const int layer = first + static_cast<int>(k);
       EXPECT_EQ(read_scratch(store, layer, stream.get()), expected_scratch[k]);
       EXPECT_EQ(store.scratch_ref(layer).layer, layer);
+      if (lines) {
+        EXPECT_EQ(test::read_centre_line(store.scratch_ref(layer), shape),
+                  expected_scratch_line[k]);
+      }
     }
   }
   for (int s = 0; s < slots; ++s) {
     SCOPED_TRACE("slot " + std::to_string(s));
     EXPECT_EQ(read_slot(store, s, stream.get()), contents[static_cast<std::size_t>(s)]);
+    if (lines) {
+      EXPECT_EQ(test::read_centre_line(store.slot_ref(s), shape),
+                test::centre_line_of(contents[static_cast<std::size_t>(s)], shape));
+    } else {
+      EXPECT_EQ(store.slot_ref(s).centre_line, nullptr);
+    }
   }
 }
 
