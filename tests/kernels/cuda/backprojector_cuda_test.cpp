@@ -220,6 +220,31 @@ TEST(BackprojectorCuda, ParallelSlicesMatchCpu) {
   check_all_slices(BeamKind::kParallel, cuda::ProjectionStorage::kTextureHalfMirrored, {32, 61});
 }
 
+// A job of `grid`'s planes over every projection of `geometry`, with no store behind it: for the
+// tests of which targets a sampling path serves.
+cuda::BackprojectJob geometry_job(const ScanGeometry& geometry, const GridSpec& grid) {
+  cuda::BackprojectJob job;
+  job.grid = grid;
+  job.plane_end = grid.depth;
+  for (const ProjectionMap& map : make_projection_maps(geometry))
+    job.sources.push_back({map, cuda::TextureRef{}, 1.0f});
+  return job;
+}
+
+// A cone-beam scan of 24 angles onto a 33 x 61 detector whose centre lies `offset_v_mm` above the
+// source plane.
+ScanGeometry cone_geometry_shifted_along_v(double offset_v_mm) {
+  CircularConeParams params;
+  for (int p = 0; p < 24; ++p)
+    params.angles_rad.push_back(0.25 * p);
+  params.source_origin_mm = 200.0;
+  params.origin_detector_mm = 200.0;
+  params.pixel_width_mm = 2.0;
+  params.pixel_height_mm = 2.0;
+  params.detector_offset_v_mm = offset_v_mm;
+  return make_cone_geometry({33, 61}, params);
+}
+
 // Which targets one fetch of a mirrored pair serves two rows of: vertical slices through the
 // centre plane of a circular scan (either way up, any width and height), for cone and parallel
 // beam and both detector parities; not an axial or oblique slice, a vertical slice off the
@@ -232,11 +257,7 @@ TEST(BackprojectorCuda, MirroredPairsServeVerticalSlicesThroughTheCentrePlane) {
   const auto slices = default_slices(box);
   const std::vector<GridSpec> grids = test_grids(random);
   const auto pairs = [](const ScanGeometry& geometry, const GridSpec& grid) {
-    cuda::BackprojectJob job;
-    job.grid = grid;
-    for (const ProjectionMap& map : make_projection_maps(geometry))
-      job.sources.push_back({map, cuda::TextureRef{}, 1.0f});
-    return cuda::pairs_mirrored_rows(job, geometry.detector);
+    return cuda::pairs_mirrored_rows(geometry_job(geometry, grid), geometry.detector);
   };
   const SliceOrientation raised = SliceOrientation::from_axes(
       slices[0].x_axis(), slices[0].y_axis(), slices[0].base() + Vec3{0.0, 0.0, 1.3});
@@ -256,17 +277,8 @@ TEST(BackprojectorCuda, MirroredPairsServeVerticalSlicesThroughTheCentrePlane) {
       EXPECT_FALSE(pairs(geometry, slice_grid(sideways, 38, 45)));
     }
   }
-  CircularConeParams shifted;
-  for (int p = 0; p < 24; ++p)
-    shifted.angles_rad.push_back(0.25 * p);
-  shifted.source_origin_mm = 200.0;
-  shifted.origin_detector_mm = 200.0;
-  shifted.pixel_width_mm = 2.0;
-  shifted.pixel_height_mm = 2.0;
-  const ScanGeometry centred = make_cone_geometry({33, 61}, shifted);
-  EXPECT_TRUE(pairs(centred, grids[0]));
-  shifted.detector_offset_v_mm = 0.5;
-  EXPECT_FALSE(pairs(make_cone_geometry({33, 61}, shifted), grids[0]));
+  EXPECT_TRUE(pairs(cone_geometry_shifted_along_v(0.0), grids[0]));
+  EXPECT_FALSE(pairs(cone_geometry_shifted_along_v(0.5), grids[0]));
 }
 
 // Which targets are sampled from the centre lines: the axial slice through the source plane of a
@@ -280,12 +292,7 @@ TEST(BackprojectorCuda, CentreLinesServeTheAxialSliceThroughTheSourcePlane) {
   const auto slices = default_slices(box);
   const std::vector<GridSpec> grids = test_grids(random);
   const auto on_line = [](const ScanGeometry& geometry, const GridSpec& grid) {
-    cuda::BackprojectJob job;
-    job.grid = grid;
-    job.plane_end = grid.depth;
-    for (const ProjectionMap& map : make_projection_maps(geometry))
-      job.sources.push_back({map, cuda::TextureRef{}, 1.0f});
-    return cuda::maps_onto_centre_line(job, geometry.detector);
+    return cuda::maps_onto_centre_line(geometry_job(geometry, grid), geometry.detector);
   };
   const double turn = random.uniform(0.0, 6.283);
   const Vec3 x = {20.0 * std::cos(turn), 20.0 * std::sin(turn), 0.0};
@@ -307,16 +314,8 @@ TEST(BackprojectorCuda, CentreLinesServeTheAxialSliceThroughTheSourcePlane) {
       EXPECT_FALSE(on_line(geometry, volume_grid(box, 9, 7, 5)));
     }
   }
-  CircularConeParams shifted;
-  for (int p = 0; p < 24; ++p)
-    shifted.angles_rad.push_back(0.25 * p);
-  shifted.source_origin_mm = 200.0;
-  shifted.origin_detector_mm = 200.0;
-  shifted.pixel_width_mm = 2.0;
-  shifted.pixel_height_mm = 2.0;
-  EXPECT_TRUE(on_line(make_cone_geometry({33, 61}, shifted), grids[2]));
-  shifted.detector_offset_v_mm = 0.5;
-  EXPECT_FALSE(on_line(make_cone_geometry({33, 61}, shifted), grids[2]));
+  EXPECT_TRUE(on_line(cone_geometry_shifted_along_v(0.0), grids[2]));
+  EXPECT_FALSE(on_line(cone_geometry_shifted_along_v(0.5), grids[2]));
 }
 
 void check_plane_ranges_and_many_sources(RandomSource& random, cuda::ProjectionStorage storage) {
