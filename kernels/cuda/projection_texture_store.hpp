@@ -20,10 +20,11 @@
 // detector's centre row (rows - 1) / 2 as fp32 (the mean of the two middle rows for an even
 // height), each with its right neighbour, so that one 8-byte load and one FMA interpolate it. In a
 // circular scan whose source and detector centre lie in one plane, every point of that plane
-// projects onto the centre line, whatever the source: the axial slice through the centre (and in
-// parallel beam the plane of the centre row) is sampled from the lines by the backprojector, in
-// fp32 on the SM's FMA pipe instead of through the texture unit. The lines hold the values as the
-// layers store them (fp16-rounded with fp16 texels), cols + 3 entries per layer, a few KB.
+// projects onto the centre line, whatever the source: the axial slice through that plane (cone or
+// parallel beam) is sampled from the lines by the backprojector, in fp32 on the SM's FMA pipe
+// instead of through the texture unit. The lines hold the values as the layers store them
+// (fp16-rounded with fp16 texels), cols + 3 entries per layer, a few KB; a scratch layer's line
+// holds the lines' new - old (exact in fp32) or old.
 //
 // Scratch layers hold what the incremental update backprojects besides the slot itself (new - old,
 // or the old projection), one per projection of a batch (replace_slots), in the slots' texels: the
