@@ -11,17 +11,18 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #pragma GCC diagnostic pop
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "cli/heap_retention.hpp"
 #include "cli/version.hpp"
+#include "server/periodic_timer.hpp"
 #include "server/protobuf_log_route.hpp"
 #include "server/server.hpp"
 #include "server/server_options.hpp"
@@ -48,35 +49,6 @@ std::unique_ptr<Backend> choose_backend(const ServerConfig& config) {
   return backend;
 }
 
-// Logs stats every interval until the io_context stops.
-class StatsTimer {
- public:
-  StatsTimer(boost::asio::io_context& io, const Server& server, double interval_s)
-      : timer_(io), server_(server), interval_(std::chrono::duration<double>(interval_s)) {}
-
-  void start() {
-    if (interval_.count() <= 0) return;
-    timer_.expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(interval_));
-    timer_.async_wait([this](const boost::system::error_code& error) {
-      if (error) return;
-      report();
-      start();
-    });
-  }
-  void cancel() { timer_.cancel(); }
-
- private:
-  void report() {
-    for (const std::string& line : log_.report(server_.metrics(), server_.counters()))
-      spdlog::info("{}", line);
-  }
-
-  boost::asio::steady_timer timer_;
-  const Server& server_;
-  std::chrono::duration<double> interval_;
-  StatsLog log_;
-};
-
 int run(const ServerConfig& config) {
   std::unique_ptr<Backend> backend;
   try {
@@ -98,7 +70,15 @@ int run(const ServerConfig& config) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   server->start();
 
-  StatsTimer stats(io, *server, config.stats_interval_s);
+  StatsLog stats_log;
+  PeriodicTimer stats(
+      io,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(config.stats_interval_s)),
+      [&] {
+        for (const std::string& line : stats_log.report(server->metrics(), server->counters()))
+          spdlog::info("{}", line);
+      });
   stats.start();
   std::thread drainer;
   std::function<void(const boost::system::error_code&, int)> on_signal =
@@ -114,7 +94,7 @@ int run(const ServerConfig& config) {
         drainer = std::thread([&] {
           server->stop(/*drain=*/true);
           boost::asio::post(io, [&] {
-            stats.cancel();
+            stats.stop();
             signals.cancel();
           });
         });
