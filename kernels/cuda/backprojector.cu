@@ -168,46 +168,6 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
   return first_rows_lower > 0 ? MirrorPairing::kLastRowsUpper : MirrorPairing::kFirstRowsUpper;
 }
 
-// Whether every source maps every point of `job`'s planes onto the detector's centre row
-// (rows - 1) / 2, to a thousandth of a pixel, in front of the source. row - C = (rn - C den) / den
-// with rn and den affine in the grid indices: both extreme at the corners of the planes' box, and
-// den > 0 at the corners holds everywhere between them.
-bool on_centre_line(const BackprojectJob& job, DetectorShape detector) {
-  constexpr double kTolerancePixels = 1e-3;
-  if (job.sources.empty()) return false;
-  const GridFrame frame = grid_frame(job);
-  const double last[3] = {job.grid.width - 1.0, job.grid.height - 1.0,
-                          job.plane_end - job.plane_begin - 1.0};
-  const double centre = 0.5 * (detector.rows - 1.0);
-  int extent_bits = 0;  // the index axes along which the planes extend (a slice: two)
-  for (int d = 0; d < 3; ++d)
-    extent_bits |= last[d] > 0.0 ? 1 << d : 0;
-  for (const BackprojectSource& source : job.sources) {
-    const ProjectionMap& map = source.map;
-    // off(i, j, k) = rn - centre den, and den, at the origin and per index step.
-    double off[4];
-    double den[4];
-    off[0] = apply(map.row_coef, frame.origin) - centre * apply(map.den_coef, frame.origin);
-    den[0] = apply(map.den_coef, frame.origin);
-    for (int d = 0; d < 3; ++d) {
-      den[d + 1] = apply(map.den_coef, frame.step[d]);
-      off[d + 1] = apply(map.row_coef, frame.step[d]) - centre * den[d + 1];
-    }
-    for (int corner = 0; corner < 8; ++corner) {
-      if ((corner & ~extent_bits) != 0) continue;  // the same as a corner with that index 0
-      double o = off[0];
-      double w = den[0];
-      for (int d = 0; d < 3; ++d) {
-        const double index = (corner >> d) & 1 ? last[d] : 0.0;
-        o += index * off[d + 1];
-        w += index * den[d + 1];
-      }
-      if (!(w > 0.0) || !(std::abs(o) <= kTolerancePixels * w)) return false;
-    }
-  }
-  return true;
-}
-
 // Whether a job is sampled from its sources' centre lines: texture interpolation from a store that
 // keeps them, and every point on the centre line.
 bool samples_centre_lines(const BackprojectJob& job, DetectorShape detector,
@@ -216,7 +176,7 @@ bool samples_centre_lines(const BackprojectJob& job, DetectorShape detector,
   for (const BackprojectSource& source : job.sources) {
     if (source.texture.centre_line == nullptr) return false;
   }
-  return on_centre_line(job, detector);
+  return maps_onto_centre_line(job, detector);
 }
 
 // The pairing a job gets: from texture interpolation of mirrored pairs only.
@@ -386,8 +346,42 @@ bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector) {
   return mirror_pairing(job, detector) != MirrorPairing::kNone;
 }
 
+// row - C = (rn - C den) / den with rn and den affine in the grid indices: both extreme at the
+// corners of the planes' box, and den > 0 at the corners holds everywhere between them.
 bool maps_onto_centre_line(const BackprojectJob& job, DetectorShape detector) {
-  return on_centre_line(job, detector);
+  constexpr double kTolerancePixels = 1e-3;
+  if (job.sources.empty()) return false;
+  const GridFrame frame = grid_frame(job);
+  const double last[3] = {job.grid.width - 1.0, job.grid.height - 1.0,
+                          job.plane_end - job.plane_begin - 1.0};
+  const double centre = 0.5 * (detector.rows - 1.0);
+  int extent_bits = 0;  // the index axes along which the planes extend (a slice: two)
+  for (int d = 0; d < 3; ++d)
+    extent_bits |= last[d] > 0.0 ? 1 << d : 0;
+  for (const BackprojectSource& source : job.sources) {
+    const ProjectionMap& map = source.map;
+    // off(i, j, k) = rn - centre den, and den, at the origin and per index step.
+    double off[4];
+    double den[4];
+    off[0] = apply(map.row_coef, frame.origin) - centre * apply(map.den_coef, frame.origin);
+    den[0] = apply(map.den_coef, frame.origin);
+    for (int d = 0; d < 3; ++d) {
+      den[d + 1] = apply(map.den_coef, frame.step[d]);
+      off[d + 1] = apply(map.row_coef, frame.step[d]) - centre * den[d + 1];
+    }
+    for (int corner = 0; corner < 8; ++corner) {
+      if ((corner & ~extent_bits) != 0) continue;  // the same as a corner with that index 0
+      double o = off[0];
+      double w = den[0];
+      for (int d = 0; d < 3; ++d) {
+        const double index = (corner >> d) & 1 ? last[d] : 0.0;
+        o += index * off[d + 1];
+        w += index * den[d + 1];
+      }
+      if (!(w > 0.0) || !(std::abs(o) <= kTolerancePixels * w)) return false;
+    }
+  }
+  return true;
 }
 
 const char* to_string(TargetInterleaving interleaving) {
@@ -436,23 +430,15 @@ Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const Backpr
 
 namespace {
 
-// How each job is sampled: from centre lines, from mirrored pairs two rows at a time (its
-// pairing), or one fetch per point.
-struct JobPaths {
-  std::vector<MirrorPairing> pairings;
-  std::vector<bool> centre_lines;
-};
-
-// The tuning with points_per_thread resolved for jobs sampled as `paths` says. Many points per
+// The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
 // thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
 // multiprocessors idle: take the largest that keeps six blocks per multiprocessor. A launch with
 // a paired target takes at most 4 (two rows and their mirror rows per paired thread): in
 // bench/cuda's tuning search its kernels ran slower with 8 in every set-up, and unpaired targets
 // about as fast with 4 as with 8.
 BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
-                                 const JobPaths& paths, int multiprocessors) {
+                                 const std::vector<MirrorPairing>& pairings, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
-  const std::vector<MirrorPairing>& pairings = paths.pairings;
   const long long wanted = 6LL * multiprocessors;
   const bool any_paired = std::any_of(pairings.begin(), pairings.end(), [](MirrorPairing pairing) {
     return pairing != MirrorPairing::kNone;
@@ -490,6 +476,13 @@ BackprojectTuning resolve_interleaving(BackprojectTuning t, const std::vector<Ba
   return t;
 }
 
+// How each job is sampled: from centre lines, from mirrored pairs two rows at a time (its
+// pairing), or one fetch per point.
+struct JobPaths {
+  std::vector<MirrorPairing> pairings;
+  std::vector<bool> centre_lines;
+};
+
 JobPaths paths_of(const std::vector<BackprojectJob>& jobs, DetectorShape detector,
                   BackprojectInterpolation interp) {
   JobPaths paths;
@@ -501,13 +494,20 @@ JobPaths paths_of(const std::vector<BackprojectJob>& jobs, DetectorShape detecto
   return paths;
 }
 
+// `tuning` resolved for `jobs` (points per thread, interleaving).
+BackprojectTuning resolve_tuning(const BackprojectTuning& tuning,
+                                 const std::vector<BackprojectJob>& jobs, const JobPaths& paths,
+                                 DetectorShape detector, int multiprocessors,
+                                 std::size_t l2_bytes) {
+  return resolve_interleaving(resolve_points(tuning, jobs, paths.pairings, multiprocessors), jobs,
+                              detector, l2_bytes);
+}
+
 }  // namespace
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
-  return resolve_interleaving(
-      resolve_points(tuning_, jobs, paths_of(jobs, detector_, tuning_.interpolation),
-                     multiprocessors_),
-      jobs, detector_, l2_bytes_);
+  return resolve_tuning(tuning_, jobs, paths_of(jobs, detector_, tuning_.interpolation), detector_,
+                        multiprocessors_, l2_bytes_);
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
@@ -524,8 +524,8 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
     total_sources += job.sources.size();
   }
   const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation);
-  const BackprojectTuning tuning = resolve_interleaving(
-      resolve_points(tuning_, jobs, paths, multiprocessors_), jobs, detector_, l2_bytes_);
+  const BackprojectTuning tuning =
+      resolve_tuning(tuning_, jobs, paths, detector_, multiprocessors_, l2_bytes_);
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
   // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
   const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
