@@ -1,6 +1,8 @@
 // CUDA backend benchmark: texture-fetch ceilings, quasi-3D full recompute for the three
 // KernelKit set-ups (cone and parallel; with the host's preparation of the launches, from
-// launches prepared before the timing, the preparation alone, and with the store re-filled from
+// launches prepared before the timing, eagerly and replayed from a CUDA graph as KernelKit's are,
+// through a graph updated every call with the host's work, the preparation alone, and with the
+// store re-filled from
 // device memory; a block-shape / points-per-thread search per storage: texture with fp32 or fp16
 // texels, exact fp32 rows), and the incremental per-projection refresh (one by one and in batches
 // of 1, 2, 4, 8, serial and as a pipeline of replacement and backprojection on two streams; from
@@ -140,6 +142,28 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     const double prepared_ms =
         median_ms([&](cudaStream_t s) { prepared.enqueue(s); }, reps, timing_stream());
     const double prepare_us = host_prepare_us(auto_bp, jobs, reps);
+    // The prepared launches replayed from a CUDA graph, as KernelKit's are timed.
+    cuda::GraphReplayer replayer;
+    const double graph_ms =
+        median_ms([&](cudaStream_t s) { replayer.launch(prepared, s); }, reps, timing_stream());
+    // With the host's work, through a graph whose kernel parameters change every call, as a
+    // slice move's recomputes do: two job sets of slightly different weights alternate, so
+    // every replay first updates the graph's kernel nodes.
+    std::vector<cuda::BackprojectJob> reweighted = jobs;
+    for (cuda::BackprojectJob& job : reweighted) {
+      for (cuda::BackprojectSource& source : job.sources)
+        source.scale *= 1.0f + 1.0f / 1024.0f;
+    }
+    cuda::GraphReplayer updated_replayer;
+    bool flip = false;
+    const double graph_updated_ms = median_ms(
+        [&](cudaStream_t s) {
+          cuda::LaunchSequence sequence;
+          auto_bp.append(flip ? reweighted : jobs, sequence);
+          flip = !flip;
+          updated_replayer.launch(sequence, s);
+        },
+        reps, timing_stream());
     automatic.interleave = cuda::TargetInterleaving::kAlways;
     const cuda::Backprojector auto_interleaved_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_interleaved_ms =
@@ -170,11 +194,14 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("auto one after another ms", auto_one_by_one_ms)
         .set("auto prepared ms", prepared_ms)
         .set("host prepare us", prepare_us)
+        .set("auto graph ms", graph_ms)
+        .set("auto graph updated ms", graph_updated_ms)
         .set("with update ms", update_ms)
         .set("refill only ms", refill_ms)
         .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)
         .set("speed-up", cone ? scene.spec.kernelkit_kernel_ms / kernel_ms : 0.0)
         .set("prepared speed-up", cone ? scene.spec.kernelkit_kernel_ms / prepared_ms : 0.0)
+        .set("graph speed-up", cone ? scene.spec.kernelkit_kernel_ms / graph_ms : 0.0)
         .set("KernelKit update ms", cone ? scene.spec.kernelkit_update_ms : 0.0)
         .set("update speed-up", cone ? scene.spec.kernelkit_update_ms / update_ms : 0.0);
   }

@@ -2,8 +2,9 @@
 """KernelKit (kernelkit_quasi3d.py's JSON) beside cuda_bench (its JSON) from one device run: the
 quasi-3D full recompute of the cone-beam set-ups, as a markdown table. "Launches prepared": our
 default storage's automatic tuning with its launches built before the timing and only enqueued
-while timed, as KernelKit's timings replay a CUDA graph built before them; the host's preparation
-(pairing check, launch parameters) is timed apart.
+while timed, as KernelKit's timings replay a CUDA graph built before them, and replayed from a CUDA
+graph too, and with the host's work through a graph updated every call (as slice moves run); the
+host's preparation (pairing check, launch parameters) is timed apart.
 
     python3 side_by_side.py kernelkit_quasi3d.json cuda_bench.json
 """
@@ -31,12 +32,14 @@ def main(kernelkit_path, cuda_bench_path):
               "speed-up fp16 mirrored", "speed-up exact", "KernelKit refill + BP ms",
               "ours texture fp32 with update ms", "KernelKit verified (max rel. error)",
               "ours fp16 mirrored, launches prepared ms", "speed-up prepared",
-              "ours fp16 mirrored host preparation us"))
-    print(row(*["---"] * 17))
+              "ours fp16 mirrored host preparation us", "ours fp16 mirrored, graph replay ms",
+              "speed-up graph replay", "ours fp16 mirrored, host work and updated graph ms",
+              "speed-up host work and updated graph"))
+    print(row(*["---"] * 21))
     done = [r for r in kernelkit["results"] if "error" not in r]
     for r in kernelkit["results"]:
         if "error" in r:
-            print(row(r["setup"], f"KernelKit failed: {r['error']}", *["-"] * 15))
+            print(row(r["setup"], f"KernelKit failed: {r['error']}", *["-"] * 19))
     for r in done:
         kk_ms = r["tuned quasi-3D ms (graph)"]
         texture = ours.get((r["setup"], "texture fp32"), {})
@@ -56,7 +59,10 @@ def main(kernelkit_path, cuda_bench_path):
                   speed_up(half), speed_up(mirrored), speed_up(exact),
                   f"{r['refill + quasi-3D ms']:.3f}", ms(texture, "with update ms"),
                   f"{r['verified']} ({error:.1e})", ms(mirrored, "auto prepared ms"),
-                  speed_up(mirrored, "auto prepared ms"), ms(mirrored, "host prepare us")))
+                  speed_up(mirrored, "auto prepared ms"), ms(mirrored, "host prepare us"),
+                  ms(mirrored, "auto graph ms"), speed_up(mirrored, "auto graph ms"),
+                  ms(mirrored, "auto graph updated ms"),
+                  speed_up(mirrored, "auto graph updated ms")))
     print("\nKernelKit's tuned configuration per slice (x = 0, y = 0, z = 0):")
     for r in done:
         slices = ", ".join(f"{label} ({ms:.4f} ms)"

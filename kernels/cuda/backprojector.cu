@@ -160,9 +160,11 @@ MirrorPairing mirror_pairing(const BackprojectJob& job, DetectorShape detector) 
         if (std::abs(rows_sum) > 2.0 * allowed) return MirrorPairing::kNone;
       }
     }
-    const double offset = row0 / den0 - half_last_row;  // at point (0, 0, 0)
-    if (offset < -kTolerancePixels) ++first_rows_upper;
-    if (offset > kTolerancePixels) ++first_rows_lower;
+    // Point (0, 0, 0)'s offset from the centre row, times its den (> 0: its corner passed above).
+    const double offset = row0 - half_last_row * den0;
+    const double tolerance = kTolerancePixels * den0;
+    if (offset < -tolerance) ++first_rows_upper;
+    if (offset > tolerance) ++first_rows_lower;
   }
   if (first_rows_upper > 0 && first_rows_lower > 0) return MirrorPairing::kNone;
   return first_rows_lower > 0 ? MirrorPairing::kLastRowsUpper : MirrorPairing::kFirstRowsUpper;
@@ -291,14 +293,17 @@ void check_job(const BackprojectJob& job) {
 template <int kMaxRecords>
 void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detector,
             const BackprojectTuning& tuning, LaunchSequence& sequence) {
-  LaunchParams<kMaxRecords> params{};
+  const SampleKind kind = sample_kind(pieces, tuning.interpolation);
+  const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
+  KernelLaunch kernel_launch =
+      KernelLaunch::in_place(pick_kernel<kMaxRecords>(beam, kind, tuning.points_per_thread), block);
+  auto& params = kernel_launch.parameter<LaunchParams<kMaxRecords>>();
   params.rows = detector.rows;
   params.cols = detector.cols;
   params.target_count = static_cast<int>(pieces.size());
   long long blocks = 0;
   int records = 0;
   std::vector<long long> piece_blocks(pieces.size());
-  const SampleKind kind = sample_kind(pieces, tuning.interpolation);
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     const Piece& piece = pieces[p];
     const GridFrame frame = grid_frame(*piece.job);
@@ -335,9 +340,8 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
   }
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
-  const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
-  sequence.add(KernelLaunch(pick_kernel<kMaxRecords>(beam, kind, tuning.points_per_thread),
-                            dim3(static_cast<unsigned>(blocks)), block, params));
+  kernel_launch.set_grid(dim3(static_cast<unsigned>(blocks)));
+  sequence.add(std::move(kernel_launch));
 }
 
 }  // namespace
@@ -420,12 +424,18 @@ std::string validate(const BackprojectTuning& tuning) {
   return {};
 }
 
+BackprojectDevice current_backproject_device() {
+  return {current_device_multiprocessors(), current_device_l2_bytes()};
+}
+
 Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning)
-    : beam_(beam), detector_(detector), tuning_(tuning) {
+    : Backprojector(beam, detector, tuning, current_backproject_device()) {}
+
+Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning,
+                             BackprojectDevice device)
+    : beam_(beam), detector_(detector), tuning_(tuning), device_(device) {
   const std::string problem = validate(tuning);
   if (!problem.empty()) throw CudaError("invalid backprojection tuning: " + problem);
-  multiprocessors_ = current_device_multiprocessors();
-  l2_bytes_ = current_device_l2_bytes();
 }
 
 namespace {
@@ -507,7 +517,7 @@ BackprojectTuning resolve_tuning(const BackprojectTuning& tuning,
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
   return resolve_tuning(tuning_, jobs, paths_of(jobs, detector_, tuning_.interpolation), detector_,
-                        multiprocessors_, l2_bytes_);
+                        device_.multiprocessors, device_.l2_bytes);
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
@@ -525,7 +535,7 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
   }
   const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation);
   const BackprojectTuning tuning =
-      resolve_tuning(tuning_, jobs, paths, detector_, multiprocessors_, l2_bytes_);
+      resolve_tuning(tuning_, jobs, paths, detector_, device_.multiprocessors, device_.l2_bytes);
   // Per-frame updates (few sources) take the kernel with the small parameter block: launching
   // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
   const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);

@@ -91,11 +91,22 @@ bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector);
 // parallel beam), whatever its size or in-plane rotation.
 bool maps_onto_centre_line(const BackprojectJob& job, DetectorShape detector);
 
+// What the automatic tuning resolves against: the device the launches run on.
+struct BackprojectDevice {
+  int multiprocessors = 1;
+  std::size_t l2_bytes = 0;
+};
+BackprojectDevice current_backproject_device();  // the calling thread's device; throws CudaError
+
 class Backprojector {
  public:
   // Throws CudaError for an invalid tuning (validate). A cheap object: benchmarks and tests
-  // construct one per tuning.
+  // construct one per tuning. Without `device`, the calling thread's current device.
   Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning = {});
+  // For a given device: the launches are prepared without querying one (host-side benchmarks and
+  // tests of the tuning's resolution on machines without a GPU).
+  Backprojector(BeamKind beam, DetectorShape detector, const BackprojectTuning& tuning,
+                BackprojectDevice device);
 
   const BackprojectTuning& tuning() const { return tuning_; }
   // The tuning a call with these jobs runs with (points_per_thread and interleave resolved).
@@ -111,8 +122,7 @@ class Backprojector {
   BeamKind beam_;
   DetectorShape detector_;
   BackprojectTuning tuning_;
-  int multiprocessors_ = 1;
-  std::size_t l2_bytes_ = 0;
+  BackprojectDevice device_;
 };
 
 }  // namespace slicestream::cuda

@@ -61,6 +61,11 @@ std::size_t LaunchSequence::kernel_count() const {
       steps_.begin(), steps_.end(), [](const Step& s) { return s.kind == Kind::kKernel; }));
 }
 
+const KernelLaunch* LaunchSequence::kernel(std::size_t step) const {
+  if (step >= steps_.size() || steps_[step].kind != Kind::kKernel) return nullptr;
+  return &*steps_[step].kernel;
+}
+
 void LaunchSequence::enqueue_step(const Step& step, cudaStream_t stream) {
   switch (step.kind) {
     case Kind::kKernel:

@@ -21,7 +21,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +51,28 @@ class KernelLaunch {
     std::size_t offset = 0;
     (place<Params>(offset, args), ...);
   }
+  // A launch of a kernel with one parameter, value-initialised in the launch's own argument
+  // storage and filled in there (parameter<P>()), its grid set once known (set_grid): a large
+  // parameter block is written once instead of built on the stack and copied.
+  template <class P>
+  static KernelLaunch in_place(void (*kernel)(P), dim3 block) {
+    static_assert(std::is_trivially_copyable_v<P>, "kernel parameters must be trivially copyable");
+    static_assert(alignof(P) <= kStorageAlignment,
+                  "kernel parameter over-aligned for the argument storage");
+    KernelLaunch launch(reinterpret_cast<const void*>(kernel), block, sizeof(P));
+    new (launch.storage_.get()) P();  // value-initialised: zero bytes, padding included
+    return launch;
+  }
+  // The parameter of an in_place launch.
+  template <class P>
+  P& parameter() {
+    if (args_.size() != 1 || size_ != sizeof(P)) {
+      throw std::logic_error("KernelLaunch::parameter: not the launch's single parameter");
+    }
+    return *std::launder(reinterpret_cast<P*>(storage_.get()));
+  }
+  void set_grid(dim3 grid) { grid_ = grid; }
+
   KernelLaunch(KernelLaunch&&) noexcept = default;
   KernelLaunch& operator=(KernelLaunch&&) noexcept = default;
   KernelLaunch(const KernelLaunch&) = delete;
@@ -67,6 +91,10 @@ class KernelLaunch {
 
  private:
   static constexpr std::size_t kStorageAlignment = alignof(std::max_align_t);
+  KernelLaunch(const void* function, dim3 block, std::size_t size)
+      : function_(function), block_(block), size_(size), storage_(new unsigned char[size]) {
+    args_.push_back(storage_.get());
+  }
   static constexpr std::size_t align_up(std::size_t value, std::size_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
   }
@@ -102,6 +130,8 @@ class LaunchSequence {
   std::size_t size() const { return steps_.size(); }
   bool empty() const { return steps_.empty(); }
   std::size_t kernel_count() const;
+  // The kernel launch of step `step`, or null where that step is a copy or a fixed step.
+  const KernelLaunch* kernel(std::size_t step) const;
 
   enum class Kind { kKernel, kCopy, kFixed };
   // What must agree for an executable graph to be updated in place rather than captured anew:

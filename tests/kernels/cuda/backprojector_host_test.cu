@@ -1,0 +1,187 @@
+// The backprojector's host side without a GPU: the launch parameters Backprojector::append builds
+// for a given device (BackprojectDevice), read back from the sequence and checked against the
+// projection maps evaluated in double at the targets' grid points; which path each default slice
+// takes; and KernelLaunch's in-place parameters. Nothing is enqueued, so these run in CI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cuda/backproject_kernel.cuh"
+#include "kernels/cuda/backprojector.hpp"
+#include "kernels/cuda/launch_sequence.hpp"
+#include "kernels/projection_map.hpp"
+#include "tests/kernels/cuda/cuda_test_support.hpp"
+
+namespace slicestream {
+namespace {
+
+constexpr cuda::BackprojectDevice kDevice{132, 50u * 1024u * 1024u};
+
+// Stand-ins for device handles: append only copies them into the launch parameters.
+struct FakeStore {
+  std::vector<float2> centre_line = std::vector<float2>(8);
+  std::vector<float> targets = std::vector<float>(3);
+
+  cuda::TextureRef slot(int p) const {
+    cuda::TextureRef ref;
+    ref.texture = 7;
+    ref.layer = p;
+    ref.mirrored = true;
+    ref.centre_line = centre_line.data();
+    return ref;
+  }
+};
+
+// point(i, j, k) of the grid in world millimetres (grid_spec.hpp), in double.
+void grid_point(const GridSpec& g, double i, double j, double k, double* out) {
+  const double fi = (i + 0.5) / g.width;
+  const double fj = (j + 0.5) / g.height;
+  const double fk = (k + 0.5) / g.depth;
+  out[0] = g.base.x + fi * g.x_axis.x + fj * g.y_axis.x + fk * g.z_axis.x;
+  out[1] = g.base.y + fi * g.x_axis.y + fj * g.y_axis.y + fk * g.z_axis.y;
+  out[2] = g.base.z + fi * g.x_axis.z + fj * g.y_axis.z + fk * g.z_axis.z;
+}
+
+double evaluate(const float* coef, const double* p) {
+  return coef[0] * p[0] + coef[1] * p[1] + coef[2] * p[2] + coef[3];
+}
+
+double affine(const float* v, double i, double j, double k) {
+  return v[0] + i * v[1] + j * v[2] + k * v[3];
+}
+
+template <int kRecords>
+const cuda::detail::LaunchParams<kRecords>* params_of(const cuda::KernelLaunch& launch) {
+  if (launch.argument_size() != sizeof(cuda::detail::LaunchParams<kRecords>)) return nullptr;
+  return reinterpret_cast<const cuda::detail::LaunchParams<kRecords>*>(launch.argument_bytes());
+}
+
+// Every record's coefficients, evaluated at the corners and centre of its target, against the
+// source's map evaluated in double at the same world point: the column and row on the detector
+// (numerator over denominator) to 1e-4 pixels (float coefficients relative to the grid: a few
+// 1e-6).
+template <int kRecords>
+void expect_records_match_maps(const cuda::detail::LaunchParams<kRecords>& params,
+                               const std::vector<cuda::BackprojectJob>& jobs) {
+  constexpr double kPixels = 1e-4;
+  ASSERT_EQ(params.target_count, static_cast<int>(jobs.size()));
+
+  for (int t = 0; t < params.target_count; ++t) {
+    const cuda::detail::DeviceTarget& target = params.targets[t];
+    const cuda::BackprojectJob& job = jobs[static_cast<std::size_t>(t)];
+    ASSERT_EQ(target.record_end - target.record_begin, static_cast<int>(job.sources.size()));
+    const GridSpec& g = job.grid;
+    const double points[5][2] = {{0, 0},
+                                 {g.width - 1.0, 0},
+                                 {0, g.height - 1.0},
+                                 {g.width - 1.0, g.height - 1.0},
+                                 {0.5 * (g.width - 1), 0.5 * (g.height - 1)}};
+    for (int r = target.record_begin; r < target.record_end; ++r) {
+      const cuda::detail::DeviceRecord& rec = params.records[r];
+      const ProjectionMap& map = job.sources[static_cast<std::size_t>(r - target.record_begin)].map;
+      EXPECT_FLOAT_EQ(rec.weight, map.weight);
+      EXPECT_EQ(rec.layer, r - target.record_begin);
+      for (const auto& ij : points) {
+        double world[3];
+        grid_point(g, ij[0], ij[1], 0.0, world);
+        const double den = evaluate(map.den_coef, world);
+        const double col = evaluate(map.col_coef, world) / den;
+        const double row = evaluate(map.row_coef, world) / den;
+        const double rec_den = affine(rec.den, ij[0], ij[1], 0.0);
+        EXPECT_NEAR(affine(rec.col, ij[0], ij[1], 0.0) / rec_den, col, kPixels);
+        EXPECT_NEAR(affine(rec.row, ij[0], ij[1], 0.0) / rec_den, row, kPixels);
+      }
+    }
+  }
+}
+
+std::vector<cuda::BackprojectJob> default_slice_jobs(BeamKind beam, DetectorShape detector,
+                                                     int projections, FakeStore& store) {
+  const ScanGeometry geometry = test::circular_geometry(beam, detector, projections);
+  const std::vector<ProjectionMap> maps = make_projection_maps(geometry);
+  const VolumeBox box = test::centered_box(20.0);
+  std::vector<cuda::BackprojectJob> jobs;
+  int s = 0;
+  for (const SliceOrientation& o : default_slices(box)) {
+    cuda::BackprojectJob job;
+    job.grid = slice_grid(o, 48, 40);
+    job.data = &store.targets[static_cast<std::size_t>(s++)];
+    for (int p = 0; p < projections; ++p)
+      job.sources.push_back({maps[static_cast<std::size_t>(p)], store.slot(p), 1.0f});
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+TEST(BackprojectorHost, LaunchRecordsHoldTheMapsRelativeToEachGrid) {
+  for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+    SCOPED_TRACE(to_string(beam));
+    const DetectorShape detector{36, 52};
+    FakeStore store;
+    // 3 x 20 sources: the medium parameter block; 3 x 150: the large one.
+    for (int projections : {20, 150}) {
+      const std::vector<cuda::BackprojectJob> jobs =
+          default_slice_jobs(beam, detector, projections, store);
+      const cuda::Backprojector backprojector(beam, detector, cuda::BackprojectTuning{}, kDevice);
+      cuda::LaunchSequence sequence;
+      ASSERT_EQ(backprojector.append(jobs, sequence), 1);
+      const cuda::KernelLaunch* launch = sequence.kernel(0);
+      ASSERT_NE(launch, nullptr);
+      if (const auto* batch = params_of<cuda::detail::kBatchLaunchRecords>(*launch)) {
+        EXPECT_EQ(projections, 20);
+        expect_records_match_maps(*batch, jobs);
+      } else if (const auto* large = params_of<cuda::detail::kLargeLaunchRecords>(*launch)) {
+        EXPECT_EQ(projections, 150);
+        expect_records_match_maps(*large, jobs);
+        // The default slices of a circular scan: both vertical slices from mirrored pairs, the
+        // axial one from the centre lines (its records name the line, not the texture).
+        EXPECT_EQ(large->targets[0].paired, 1);
+        EXPECT_EQ(large->targets[1].paired, 1);
+        EXPECT_EQ(large->targets[2].paired, 0);
+        EXPECT_EQ(large->targets[2].centre_line, 1);
+        const int axial = large->targets[2].record_begin;
+        EXPECT_EQ(large->records[axial].source,
+                  reinterpret_cast<unsigned long long>(store.centre_line.data()));
+        EXPECT_EQ(large->records[0].source, 7u);
+      } else {
+        FAIL() << "unexpected parameter block of " << launch->argument_size() << " bytes";
+      }
+    }
+  }
+}
+
+struct Parameter {
+  int a;
+  float b;
+  int c[6];
+};
+
+__global__ void parameter_kernel(Parameter) {}
+
+TEST(KernelLaunchHost, ParametersBuiltInPlaceEqualOnesCopiedIn) {
+  Parameter value;
+  std::memset(&value, 0, sizeof value);
+  value.a = 3;
+  value.b = 0.25f;
+  value.c[4] = -9;
+  const cuda::KernelLaunch copied(parameter_kernel, dim3(5), dim3(64), value);
+  cuda::KernelLaunch in_place = cuda::KernelLaunch::in_place(parameter_kernel, dim3(64));
+  Parameter& p = in_place.parameter<Parameter>();
+  EXPECT_EQ(p.a, 0);  // value-initialised
+  p.a = 3;
+  p.b = 0.25f;
+  p.c[4] = -9;
+  in_place.set_grid(dim3(5));
+  ASSERT_EQ(in_place.argument_size(), copied.argument_size());
+  EXPECT_EQ(std::memcmp(in_place.argument_bytes(), copied.argument_bytes(), sizeof(Parameter)), 0);
+  EXPECT_EQ(in_place.grid().x, 5u);
+  EXPECT_EQ(in_place.block().x, 64u);
+  EXPECT_EQ(in_place.function(), copied.function());
+  EXPECT_THROW(in_place.parameter<int>(), std::logic_error);
+}
+
+}  // namespace
+}  // namespace slicestream
