@@ -179,6 +179,12 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
           backprojector.run(jobs, s);
         },
         reps, timing_stream());
+    // Each slice alone with the automatic tuning: where a recompute's time goes.
+    double slice_ms[3] = {0, 0, 0};
+    for (std::size_t j = 0; j < jobs.size() && j < 3; ++j) {
+      const std::vector<cuda::BackprojectJob> one = {jobs[j]};
+      slice_ms[j] = median_ms([&](cudaStream_t s) { auto_bp.run(one, s); }, reps, timing_stream());
+    }
     const bool cone = scene.beam == BeamKind::kCone;
     report.add("quasi-3D full recompute")
         .set("setup", scene.spec.name)
@@ -196,6 +202,9 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("host prepare us", prepare_us)
         .set("auto graph ms", graph_ms)
         .set("auto graph updated ms", graph_updated_ms)
+        .set("auto slice x ms", slice_ms[0])
+        .set("auto slice y ms", slice_ms[1])
+        .set("auto slice z ms", slice_ms[2])
         .set("with update ms", update_ms)
         .set("refill only ms", refill_ms)
         .set("KernelKit ms", cone ? scene.spec.kernelkit_kernel_ms : 0.0)
