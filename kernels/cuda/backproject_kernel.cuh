@@ -24,6 +24,9 @@ struct alignas(16) DeviceRecord {
   float row[4];
   float den[4];
   float weight;  // map.weight * source scale
+  // The texture layer; for a record of quarter-turn pairs (DeviceTarget::centre_line ==
+  // kQuarterTurnPairs), by how many quarter turns the partner's sample is ahead in the thread's
+  // orbit (1 or 3).
   int layer;
   // The filtered texture object (kTexture), the projection's first float (kExact) or its layer's
   // centre line (kCentreLine: TextureRef::centre_line).
@@ -37,6 +40,12 @@ static_assert(sizeof(DeviceRecord) == 64, "records are copied as four 16-byte wo
 // samples the layers' centre lines (kCentreLine).
 enum class SampleKind { kTexture, kMirroredTexture, kExact, kCentreLine };
 
+// DeviceTarget::centre_line.
+constexpr int kNoCentreLine = 0;
+constexpr int kSingleLines = 1;
+constexpr int kQuarterTurnPairs = 2;
+// Rows per thread of a quarter-turn target: each with its three images under the quarter turn.
+constexpr int kQuarterTurnRows = 2;
 struct DeviceTarget {
   float* data;  // the first plane of the launch
   int width;
@@ -48,8 +57,11 @@ struct DeviceTarget {
   int paired;
   int flipped;
   // Texture launches: every source maps every point onto the detector's centre line, read from the
-  // records' centre lines (kCentreLine).
+  // records' centre lines (kCentreLine), one source per record (kSingleLines) or a source and its
+  // partner a quarter turn away per record (kQuarterTurnPairs: the partner's line lies
+  // `partner_offset` entries after the record's).
   int centre_line;
+  int partner_offset;
   int tiles_x;
   int tiles_y;
   int block_begin;  // first block of this target (of its interleaved group) in the launch
@@ -83,6 +95,25 @@ __device__ __forceinline__ float lerp2(float v00, float v10, float v01, float v1
   return fmaf(fy, bottom - top, top);
 }
 
+// Where column `col` falls on a centre line: entry floor(col) + 2 holds the values at floor(col)
+// and the column after it (zero outside the detector, so clamping to [-2, cols] reads zeros beyond
+// it; fmaxf maps NaN to -2), and the fraction between them.
+struct LinePosition {
+  int entry;
+  float fraction;
+};
+
+__device__ __forceinline__ LinePosition line_position(float col, int cols) {
+  const float x = fminf(fmaxf(col, -2.0f), static_cast<float>(cols));
+  const float x0 = floorf(x);
+  return {static_cast<int>(x0) + 2, x - x0};
+}
+
+__device__ __forceinline__ float line_value(const float2* line, LinePosition at) {
+  const float2 pair = __ldg(line + at.entry);
+  return fmaf(at.fraction, pair.y - pair.x, pair.x);
+}
+
 // Bilinear sample at continuous detector position (col, row): pixel centres at integers,
 // zero outside the detector.
 template <SampleKind kSample>
@@ -92,13 +123,7 @@ __device__ __forceinline__ float sample(const DeviceRecord& rec, float col, floa
     return tex2DLayered<float>(static_cast<cudaTextureObject_t>(rec.source), col + 0.5f, row + 0.5f,
                                rec.layer);
   } else if constexpr (kSample == SampleKind::kCentreLine) {
-    // Entry floor(col) + 2 holds the values at floor(col) and the column after it (zero outside
-    // the detector, so clamping to [-2, cols] reads zeros beyond it; fmaxf maps NaN to -2).
-    const float x = fminf(fmaxf(col, -2.0f), static_cast<float>(cols));
-    const float x0 = floorf(x);
-    const float2 pair =
-        __ldg(reinterpret_cast<const float2*>(rec.source) + (static_cast<int>(x0) + 2));
-    return fmaf(x - x0, pair.y - pair.x, pair.x);
+    return line_value(reinterpret_cast<const float2*>(rec.source), line_position(col, cols));
   } else {
     // Clamp first so that far-away (or non-finite) positions index safely; fmaxf maps NaN to -2.
     col = fminf(fmaxf(col, -2.0f), static_cast<float>(cols) + 1.0f);
@@ -284,10 +309,162 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
   }
 }
 
-// The launch: each block finds its target and tile and backprojects it, kPoints points per thread
-// (a paired target's threads take half as many rows, each with its mirror row).
-template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords>
-__global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
+// Point (i, j) of a square n x n target turned by k quarter turns about its centre, k in 0..3:
+// (i, j), (n - 1 - j, i), (n - 1 - i, n - 1 - j), (j, n - 1 - i).
+template <int kTurns>
+__device__ __forceinline__ void turned(int n1, int i, int j, int& ti, int& tj) {
+  if constexpr (kTurns == 0) {
+    ti = i;
+    tj = j;
+  } else if constexpr (kTurns == 1) {
+    ti = n1 - j;
+    tj = i;
+  } else if constexpr (kTurns == 2) {
+    ti = n1 - i;
+    tj = n1 - j;
+  } else {
+    ti = j;
+    tj = n1 - i;
+  }
+}
+
+// Adds a quarter-turn pair's samples for the thread's points turned by kTurns (row q of image
+// kTurns in acc[kTurns][q]): the record's source at each point, and its partner's, which sees there
+// the point kShift quarter turns further on (acc[(kTurns + kShift) % 4][q]). One evaluation of
+// column, depth and weight and two 8-byte loads serve two samples.
+template <bool kCone, int kTurns, int kShift, int kRows>
+__device__ __forceinline__ void add_turned_pair(const DeviceRecord& rec, int partner_offset, int n1,
+                                                int i, int j0, int stride, int cols,
+                                                float (&acc)[4][kRows]) {
+  int ti;
+  int tj;
+  turned<kTurns>(n1, i, j0, ti, tj);
+  // The point of row q lies q * stride further along j; turned, along +-i or +-j.
+  int si;
+  int sj;
+  turned<kTurns>(0, 0, stride, si, sj);  // the turned step with n - 1 = 0: (0, s), (-s, 0), ...
+  const float fi = static_cast<float>(ti);
+  const float fj = static_cast<float>(tj);
+  const float c0 = fmaf(fj, rec.col[2], fmaf(fi, rec.col[1], rec.col[0]));
+  const float dc = static_cast<float>(si) * rec.col[1] + static_cast<float>(sj) * rec.col[2];
+  const float d0 = kCone ? fmaf(fj, rec.den[2], fmaf(fi, rec.den[1], rec.den[0])) : 1.0f;
+  const float dd =
+      kCone ? static_cast<float>(si) * rec.den[1] + static_cast<float>(sj) * rec.den[2] : 0.0f;
+  const float2* const line = reinterpret_cast<const float2*>(rec.source);
+#pragma unroll
+  for (int q = 0; q < kRows; ++q) {
+    const float fq = static_cast<float>(q);
+    float col = fmaf(fq, dc, c0);
+    float weight = rec.weight;
+    if constexpr (kCone) {
+      const float den = fmaf(fq, dd, d0);
+      const float inv = den > 0.0f ? reciprocal(den) : 0.0f;  // behind the source: 0
+      col *= inv;
+      weight *= inv * inv;
+    }
+    const LinePosition at = line_position(col, cols);
+    acc[kTurns][q] = fmaf(weight, line_value(line, at), acc[kTurns][q]);
+    acc[(kTurns + kShift) % 4][q] =
+        fmaf(weight, line_value(line + partner_offset, at), acc[(kTurns + kShift) % 4][q]);
+  }
+}
+
+template <bool kCone, int kShift, int kRows>
+__device__ __forceinline__ void add_quarter_turn_pair(const DeviceRecord& rec, int partner_offset,
+                                                      int n1, int i, int j0, int stride, int cols,
+                                                      float (&acc)[4][kRows]) {
+  add_turned_pair<kCone, 0, kShift>(rec, partner_offset, n1, i, j0, stride, cols, acc);
+  add_turned_pair<kCone, 1, kShift>(rec, partner_offset, n1, i, j0, stride, cols, acc);
+  add_turned_pair<kCone, 2, kShift>(rec, partner_offset, n1, i, j0, stride, cols, acc);
+  add_turned_pair<kCone, 3, kShift>(rec, partner_offset, n1, i, j0, stride, cols, acc);
+}
+
+// One block's tile of a square target of even side n sampled from quarter-turn pairs of centre
+// lines: the threads cover the quadrant [0, n/2) x [0, n/2), kRows rows each, blockDim.y apart, and
+// every point comes with its three images under the quarter turn about the target's centre (the
+// four points tile the target once). Every record is a source and its partner a quarter turn away,
+// which sees each point where the source sees its image: the thread holds all four, so both
+// samples of one column evaluation land in its sums.
+template <bool kCone, int kRows, int kMaxRecords>
+__device__ __forceinline__ void backproject_quarter_turn_tile(
+    const LaunchParams<kMaxRecords>& params, const DeviceTarget& target, int tile_x, int tile_y,
+    DeviceRecord* staged) {
+  const int half = target.width / 2;
+  const int n1 = target.width - 1;
+  const int i = tile_x * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+  const int j0 = tile_y * static_cast<int>(blockDim.y) * kRows + static_cast<int>(threadIdx.y);
+  const int stride = static_cast<int>(blockDim.y);
+  const bool inside = i < half && j0 < half;
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+
+  const auto point_at = [&](int turns, int q) {
+    int ti = 0;
+    int tj = 0;
+    const int j = j0 + q * stride;
+    switch (turns) {
+      case 0:
+        turned<0>(n1, i, j, ti, tj);
+        break;
+      case 1:
+        turned<1>(n1, i, j, ti, tj);
+        break;
+      case 2:
+        turned<2>(n1, i, j, ti, tj);
+        break;
+      default:
+        turned<3>(n1, i, j, ti, tj);
+        break;
+    }
+    return target.data + static_cast<std::size_t>(tj) * static_cast<std::size_t>(target.width) +
+           static_cast<std::size_t>(ti);
+  };
+  float prior[4][kRows];
+  float acc[4][kRows];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) {
+      const bool loaded = inside && target.accumulate && j0 + q * stride < half;
+      prior[k][q] = loaded ? *point_at(k, q) : 0.0f;
+      acc[k][q] = 0.0f;
+    }
+  }
+  for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
+    const int count = min(kStagedRecords, target.record_end - first);
+    __syncthreads();  // the previous records are no longer read
+    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
+    int4* to = reinterpret_cast<int4*>(staged);
+    for (int w = thread; w < count * 4; w += threads)
+      to[w] = from[w];
+    __syncthreads();
+    if (!inside) continue;
+    for (int r = 0; r < count; ++r) {
+      // The partner's direction is the same for the whole block: a uniform branch.
+      if (staged[r].layer == 1) {
+        add_quarter_turn_pair<kCone, 1, kRows>(staged[r], target.partner_offset, n1, i, j0, stride,
+                                               params.cols, acc);
+      } else {
+        add_quarter_turn_pair<kCone, 3, kRows>(staged[r], target.partner_offset, n1, i, j0, stride,
+                                               params.cols, acc);
+      }
+    }
+  }
+  if (!inside) return;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) {
+      if (j0 + q * stride >= half) continue;
+      *point_at(k, q) = target.accumulate ? prior[k][q] + acc[k][q] : acc[k][q];
+    }
+  }
+}
+
+// One block of a launch: it finds its target and tile and backprojects it, kPoints points per
+// thread (a paired target's threads take half as many rows, each with its mirror row).
+template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords, bool kQuarterTurns>
+__device__ __forceinline__ void backproject_block(const LaunchParams<kMaxRecords>& params) {
   __shared__ DeviceRecord staged[kStagedRecords];
   const int block = static_cast<int>(blockIdx.x);
   // The last target starting at or before this block; members of an interleaved group share
@@ -309,7 +486,14 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
   const int tile_y = in_plane / target.tiles_x;
   const int tile_x = in_plane - tile_y * target.tiles_x;
   if constexpr (kSample != SampleKind::kExact) {
-    if (target.centre_line != 0) {
+    if constexpr (kQuarterTurns) {
+      if (target.centre_line == kQuarterTurnPairs) {
+        backproject_quarter_turn_tile<kCone, kQuarterTurnRows>(params, target, tile_x, tile_y,
+                                                               staged);
+        return;
+      }
+    }
+    if (target.centre_line != kNoCentreLine) {
       backproject_tile<kCone, SampleKind::kCentreLine, kPoints, false>(params, target, tile_x,
                                                                        tile_y, plane, staged);
       return;
@@ -323,6 +507,24 @@ __global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxReco
     }
   }
   backproject_tile<kCone, kSample, kPoints, false>(params, target, tile_x, tile_y, plane, staged);
+}
+
+template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords>
+__global__ void backproject_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
+  backproject_block<kCone, kSample, kPoints, kMaxRecords, false>(params);
+}
+
+// Registers a launch with a quarter-turn target may take: as many as the kernel without it needs
+// for kPoints points, so that the launch's other targets keep their occupancy (the quarter-turn
+// tile alone would take more).
+__host__ __device__ constexpr int quarter_turn_registers(int points) {
+  return points <= 4 ? 48 : points <= 8 ? 72 : 96;
+}
+
+template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords>
+__global__ void __maxnreg__(quarter_turn_registers(kPoints))
+    backproject_quarter_turn_kernel(const __grid_constant__ LaunchParams<kMaxRecords> params) {
+  backproject_block<kCone, kSample, kPoints, kMaxRecords, true>(params);
 }
 
 }  // namespace slicestream::cuda::detail

@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/backproject_kernel.cuh"
 #include "kernels/cuda/backprojector.hpp"
@@ -18,19 +21,28 @@ using detail::SampleKind;
 template <int kMaxRecords>
 using KernelFn = void (*)(LaunchParams<kMaxRecords>);
 
-template <bool kCone, SampleKind kSample, int kMaxRecords>
+template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords, bool kQuarterTurns>
+KernelFn<kMaxRecords> kernel_for() {
+  if constexpr (kQuarterTurns) {
+    return detail::backproject_quarter_turn_kernel<kCone, kSample, kPoints, kMaxRecords>;
+  } else {
+    return detail::backproject_kernel<kCone, kSample, kPoints, kMaxRecords>;
+  }
+}
+
+template <bool kCone, SampleKind kSample, int kMaxRecords, bool kQuarterTurns>
 KernelFn<kMaxRecords> pick_points(int points) {
   switch (points) {
     case 1:
-      return detail::backproject_kernel<kCone, kSample, 1, kMaxRecords>;
+      return kernel_for<kCone, kSample, 1, kMaxRecords, kQuarterTurns>();
     case 2:
-      return detail::backproject_kernel<kCone, kSample, 2, kMaxRecords>;
+      return kernel_for<kCone, kSample, 2, kMaxRecords, kQuarterTurns>();
     case 4:
-      return detail::backproject_kernel<kCone, kSample, 4, kMaxRecords>;
+      return kernel_for<kCone, kSample, 4, kMaxRecords, kQuarterTurns>();
     case 8:
-      return detail::backproject_kernel<kCone, kSample, 8, kMaxRecords>;
+      return kernel_for<kCone, kSample, 8, kMaxRecords, kQuarterTurns>();
     case 16:
-      return detail::backproject_kernel<kCone, kSample, 16, kMaxRecords>;
+      return kernel_for<kCone, kSample, 16, kMaxRecords, kQuarterTurns>();
     default:
       // validate() admits no other value; never run a kernel whose tiling differs from the host's.
       throw CudaError("backprojection: no kernel for " + std::to_string(points) +
@@ -38,36 +50,69 @@ KernelFn<kMaxRecords> pick_points(int points) {
   }
 }
 
-template <bool kCone, int kMaxRecords>
+template <bool kCone, int kMaxRecords, bool kQuarterTurns>
 KernelFn<kMaxRecords> pick_sample(SampleKind kind, int points) {
   switch (kind) {
     case SampleKind::kTexture:
-      return pick_points<kCone, SampleKind::kTexture, kMaxRecords>(points);
+      return pick_points<kCone, SampleKind::kTexture, kMaxRecords, kQuarterTurns>(points);
     case SampleKind::kMirroredTexture:
-      return pick_points<kCone, SampleKind::kMirroredTexture, kMaxRecords>(points);
+      return pick_points<kCone, SampleKind::kMirroredTexture, kMaxRecords, kQuarterTurns>(points);
     default:
-      return pick_points<kCone, SampleKind::kExact, kMaxRecords>(points);
+      if constexpr (kQuarterTurns) {
+        throw CudaError("backprojection: quarter-turn pairs need texture interpolation");
+      } else {
+        return pick_points<kCone, SampleKind::kExact, kMaxRecords, false>(points);
+      }
   }
 }
 
+// The kernel for a launch; one with a quarter-turn target only for full recomputes' launches (its
+// quarter-turn tile needs more registers, which would cost the per-frame launches occupancy).
 template <int kMaxRecords>
-KernelFn<kMaxRecords> pick_kernel(BeamKind beam, SampleKind kind, int points) {
-  return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords>(kind, points)
-                                 : pick_sample<false, kMaxRecords>(kind, points);
+KernelFn<kMaxRecords> pick_kernel(BeamKind beam, SampleKind kind, int points, bool quarter_turns) {
+  if constexpr (kMaxRecords == detail::kLargeLaunchRecords) {
+    if (quarter_turns) {
+      return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords, true>(kind, points)
+                                     : pick_sample<false, kMaxRecords, true>(kind, points);
+    }
+  }
+  if (quarter_turns) {
+    throw CudaError(
+        "backprojection: quarter-turn pairs only in launches of the large parameter "
+        "block");
+  }
+  return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords, false>(kind, points)
+                                 : pick_sample<false, kMaxRecords, false>(kind, points);
 }
 
 // Whether one fetch of a mirrored pair serves rows j and height - 1 - j of a target, and which of
 // them project onto the upper half of the detector (the rows a thread fetches for).
 enum class MirrorPairing { kNone, kFirstRowsUpper, kLastRowsUpper };
 
-// A part of one job that goes into one launch: sources [first, first + count).
+// How a square slice sampled from centre lines pairs its sources a quarter turn apart
+// (quarter_turn_pairs): source k of every first half of a run of 2 `run` sources with source
+// k + run, whose centre line lies `partner_offset` entries after k's and whose map is k's after a
+// quarter turn of the slice about its centre, forwards (shift 1) or backwards (shift 3).
+struct QuarterTurns {
+  std::size_t run = 0;  // 0: no pairs
+  int partner_offset = 0;
+  std::vector<int> shifts;  // per pair
+
+  std::size_t pairs() const { return shifts.size(); }
+  // The first source of pair `pair`.
+  std::size_t source_of(std::size_t pair) const { return pair / run * 2 * run + pair % run; }
+};
+
+// A part of one job that goes into one launch: records [first, first + count), one per source or,
+// with quarter-turn pairs, one per pair.
 struct Piece {
   const BackprojectJob* job;
   std::size_t first;
   std::size_t count;
   bool accumulate;
   MirrorPairing pairing = MirrorPairing::kNone;
-  bool centre_line = false;  // sampled from the sources' centre lines
+  bool centre_line = false;               // sampled from the sources' centre lines
+  const QuarterTurns* quarter = nullptr;  // and two of them per record
 };
 
 // The grid of a job in double: centre of point (0, 0, plane_begin) and the steps per index.
@@ -181,6 +226,97 @@ bool samples_centre_lines(const BackprojectJob& job, DetectorShape detector,
   return maps_onto_centre_line(job, detector);
 }
 
+// Column numerator and depth of a source's map at grid point (i, j) of the first plane, in double.
+struct PlaneMap {
+  double col[3];  // at (0, 0), per i, per j
+  double den[3];
+
+  double col_at(double i, double j) const { return col[0] + i * col[1] + j * col[2]; }
+  double den_at(double i, double j) const { return den[0] + i * den[1] + j * den[2]; }
+};
+
+PlaneMap plane_map(const ProjectionMap& map, const GridFrame& frame) {
+  return {{apply(map.col_coef, frame.origin), apply(map.col_coef, frame.step[0]),
+           apply(map.col_coef, frame.step[1])},
+          {apply(map.den_coef, frame.origin), apply(map.den_coef, frame.step[0]),
+           apply(map.den_coef, frame.step[1])}};
+}
+
+// Whether b sees point (n - 1 - j, i) (shift 1) or (j, n - 1 - i) (shift 3) of an n x n grid at
+// the column and depth at which a sees (i, j): to a thousandth of a pixel in the column and 1e-5 of
+// the depth (the weight goes with its square). Numerators and depths are affine in the grid
+// indices, so their differences are extreme at the corners; so is the column (a projective map).
+bool sees_turned(const PlaneMap& a, const PlaneMap& b, double n1, int shift) {
+  double num_diff = 0.0;
+  double den_diff = 0.0;
+  double least_den = std::numeric_limits<double>::infinity();
+  double col_extent = 0.0;
+  for (const double i : {0.0, n1}) {
+    for (const double j : {0.0, n1}) {
+      const double ti = shift == 1 ? n1 - j : j;
+      const double tj = shift == 1 ? i : n1 - i;
+      const double den = a.den_at(i, j);
+      if (!(den > 0.0)) return false;
+      least_den = std::min(least_den, den);
+      col_extent = std::max(col_extent, std::abs(a.col_at(i, j) / den));
+      num_diff = std::max(num_diff, std::abs(a.col_at(i, j) - b.col_at(ti, tj)));
+      den_diff = std::max(den_diff, std::abs(den - b.den_at(ti, tj)));
+    }
+  }
+  return num_diff + col_extent * den_diff <= 1e-3 * least_den && den_diff <= 1e-5 * least_den;
+}
+
+// Pairs of `job`'s sources a quarter turn apart in runs of `run` (QuarterTurns), or none.
+QuarterTurns quarter_turns_in_runs(const BackprojectJob& job, std::size_t run) {
+  const std::vector<BackprojectSource>& sources = job.sources;
+  const std::ptrdiff_t offset = sources[run].texture.centre_line - sources[0].texture.centre_line;
+  if (offset <= 0 || offset > std::numeric_limits<int>::max()) return {};
+  const GridFrame frame = grid_frame(job);
+  const double n1 = job.grid.width - 1.0;
+  QuarterTurns pairs;
+  pairs.run = run;
+  pairs.partner_offset = static_cast<int>(offset);
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (k / run % 2 != 0) continue;
+    const BackprojectSource& a = sources[k];
+    const BackprojectSource& b = sources[k + run];
+    const float weight_a = a.map.weight * a.scale;
+    const float weight_b = b.map.weight * b.scale;
+    if (b.texture.centre_line != a.texture.centre_line + offset ||
+        !(std::abs(weight_a - weight_b) <= 1e-6f * std::abs(weight_a))) {
+      return {};
+    }
+    const PlaneMap map_a = plane_map(a.map, frame);
+    const PlaneMap map_b = plane_map(b.map, frame);
+    const int shift = sees_turned(map_a, map_b, n1, 1)   ? 1
+                      : sees_turned(map_a, map_b, n1, 3) ? 3
+                                                         : 0;
+    if (shift == 0) return {};
+    pairs.shifts.push_back(shift);
+  }
+  return pairs;
+}
+
+// For a job sampled from centre lines (samples_centre_lines): its sources in pairs a quarter turn
+// apart, so that one evaluation of a column serves two samples. Needs a square slice of even side
+// (whose quarter turn about its centre maps its points onto its points) and sources in runs of
+// equal angular steps: a window of N projections over 180 degrees pairs k with k + N/2, over 360
+// degrees k with k + N/4. Anything else: none.
+QuarterTurns quarter_turn_pairs(const BackprojectJob& job) {
+  const GridSpec& g = job.grid;
+  if (g.width != g.height || g.width < 2 || g.width % 2 != 0 ||
+      job.plane_end - job.plane_begin != 1) {
+    return {};
+  }
+  const std::size_t count = job.sources.size();
+  for (const std::size_t run : {count / 2, count / 4}) {
+    if (run == 0 || count % (2 * run) != 0) continue;
+    QuarterTurns pairs = quarter_turns_in_runs(job, run);
+    if (pairs.run != 0) return pairs;
+  }
+  return {};
+}
+
 // The pairing a job gets: from texture interpolation of mirrored pairs only.
 MirrorPairing pairing_of(const BackprojectJob& job, DetectorShape detector,
                          BackprojectInterpolation interp) {
@@ -259,8 +395,17 @@ long long row_tiles(int height, int block_y, int points, bool paired) {
   return (covered + rows_per_tile - 1) / rows_per_tile;
 }
 
+// Tiles of a quarter-turn target: its quadrant, kQuarterTurnRows rows per thread.
+void quarter_turn_tiles(const GridSpec& g, const BackprojectTuning& tuning, int& tiles_x,
+                        int& tiles_y) {
+  const int half = g.width / 2;
+  const int rows = tuning.block_y * detail::kQuarterTurnRows;
+  tiles_x = (half + tuning.block_x - 1) / tuning.block_x;
+  tiles_y = (half + rows - 1) / rows;
+}
+
 DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tuning,
-                         MirrorPairing pairing, bool centre_line) {
+                         MirrorPairing pairing, bool centre_line, const QuarterTurns* quarter) {
   const bool paired = pairing != MirrorPairing::kNone;
   const GridSpec& g = job.grid;
   DeviceTarget t{};
@@ -270,7 +415,13 @@ DeviceTarget make_target(const BackprojectJob& job, const BackprojectTuning& tun
   t.height = g.height;
   t.paired = paired ? 1 : 0;
   t.flipped = pairing == MirrorPairing::kLastRowsUpper ? 1 : 0;
-  t.centre_line = centre_line ? 1 : 0;
+  t.centre_line = centre_line ? detail::kSingleLines : detail::kNoCentreLine;
+  if (quarter != nullptr) {
+    t.centre_line = detail::kQuarterTurnPairs;
+    t.partner_offset = quarter->partner_offset;
+    quarter_turn_tiles(g, tuning, t.tiles_x, t.tiles_y);
+    return t;
+  }
   t.tiles_x = (g.width + tuning.block_x - 1) / tuning.block_x;
   t.tiles_y =
       static_cast<int>(row_tiles(g.height, tuning.block_y, tuning.points_per_thread, paired));
@@ -291,12 +442,18 @@ void check_job(const BackprojectJob& job) {
 }
 
 template <int kMaxRecords>
-void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detector,
+void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
             const BackprojectTuning& tuning, LaunchSequence& sequence) {
+  // Quarter-turn targets first: their blocks run longest (four points per row and two sources per
+  // record), and launched first they leave the other targets' shorter blocks to fill in around
+  // them instead of running alone at the end.
+  const auto others = std::stable_partition(
+      pieces.begin(), pieces.end(), [](const Piece& piece) { return piece.quarter != nullptr; });
   const SampleKind kind = sample_kind(pieces, tuning.interpolation);
   const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
-  KernelLaunch kernel_launch =
-      KernelLaunch::in_place(pick_kernel<kMaxRecords>(beam, kind, tuning.points_per_thread), block);
+  KernelLaunch kernel_launch = KernelLaunch::in_place(
+      pick_kernel<kMaxRecords>(beam, kind, tuning.points_per_thread, others != pieces.begin()),
+      block);
   auto& params = kernel_launch.parameter<LaunchParams<kMaxRecords>>();
   params.rows = detector.rows;
   params.cols = detector.cols;
@@ -309,11 +466,19 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
     const GridFrame frame = grid_frame(*piece.job);
     const MirrorPairing pairing =
         kind == SampleKind::kMirroredTexture ? piece.pairing : MirrorPairing::kNone;
-    DeviceTarget t = make_target(*piece.job, tuning, pairing, piece.centre_line);
+    DeviceTarget t = make_target(*piece.job, tuning, pairing, piece.centre_line, piece.quarter);
     t.record_begin = records;
     for (std::size_t s = 0; s < piece.count; ++s) {
-      params.records[records++] = make_record(piece.job->sources[piece.first + s], frame,
-                                              tuning.interpolation, piece.centre_line);
+      if (piece.quarter != nullptr) {
+        const std::size_t pair = piece.first + s;
+        DeviceRecord& rec = params.records[records++];
+        rec = make_record(piece.job->sources[piece.quarter->source_of(pair)], frame,
+                          tuning.interpolation, true);
+        rec.layer = piece.quarter->shifts[pair];
+      } else {
+        params.records[records++] = make_record(piece.job->sources[piece.first + s], frame,
+                                                tuning.interpolation, piece.centre_line);
+      }
     }
     t.record_end = records;
     t.accumulate = piece.accumulate ? 1 : 0;
@@ -345,6 +510,10 @@ void launch(const std::vector<Piece>& pieces, BeamKind beam, DetectorShape detec
 }
 
 }  // namespace
+
+bool pairs_quarter_turns(const BackprojectJob& job, DetectorShape detector) {
+  return maps_onto_centre_line(job, detector) && quarter_turn_pairs(job).run != 0;
+}
 
 bool pairs_mirrored_rows(const BackprojectJob& job, DetectorShape detector) {
   return mirror_pairing(job, detector) != MirrorPairing::kNone;
@@ -447,7 +616,8 @@ namespace {
 // bench/cuda's tuning search its kernels ran slower with 8 in every set-up, and unpaired targets
 // about as fast with 4 as with 8.
 BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<BackprojectJob>& jobs,
-                                 const std::vector<MirrorPairing>& pairings, int multiprocessors) {
+                                 const std::vector<MirrorPairing>& pairings,
+                                 const std::vector<QuarterTurns>& quarters, int multiprocessors) {
   if (t.points_per_thread != 0) return t;
   const long long wanted = 6LL * multiprocessors;
   const bool any_paired = std::any_of(pairings.begin(), pairings.end(), [](MirrorPairing pairing) {
@@ -458,6 +628,13 @@ BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<Backproj
     long long blocks = 0;
     for (std::size_t n = 0; n < jobs.size(); ++n) {
       const BackprojectJob& job = jobs[n];
+      if (quarters[n].run != 0) {  // rows per thread fixed
+        int tiles_x = 0;
+        int tiles_y = 0;
+        quarter_turn_tiles(job.grid, t, tiles_x, tiles_y);
+        blocks += static_cast<long long>(tiles_x) * tiles_y;
+        continue;
+      }
       const bool paired = pairings[n] != MirrorPairing::kNone;
       blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
                 row_tiles(job.grid.height, t.block_y, points, paired) *
@@ -491,15 +668,44 @@ BackprojectTuning resolve_interleaving(BackprojectTuning t, const std::vector<Ba
 struct JobPaths {
   std::vector<MirrorPairing> pairings;
   std::vector<bool> centre_lines;
+  std::vector<QuarterTurns> quarters;  // of centre-line jobs
 };
 
+// Records per launch for `jobs`: per-frame updates (few sources) take the kernel with the small
+// parameter block (launching it copies ~1 KB of parameters instead of ~31 KB), batched updates the
+// medium one, full recomputes the large one.
+std::size_t records_per_launch(const std::vector<BackprojectJob>& jobs) {
+  std::size_t total_sources = 0;
+  for (const BackprojectJob& job : jobs)
+    total_sources += job.sources.size();
+  const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
+  if (one_launch && total_sources <= static_cast<std::size_t>(detail::kSmallLaunchRecords)) {
+    return detail::kSmallLaunchRecords;
+  }
+  if (one_launch && total_sources <= static_cast<std::size_t>(detail::kBatchLaunchRecords)) {
+    return detail::kBatchLaunchRecords;
+  }
+  return detail::kLargeLaunchRecords;
+}
+
+// Whether launches of `max_records` records take quarter-turn pairs: in cone beam, where the pair
+// shares each sample's depth, reciprocal and weight, and in the large launches only (pick_kernel).
+// In parallel beam a sample costs a multiply-add and a load, and the pairs' longer blocks cost the
+// launch more than they save (docs/performance.md).
+bool takes_quarter_turns(BeamKind beam, std::size_t max_records) {
+  return beam == BeamKind::kCone &&
+         max_records == static_cast<std::size_t>(detail::kLargeLaunchRecords);
+}
+
+// The paths of `jobs`; quarter-turn pairs where `quarter_turns`.
 JobPaths paths_of(const std::vector<BackprojectJob>& jobs, DetectorShape detector,
-                  BackprojectInterpolation interp) {
+                  BackprojectInterpolation interp, bool quarter_turns) {
   JobPaths paths;
   for (const BackprojectJob& job : jobs) {
     const bool line = samples_centre_lines(job, detector, interp);
     paths.centre_lines.push_back(line);
     paths.pairings.push_back(line ? MirrorPairing::kNone : pairing_of(job, detector, interp));
+    paths.quarters.push_back(line && quarter_turns ? quarter_turn_pairs(job) : QuarterTurns{});
   }
   return paths;
 }
@@ -509,15 +715,17 @@ BackprojectTuning resolve_tuning(const BackprojectTuning& tuning,
                                  const std::vector<BackprojectJob>& jobs, const JobPaths& paths,
                                  DetectorShape detector, int multiprocessors,
                                  std::size_t l2_bytes) {
-  return resolve_interleaving(resolve_points(tuning, jobs, paths.pairings, multiprocessors), jobs,
-                              detector, l2_bytes);
+  return resolve_interleaving(
+      resolve_points(tuning, jobs, paths.pairings, paths.quarters, multiprocessors), jobs, detector,
+      l2_bytes);
 }
 
 }  // namespace
 
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
-  return resolve_tuning(tuning_, jobs, paths_of(jobs, detector_, tuning_.interpolation), detector_,
-                        device_.multiprocessors, device_.l2_bytes);
+  const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation,
+                                  takes_quarter_turns(beam_, records_per_launch(jobs)));
+  return resolve_tuning(tuning_, jobs, paths, detector_, device_.multiprocessors, device_.l2_bytes);
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
@@ -528,23 +736,13 @@ int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t str
 }
 
 int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequence& sequence) const {
-  std::size_t total_sources = 0;
-  for (const BackprojectJob& job : jobs) {
+  for (const BackprojectJob& job : jobs)
     check_job(job);
-    total_sources += job.sources.size();
-  }
-  const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation);
+  const std::size_t max_records = records_per_launch(jobs);
+  const JobPaths paths =
+      paths_of(jobs, detector_, tuning_.interpolation, takes_quarter_turns(beam_, max_records));
   const BackprojectTuning tuning =
       resolve_tuning(tuning_, jobs, paths, detector_, device_.multiprocessors, device_.l2_bytes);
-  // Per-frame updates (few sources) take the kernel with the small parameter block: launching
-  // it copies ~1 KB of parameters instead of ~31 KB; batched updates the medium one.
-  const bool one_launch = jobs.size() <= static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
-  std::size_t max_records = detail::kLargeLaunchRecords;
-  if (one_launch && total_sources <= static_cast<std::size_t>(detail::kSmallLaunchRecords)) {
-    max_records = detail::kSmallLaunchRecords;
-  } else if (one_launch && total_sources <= static_cast<std::size_t>(detail::kBatchLaunchRecords)) {
-    max_records = detail::kBatchLaunchRecords;
-  }
 
   int launches = 0;
   std::vector<Piece> pieces;
@@ -582,16 +780,18 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
       pieces.push_back({&job, 0, 0, false});
       continue;
     }
+    const QuarterTurns* quarter = paths.quarters[n].run != 0 ? &paths.quarters[n] : nullptr;
+    const std::size_t record_count = quarter != nullptr ? quarter->pairs() : job.sources.size();
     std::size_t first = 0;
-    while (first < job.sources.size()) {
+    while (first < record_count) {
       if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch) ||
           records == max_records || writes_same_target(job)) {
         flush();
       }
-      const std::size_t count = std::min(job.sources.size() - first, max_records - records);
+      const std::size_t count = std::min(record_count - first, max_records - records);
       // Only the first piece of a job may overwrite; later pieces add to it.
       pieces.push_back({&job, first, count, job.accumulate || first > 0, paths.pairings[n],
-                        paths.centre_lines[n]});
+                        paths.centre_lines[n], quarter});
       records += count;
       first += count;
     }

@@ -98,6 +98,15 @@ struct BackprojectDevice {
 };
 BackprojectDevice current_backproject_device();  // the calling thread's device; throws CudaError
 
+// Whether a job on the centre line (maps_onto_centre_line) can read its sources' centre lines in
+// pairs a quarter turn apart: one column evaluation per point serves both sources, each point taken
+// with its three images under a quarter turn of the slice about its centre. True for a square slice
+// of even side centred on the axis of a circular scan whose window holds N equally spaced
+// projections over 180 degrees (N even; k pairs with k + N/2) or 360 degrees (N a multiple of 4; k
+// with k + N/4), their lines equally far apart in one array (the store's slots). The backprojector
+// takes them in cone beam, in the launches of full recomputes (many sources).
+bool pairs_quarter_turns(const BackprojectJob& job, DetectorShape detector);
+
 class Backprojector {
  public:
   // Throws CudaError for an invalid tuning (validate). A cheap object: benchmarks and tests

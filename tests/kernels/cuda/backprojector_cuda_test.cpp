@@ -114,13 +114,16 @@ double tolerance_of(cuda::ProjectionStorage storage) {
   return cuda::is_texture(storage) ? 1e-3 : 1e-5;
 }
 
+// `count` projections: 45 share no quarter turns; 48 pair the centre lines of sources a quarter
+// turn apart for the square axial slices (pairs_quarter_turns).
 void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
-                      DetectorShape detector = {33, 61}) {
+                      DetectorShape detector = {33, 61}, int count = 45) {
   RandomSource random;
   SCOPED_TRACE(random.trace());
   SCOPED_TRACE(std::string("storage ") + cuda::to_string(storage) + ", detector " +
-               std::to_string(detector.rows) + " x " + std::to_string(detector.cols));
-  const int count = 45;  // more records than a block stages at once
+               std::to_string(detector.rows) + " x " + std::to_string(detector.cols) + ", " +
+               std::to_string(count) + " projections");
+  // More records than a block stages at once.
   Fixture f = make_fixture(random, beam, detector, count, storage);
   const std::vector<GridSpec> grids = test_grids(random);
   std::vector<int> slots;
@@ -194,6 +197,11 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
           cuda::maps_onto_centre_line(jobs[t], detector)) {
         EXPECT_LE(error, 1e-4) << "target " << t << " on the centre line";
       }
+      // The square axial slices (targets 2 and 7) read quarter-turn pairs of lines where the
+      // window pairs its sources so.
+      if (cuda::is_texture(storage) && (t == 2 || t == 7)) {
+        EXPECT_EQ(cuda::pairs_quarter_turns(jobs[t], detector), count % 4 == 0) << "target " << t;
+      }
     }
   }
   std::printf("%s, %s: worst error vs the fp32 CPU twin %.2e\n", to_string(beam),
@@ -218,6 +226,18 @@ TEST(BackprojectorCuda, ParallelSlicesMatchCpu) {
   for (cuda::ProjectionStorage storage : kStorages)
     check_all_slices(BeamKind::kParallel, storage);
   check_all_slices(BeamKind::kParallel, cuda::ProjectionStorage::kTextureHalfMirrored, {32, 61});
+}
+
+// 48 projections (cone over 360 degrees, parallel over 180) pair sources a quarter turn apart:
+// in cone beam the square axial slices from quarter-turn pairs of centre lines, odd and even
+// detector heights (parallel beam: the same geometry from single lines).
+TEST(BackprojectorCuda, QuarterTurnPairsMatchCpu) {
+  SLICESTREAM_REQUIRE_GPU();
+  for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+    check_all_slices(beam, cuda::ProjectionStorage::kTexture, {33, 61}, 48);
+    check_all_slices(beam, cuda::ProjectionStorage::kTextureHalfMirrored, {32, 61}, 48);
+    check_all_slices(beam, cuda::ProjectionStorage::kTextureHalf, {33, 61}, 48);
+  }
 }
 
 // A job of `grid`'s planes over every projection of `geometry`, with no store behind it: for the

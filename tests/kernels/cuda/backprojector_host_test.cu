@@ -20,9 +20,12 @@ namespace {
 
 constexpr cuda::BackprojectDevice kDevice{132, 50u * 1024u * 1024u};
 
-// Stand-ins for device handles: append only copies them into the launch parameters.
+// Stand-ins for device handles: append only copies them into the launch parameters. The slots'
+// centre lines lie one after another, as in the store.
 struct FakeStore {
-  std::vector<float2> centre_line = std::vector<float2>(8);
+  static constexpr int kSlots = 160;
+  static constexpr int kLineEntries = 11;
+  std::vector<float2> centre_lines = std::vector<float2>(kSlots * kLineEntries);
   std::vector<float> targets = std::vector<float>(3);
 
   cuda::TextureRef slot(int p) const {
@@ -30,9 +33,10 @@ struct FakeStore {
     ref.texture = 7;
     ref.layer = p;
     ref.mirrored = true;
-    ref.centre_line = centre_line.data();
+    ref.centre_line = line(p);
     return ref;
   }
+  const float2* line(int p) const { return centre_lines.data() + p * kLineEntries; }
 };
 
 // point(i, j, k) of the grid in world millimetres (grid_spec.hpp), in double.
@@ -99,7 +103,8 @@ void expect_records_match_maps(const cuda::detail::LaunchParams<kRecords>& param
 }
 
 std::vector<cuda::BackprojectJob> default_slice_jobs(BeamKind beam, DetectorShape detector,
-                                                     int projections, FakeStore& store) {
+                                                     int projections, FakeStore& store,
+                                                     int width = 48, int height = 40) {
   const ScanGeometry geometry = test::circular_geometry(beam, detector, projections);
   const std::vector<ProjectionMap> maps = make_projection_maps(geometry);
   const VolumeBox box = test::centered_box(20.0);
@@ -107,7 +112,7 @@ std::vector<cuda::BackprojectJob> default_slice_jobs(BeamKind beam, DetectorShap
   int s = 0;
   for (const SliceOrientation& o : default_slices(box)) {
     cuda::BackprojectJob job;
-    job.grid = slice_grid(o, 48, 40);
+    job.grid = slice_grid(o, width, height);
     job.data = &store.targets[static_cast<std::size_t>(s++)];
     for (int p = 0; p < projections; ++p)
       job.sources.push_back({maps[static_cast<std::size_t>(p)], store.slot(p), 1.0f});
@@ -144,13 +149,79 @@ TEST(BackprojectorHost, LaunchRecordsHoldTheMapsRelativeToEachGrid) {
         EXPECT_EQ(large->targets[2].centre_line, 1);
         const int axial = large->targets[2].record_begin;
         EXPECT_EQ(large->records[axial].source,
-                  reinterpret_cast<unsigned long long>(store.centre_line.data()));
+                  reinterpret_cast<unsigned long long>(store.line(0)));
         EXPECT_EQ(large->records[0].source, 7u);
       } else {
         FAIL() << "unexpected parameter block of " << launch->argument_size() << " bytes";
       }
     }
   }
+}
+
+// A square axial slice of even side over a window of equally spaced projections whose count pairs
+// them a quarter turn apart (cone: 360 degrees, a multiple of 4; parallel: 180 degrees, even): one
+// record per pair in cone beam, the first source's map and line, the partner's line partner_offset
+// entries on and the direction of its quarter turn; the vertical slices as before. In parallel
+// beam the backprojector keeps single lines.
+TEST(BackprojectorHost, AxialSlicePairsSourcesAQuarterTurnApart) {
+  for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
+    SCOPED_TRACE(to_string(beam));
+    const DetectorShape detector{36, 52};
+    FakeStore store;
+    const int projections = FakeStore::kSlots;
+    const std::vector<cuda::BackprojectJob> jobs =
+        default_slice_jobs(beam, detector, projections, store, 48, 48);
+    EXPECT_FALSE(cuda::pairs_quarter_turns(jobs[0], detector));
+    EXPECT_TRUE(cuda::pairs_quarter_turns(jobs[2], detector));
+    const cuda::Backprojector backprojector(beam, detector, cuda::BackprojectTuning{}, kDevice);
+    cuda::LaunchSequence sequence;
+    ASSERT_EQ(backprojector.append(jobs, sequence), 1);
+    const auto* params = params_of<cuda::detail::kLargeLaunchRecords>(*sequence.kernel(0));
+    ASSERT_NE(params, nullptr);
+    if (beam == BeamKind::kParallel) {
+      EXPECT_EQ(params->targets[2].centre_line, cuda::detail::kSingleLines);
+      EXPECT_EQ(params->targets[2].record_end - params->targets[2].record_begin, projections);
+      continue;
+    }
+    // The quarter-turn target's blocks come first in the launch (they run longest).
+    const cuda::detail::DeviceTarget& axial = params->targets[0];
+    EXPECT_EQ(axial.centre_line, cuda::detail::kQuarterTurnPairs);
+    // A quarter turn is a quarter of the window over 360 degrees, half of it over 180.
+    const int run = beam == BeamKind::kCone ? projections / 4 : projections / 2;
+    EXPECT_EQ(axial.partner_offset, run * FakeStore::kLineEntries);
+    ASSERT_EQ(axial.record_end - axial.record_begin, projections / 2);
+    // Tiles over the quadrant: 24 x 24 points, 32 x 4 threads of kQuarterTurnRows rows each.
+    EXPECT_EQ(axial.tiles_x, 1);
+    EXPECT_EQ(axial.tiles_y,
+              (24 + 4 * cuda::detail::kQuarterTurnRows - 1) / (4 * cuda::detail::kQuarterTurnRows));
+    for (int pair = 0; pair < projections / 2; ++pair) {
+      const cuda::detail::DeviceRecord& rec = params->records[axial.record_begin + pair];
+      const int source = pair / run * 2 * run + pair % run;
+      EXPECT_EQ(rec.source, reinterpret_cast<unsigned long long>(store.line(source)));
+      EXPECT_TRUE(rec.layer == 1 || rec.layer == 3) << rec.layer;
+    }
+    // The vertical slices keep one record per source.
+    for (int t : {1, 2}) {
+      EXPECT_EQ(params->targets[t].record_end - params->targets[t].record_begin, projections);
+      EXPECT_EQ(params->targets[t].centre_line, cuda::detail::kNoCentreLine);
+      EXPECT_EQ(params->targets[t].paired, 1);
+    }
+  }
+}
+
+// A window whose sources do not pair a quarter turn apart (an odd count, or unequal steps)
+// samples the axial slice from single lines.
+TEST(BackprojectorHost, AxialSliceWithoutQuarterTurnsTakesSingleLines) {
+  const DetectorShape detector{36, 52};
+  FakeStore store;
+  std::vector<cuda::BackprojectJob> jobs =
+      default_slice_jobs(BeamKind::kCone, detector, 150, store, 48, 48);  // 360 / 4 not a step
+  EXPECT_FALSE(cuda::pairs_quarter_turns(jobs[2], detector));
+  jobs = default_slice_jobs(BeamKind::kCone, detector, 160, store, 48, 48);
+  jobs[2].sources[7].map = jobs[2].sources[9].map;  // one source out of step
+  EXPECT_FALSE(cuda::pairs_quarter_turns(jobs[2], detector));
+  jobs = default_slice_jobs(BeamKind::kCone, detector, 160, store, 48, 46);  // not square
+  EXPECT_FALSE(cuda::pairs_quarter_turns(jobs[2], detector));
 }
 
 struct Parameter {
