@@ -225,6 +225,22 @@ __host__ __device__ constexpr int paired_rows_per_thread(int points) {
   return points > 1 ? points / 2 : 1;
 }
 
+// Copies records [first, first + count) of the launch into the block's shared memory, once every
+// thread has finished with the previous ones. All threads of the block call it (threads past their
+// target's edge help).
+template <int kMaxRecords>
+__device__ __forceinline__ void stage_records(const LaunchParams<kMaxRecords>& params, int first,
+                                              int count, DeviceRecord* staged) {
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+  __syncthreads();  // the previous records are no longer read
+  const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
+  int4* to = reinterpret_cast<int4*>(staged);
+  for (int w = thread; w < count * 4; w += threads)
+    to[w] = from[w];
+  __syncthreads();
+}
+
 // One block's tile: blockDim.x x (blockDim.y * kRows) thread rows of one plane of one target;
 // each thread takes kRows points spaced blockDim.y rows apart (coalesced writes per row). The
 // detector coordinates are affine in the grid indices, so each thread evaluates them once per
@@ -253,8 +269,6 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
   const float fk = static_cast<float>(plane);
   const float stride =
       static_cast<float>(flipped ? -static_cast<int>(blockDim.y) : static_cast<int>(blockDim.y));
-  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
-  const int threads = static_cast<int>(blockDim.x * blockDim.y);
 
   const std::size_t plane_offset = static_cast<std::size_t>(plane) *
                                    static_cast<std::size_t>(target.height) *
@@ -283,12 +297,7 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
 
   for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
     const int count = min(kStagedRecords, target.record_end - first);
-    __syncthreads();  // the previous records are no longer read
-    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
-    int4* to = reinterpret_cast<int4*>(staged);
-    for (int w = thread; w < count * 4; w += threads)
-      to[w] = from[w];
-    __syncthreads();
+    stage_records(params, first, count, staged);
     if (!inside) continue;
     for (int r = 0; r < count; ++r) {
       add_source<kCone, kSample, kRows, kPaired>(staged[r], fi, fj, fk, stride, params.rows,
@@ -395,8 +404,6 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
   const int j0 = tile_y * static_cast<int>(blockDim.y) * kRows + static_cast<int>(threadIdx.y);
   const int stride = static_cast<int>(blockDim.y);
   const bool inside = i < half && j0 < half;
-  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
-  const int threads = static_cast<int>(blockDim.x * blockDim.y);
 
   const auto point_at = [&](int turns, int q) {
     int ti = 0;
@@ -432,12 +439,7 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
   }
   for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
     const int count = min(kStagedRecords, target.record_end - first);
-    __syncthreads();  // the previous records are no longer read
-    const int4* from = reinterpret_cast<const int4*>(&params.records[first]);
-    int4* to = reinterpret_cast<int4*>(staged);
-    for (int w = thread; w < count * 4; w += threads)
-      to[w] = from[w];
-    __syncthreads();
+    stage_records(params, first, count, staged);
     if (!inside) continue;
     for (int r = 0; r < count; ++r) {
       // The partner's direction is the same for the whole block: a uniform branch.

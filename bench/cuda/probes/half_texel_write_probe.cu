@@ -25,14 +25,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (x);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include "probe_check.cuh"
 
 constexpr int kCols = 1800, kRows = 1009, kLayers = 64;
 

@@ -11,14 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (x);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+#include "probe_check.cuh"
 
 constexpr int kRows = 2016, kCols = 1800, kLayers = 300, kSide = 2016;
 constexpr int kHalfRows = kRows / 2 + 1;
