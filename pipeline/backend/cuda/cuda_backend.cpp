@@ -253,8 +253,7 @@ std::string CudaBackend::refiner_memory_problem(const RefinementSetup& setup) co
   const Impl& m = *impl_;
   return guarded("refiner_memory_problem", [&]() -> std::string {
     const std::string shortfall =
-        device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
-                                m.admissions.available().free_bytes, m.options.reserve_bytes);
+        refiner_memory_shortfall(setup, m.admissions, m.options.reserve_bytes);
     if (shortfall.empty()) return {};
     return "the system matrix and CGLS vectors of this slice need up to " + shortfall + " on " +
            m.summary.name + " (the scan, the slices and " + mib(m.refiner_bytes->load()) +

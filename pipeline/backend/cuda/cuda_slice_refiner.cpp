@@ -164,14 +164,6 @@ DeviceMemoryAdmissions::Ticket require_device_memory(DeviceMemoryAdmissions& adm
   return std::move(admission.ticket);
 }
 
-// The same check without a ticket: for an advisory look before work that allocates nothing.
-void check_device_memory(const DeviceMemoryAdmissions& admissions, std::size_t bytes,
-                         std::size_t reserve_bytes, const std::string& what) {
-  const std::string shortfall =
-      device_memory_shortfall(bytes, admissions.available().free_bytes, reserve_bytes);
-  if (!shortfall.empty()) throw BackendError("cuda backend: " + what + " " + shortfall);
-}
-
 // One slice is one product column (two with compensated operands): the 32 x 8 x 16 fragment
 // pads it to 8 columns, the other shapes to 16 or 32.
 tensorcore::TensorCoreMatrixOptions refiner_matrix_options() {
@@ -191,19 +183,22 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     if (problem.empty()) problem = tensorcore::validate_grid_2d(setup.grid);
     if (!problem.empty()) throw BackendError("cuda backend: cannot refine this slice: " + problem);
     SLICESTREAM_CUDA_CHECK(cudaSetDevice(device));
-    // A first check before the build (seconds of CPU), from the estimate.
-    const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
+    // A first check before the build (seconds of CPU), from the estimate. Nothing is held through
+    // the build: nothing is allocated on the device before its end.
     const std::string slice =
         std::to_string(setup.grid.width) + " x " + std::to_string(setup.grid.height) + " slice";
-    // Nothing is held through the build: nothing is allocated on the device before its end.
-    check_device_memory(admissions, estimate, reserve_bytes,
-                        "the system matrix and CGLS vectors of a " + slice + " need up to");
+    const std::string shortfall = refiner_memory_shortfall(setup, admissions, reserve_bytes);
+    if (!shortfall.empty()) {
+      throw BackendError("cuda backend: the system matrix and CGLS vectors of a " + slice +
+                         " need up to " + shortfall);
+    }
     // The matrix is built on the host, on threads of a pool that lives as long as the build.
     WorkerPool build_workers(refiner_build_threads());
     auto matrix =
         std::make_shared<const tensorcore::TensorCoreMatrix>(tensorcore::build_tensorcore_matrix(
             build_workers, setup.geometry, setup.grid, refiner_matrix_options()));
     // Sparse 32-row blocks can take more than the CSR estimate: check with the real size too.
+    const std::size_t estimate = estimated_cuda_refiner_bytes(setup);
     const std::size_t estimated_matrix = estimated_matrix_bytes(setup);
     const std::size_t rest = estimate > estimated_matrix ? estimate - estimated_matrix : 0;
     const DeviceMemoryAdmissions::Ticket admitted =
@@ -213,6 +208,13 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
     return std::make_unique<CudaSliceRefiner>(device, std::move(matrix), setup.grid,
                                               std::move(account));
   });
+}
+
+std::string refiner_memory_shortfall(const RefinementSetup& setup,
+                                     const DeviceMemoryAdmissions& admissions,
+                                     std::size_t reserve_bytes) {
+  return device_memory_shortfall(estimated_cuda_refiner_bytes(setup),
+                                 admissions.available().free_bytes, reserve_bytes);
 }
 
 }  // namespace slicestream

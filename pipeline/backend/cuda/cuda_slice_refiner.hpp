@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "pipeline/backend/backend.hpp"
 #include "pipeline/backend/device_memory_admissions.hpp"
@@ -25,5 +26,12 @@ std::unique_ptr<SliceRefiner> make_cuda_slice_refiner(int device, const Refineme
                                                       std::size_t reserve_bytes,
                                                       MemoryAccount account,
                                                       DeviceMemoryAdmissions& admissions);
+
+// How far the refiner of `setup` (its estimate, estimated_cuda_refiner_bytes) would exceed the
+// device's free memory less `reserve_bytes` (device_memory_shortfall); empty where it fits. Takes
+// no ticket: an advisory look before work that allocates nothing yet.
+std::string refiner_memory_shortfall(const RefinementSetup& setup,
+                                     const DeviceMemoryAdmissions& admissions,
+                                     std::size_t reserve_bytes);
 
 }  // namespace slicestream
