@@ -23,7 +23,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -32,9 +31,9 @@
 
 #include "backend_sequence.hpp"
 #include "bench/common/gpu_timer.hpp"
-#include "bench/common/median.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
+#include "host_prepare.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_stream.hpp"
 #include "kernels/cuda/device_probe.hpp"
@@ -56,21 +55,6 @@ std::vector<BackprojectTuning> tuning_space() {
 std::string tuning_name(const BackprojectTuning& t) {
   return std::to_string(t.block_x) + "x" + std::to_string(t.block_y) + "x" +
          std::to_string(t.points_per_thread);
-}
-
-// Median microseconds of the host's work before a launch: Backprojector::append (the pairing
-// check, the launch parameters) into a fresh sequence.
-double host_prepare_us(const cuda::Backprojector& backprojector,
-                       const std::vector<cuda::BackprojectJob>& jobs, int reps) {
-  std::vector<double> samples;
-  for (int r = 0; r < reps + 1; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    cuda::LaunchSequence sequence;
-    backprojector.append(jobs, sequence);
-    const auto stop = std::chrono::steady_clock::now();
-    if (r > 0) samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
-  }
-  return median(std::move(samples));
 }
 
 struct Best {

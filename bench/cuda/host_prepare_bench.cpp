@@ -7,36 +7,44 @@
 //   host_prepare_bench [--reps N] [--json FILE]
 #include <CLI/CLI.hpp>
 
-#include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "bench/common/median.hpp"
 #include "bench_report.hpp"
 #include "bench_scene.hpp"
+#include "host_prepare.hpp"
 #include "kernels/cuda/backprojector.hpp"
 #include "kernels/cuda/launch_sequence.hpp"
+#include "kernels/cuda/projection_texture_store.hpp"
 
 namespace slicestream::bench {
 namespace {
 
 constexpr cuda::BackprojectDevice kH100{132, 50u * 1024u * 1024u};
 
-// Stand-ins for device handles: append only copies them into the launch parameters.
+// Stand-ins for device handles: append only copies them into the launch parameters. The slots'
+// centre lines lie one after another, as in the store, so that the axial slice of a cone-beam
+// window pairs its sources a quarter turn apart as the server's does.
 struct FakeStore {
-  std::vector<float2> centre_line_storage = std::vector<float2>(16);
-  float target_storage[3] = {};
+  explicit FakeStore(const SetupSpec& spec)
+      : line_entries(cuda::centre_line_entries(spec.detector.cols)),
+        centre_lines(static_cast<std::size_t>(spec.projections) * line_entries) {}
 
   cuda::TextureRef slot(int p) const {
     cuda::TextureRef ref;
     ref.texture = 1;
     ref.layer = p;
     ref.mirrored = true;
-    ref.centre_line = centre_line_storage.data();
+    ref.centre_line = centre_lines.data() + static_cast<std::size_t>(p) * line_entries;
     return ref;
   }
+
+  std::size_t line_entries;
+  std::vector<float2> centre_lines;
+  float target_storage[3] = {};
 };
 
 std::vector<cuda::BackprojectJob> recompute_jobs(const SetupSpec& spec, BeamKind beam,
@@ -56,20 +64,13 @@ std::vector<cuda::BackprojectJob> recompute_jobs(const SetupSpec& spec, BeamKind
 }
 
 void measure(const SetupSpec& spec, BeamKind beam, int reps, Report& report) {
-  FakeStore store;
+  FakeStore store(spec);
   const std::vector<cuda::BackprojectJob> jobs = recompute_jobs(spec, beam, store);
   const cuda::Backprojector backprojector(beam, spec.detector, cuda::BackprojectTuning{32, 4, 0},
                                           kH100);
-  std::vector<double> samples;
-  int launches = 0;
-  for (int r = 0; r < reps + 1; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    cuda::LaunchSequence sequence;
-    launches = backprojector.append(jobs, sequence);
-    const auto stop = std::chrono::steady_clock::now();
-    if (r > 0) samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
-  }
-  const double us = median(std::move(samples));
+  cuda::LaunchSequence sequence;
+  const int launches = backprojector.append(jobs, sequence);
+  const double us = host_prepare_us(backprojector, jobs, reps);
   const double pairs = static_cast<double>(jobs.size()) * spec.projections;
   report.add("host preparation of a full recompute")
       .set("setup", spec.name)

@@ -66,19 +66,19 @@ KernelFn<kMaxRecords> pick_sample(SampleKind kind, int points) {
   }
 }
 
-// The kernel for a launch; one with a quarter-turn target only for full recomputes' launches (its
-// quarter-turn tile needs more registers, which would cost the per-frame launches occupancy).
+// The kernel for a launch; one with a quarter-turn target only for cone-beam full recomputes'
+// launches (takes_quarter_turns: its quarter-turn tile needs more registers, which would cost the
+// per-frame launches occupancy), so only those instances exist.
 template <int kMaxRecords>
 KernelFn<kMaxRecords> pick_kernel(BeamKind beam, SampleKind kind, int points, bool quarter_turns) {
   if constexpr (kMaxRecords == detail::kLargeLaunchRecords) {
-    if (quarter_turns) {
-      return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords, true>(kind, points)
-                                     : pick_sample<false, kMaxRecords, true>(kind, points);
+    if (quarter_turns && beam == BeamKind::kCone) {
+      return pick_sample<true, kMaxRecords, true>(kind, points);
     }
   }
   if (quarter_turns) {
     throw CudaError(
-        "backprojection: quarter-turn pairs only in launches of the large parameter "
+        "backprojection: quarter-turn pairs only in cone-beam launches of the large parameter "
         "block");
   }
   return beam == BeamKind::kCone ? pick_sample<true, kMaxRecords, false>(kind, points)
@@ -713,11 +713,10 @@ JobPaths paths_of(const std::vector<BackprojectJob>& jobs, DetectorShape detecto
 // `tuning` resolved for `jobs` (points per thread, interleaving).
 BackprojectTuning resolve_tuning(const BackprojectTuning& tuning,
                                  const std::vector<BackprojectJob>& jobs, const JobPaths& paths,
-                                 DetectorShape detector, int multiprocessors,
-                                 std::size_t l2_bytes) {
+                                 DetectorShape detector, BackprojectDevice device) {
   return resolve_interleaving(
-      resolve_points(tuning, jobs, paths.pairings, paths.quarters, multiprocessors), jobs, detector,
-      l2_bytes);
+      resolve_points(tuning, jobs, paths.pairings, paths.quarters, device.multiprocessors), jobs,
+      detector, device.l2_bytes);
 }
 
 }  // namespace
@@ -725,7 +724,7 @@ BackprojectTuning resolve_tuning(const BackprojectTuning& tuning,
 BackprojectTuning Backprojector::resolved_tuning(const std::vector<BackprojectJob>& jobs) const {
   const JobPaths paths = paths_of(jobs, detector_, tuning_.interpolation,
                                   takes_quarter_turns(beam_, records_per_launch(jobs)));
-  return resolve_tuning(tuning_, jobs, paths, detector_, device_.multiprocessors, device_.l2_bytes);
+  return resolve_tuning(tuning_, jobs, paths, detector_, device_);
 }
 
 int Backprojector::run(const std::vector<BackprojectJob>& jobs, cudaStream_t stream) const {
@@ -741,8 +740,7 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
   const std::size_t max_records = records_per_launch(jobs);
   const JobPaths paths =
       paths_of(jobs, detector_, tuning_.interpolation, takes_quarter_turns(beam_, max_records));
-  const BackprojectTuning tuning =
-      resolve_tuning(tuning_, jobs, paths, detector_, device_.multiprocessors, device_.l2_bytes);
+  const BackprojectTuning tuning = resolve_tuning(tuning_, jobs, paths, detector_, device_);
 
   int launches = 0;
   std::vector<Piece> pieces;
