@@ -119,6 +119,13 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_ms =
         median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
+    // The automatic tuning with quarter-turn pairs' blocks all first instead of spread.
+    BackprojectTuning quarter_turns_first = automatic;
+    quarter_turns_first.quarter_turns = cuda::QuarterTurnPlacement::kFirst;
+    const cuda::Backprojector quarter_first_bp(scene.beam, scene.spec.detector,
+                                               quarter_turns_first);
+    const double quarter_first_ms =
+        median_ms([&](cudaStream_t s) { quarter_first_bp.run(jobs, s); }, reps, timing_stream());
     // The automatic tuning's launches prepared once and only enqueued while timed (as a CUDA
     // graph replay times KernelKit's kernels), and the host's preparation timed apart.
     cuda::LaunchSequence prepared;
@@ -180,6 +187,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("GUPS", scene.samples_per_recompute() / (kernel_ms * 1e-3) / 1e9)
         .set("interleaved ms", interleaved_ms)
         .set("auto 32x4 ms", auto_ms)
+        .set("auto quarter turns first ms", quarter_first_ms)
         .set("auto interleaved ms", auto_interleaved_ms)
         .set("auto one after another ms", auto_one_by_one_ms)
         .set("auto prepared ms", prepared_ms)

@@ -78,6 +78,9 @@ struct LaunchParams {
   int target_count;
   int rows;
   int cols;
+  // The first spread_blocks blocks of the layout (the quarter-turn targets') are spread evenly
+  // through the launch (layout_block); 0: the launch runs the layout in order.
+  int spread_blocks;
 };
 
 static_assert(sizeof(LaunchParams<kLargeLaunchRecords>) <= 32764,
@@ -463,12 +466,24 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
   }
 }
 
+// The block of the layout that launch position `position` runs: with `spread` leading layout
+// blocks among `total`, position p runs a leading block where floor((p + 1) spread / total) steps
+// past floor(p spread / total) (a Bresenham line: every leading block once, evenly apart), the
+// others in order in between.
+__host__ __device__ __forceinline__ int layout_block(int position, int spread, int total) {
+  if (spread == 0) return position;
+  const long long before = static_cast<long long>(position) * spread / total;
+  const long long through = (static_cast<long long>(position) + 1) * spread / total;
+  return through > before ? static_cast<int>(before) : spread + position - static_cast<int>(before);
+}
+
 // One block of a launch: it finds its target and tile and backprojects it, kPoints points per
 // thread (a paired target's threads take half as many rows, each with its mirror row).
 template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords, bool kQuarterTurns>
 __device__ __forceinline__ void backproject_block(const LaunchParams<kMaxRecords>& params) {
   __shared__ DeviceRecord staged[kStagedRecords];
-  const int block = static_cast<int>(blockIdx.x);
+  const int block =
+      layout_block(static_cast<int>(blockIdx.x), params.spread_blocks, static_cast<int>(gridDim.x));
   // The last target starting at or before this block; members of an interleaved group share
   // block_begin, so that is the group's last member.
   int t = 0;

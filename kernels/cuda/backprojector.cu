@@ -444,9 +444,10 @@ void check_job(const BackprojectJob& job) {
 template <int kMaxRecords>
 void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
             const BackprojectTuning& tuning, LaunchSequence& sequence) {
-  // Quarter-turn targets first: their blocks run longest (four points per row and two sources per
-  // record), and launched first they leave the other targets' shorter blocks to fill in around
-  // them instead of running alone at the end.
+  // Quarter-turn targets first in the layout: their blocks run longest (four points per row and two
+  // sources per record), and launched first they leave the other targets' shorter blocks to fill in
+  // around them instead of running alone at the end. Spread (QuarterTurnPlacement), the kernel
+  // takes them evenly through the launch instead.
   const auto others = std::stable_partition(
       pieces.begin(), pieces.end(), [](const Piece& piece) { return piece.quarter != nullptr; });
   const SampleKind kind = sample_kind(pieces, tuning.interpolation);
@@ -492,6 +493,7 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
     std::size_t end = p + 1;
     const DeviceTarget& first = params.targets[p];
     while (interleave && end < pieces.size() && piece_blocks[end] == piece_blocks[p] &&
+           (pieces[end].quarter != nullptr) == (pieces[p].quarter != nullptr) &&
            params.targets[end].tiles_x == first.tiles_x &&
            params.targets[end].tiles_y == first.tiles_y) {
       ++end;
@@ -501,6 +503,10 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
       params.targets[m].group_size = static_cast<int>(end - p);
     }
     blocks += piece_blocks[p] * static_cast<long long>(end - p);
+    if (end == static_cast<std::size_t>(others - pieces.begin()) &&
+        tuning.quarter_turns == QuarterTurnPlacement::kSpread && end < pieces.size()) {
+      params.spread_blocks = static_cast<int>(blocks);
+    }
     p = end;
   }
   if (blocks <= 0) return;
@@ -565,6 +571,16 @@ const char* to_string(TargetInterleaving interleaving) {
       return "always";
     case TargetInterleaving::kNever:
       return "never";
+  }
+  return "unknown";
+}
+
+const char* to_string(QuarterTurnPlacement placement) {
+  switch (placement) {
+    case QuarterTurnPlacement::kSpread:
+      return "spread";
+    case QuarterTurnPlacement::kFirst:
+      return "first";
   }
   return "unknown";
 }

@@ -40,6 +40,12 @@ const char* to_string(BackprojectInterpolation interpolation);
 enum class TargetInterleaving { kAutomatic, kAlways, kNever };
 const char* to_string(TargetInterleaving interleaving);
 
+// Where a launch's blocks of quarter-turn pairs (pairs_quarter_turns) run: spread evenly among the
+// other targets' blocks, so that every multiprocessor holds both kinds at once (the pairs' blocks
+// are limited by arithmetic and loads, the texture targets' by texture fetches), or all first.
+enum class QuarterTurnPlacement { kSpread, kFirst };
+const char* to_string(QuarterTurnPlacement placement);
+
 struct BackprojectTuning {
   int block_x = 32;
   int block_y = 4;
@@ -54,6 +60,7 @@ struct BackprojectTuning {
   // values, so that the rows the blocks share would not stay in L2 otherwise (a window that fits
   // in L2 gains nothing: docs/performance.md).
   TargetInterleaving interleave = TargetInterleaving::kAutomatic;
+  QuarterTurnPlacement quarter_turns = QuarterTurnPlacement::kSpread;
 };
 // Empty when valid, else why not.
 std::string validate(const BackprojectTuning& tuning);

@@ -162,14 +162,17 @@ void check_all_slices(BeamKind beam, cuda::ProjectionStorage storage,
       {128, 1, 4},
       {32, 2, 16},
       {32, 4, 0},
-      {32, 4, 4, BackprojectInterpolation::kTexture, cuda::TargetInterleaving::kAlways}};
+      {32, 4, 4, BackprojectInterpolation::kTexture, cuda::TargetInterleaving::kAlways},
+      {32, 4, 0, BackprojectInterpolation::kTexture, cuda::TargetInterleaving::kAutomatic,
+       cuda::QuarterTurnPlacement::kFirst}};
   double worst = 0;
   for (cuda::BackprojectTuning tuning : shapes) {
     tuning.interpolation = interpolation_of(storage);
     SCOPED_TRACE(std::string(to_string(tuning.interpolation)) + " block " +
                  std::to_string(tuning.block_x) + "x" + std::to_string(tuning.block_y) +
                  " points " + std::to_string(tuning.points_per_thread) + " interleaving " +
-                 cuda::to_string(tuning.interleave));
+                 cuda::to_string(tuning.interleave) + ", quarter turns " +
+                 cuda::to_string(tuning.quarter_turns));
     const cuda::Backprojector backprojector(beam, detector, tuning);
     std::vector<cuda::DeviceBuffer<float>> targets;
     std::vector<cuda::BackprojectJob> jobs;

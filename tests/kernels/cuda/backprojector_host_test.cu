@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/backproject_kernel.cuh"
@@ -205,6 +207,48 @@ TEST(BackprojectorHost, AxialSlicePairsSourcesAQuarterTurnApart) {
       EXPECT_EQ(params->targets[t].record_end - params->targets[t].record_begin, projections);
       EXPECT_EQ(params->targets[t].centre_line, cuda::detail::kNoCentreLine);
       EXPECT_EQ(params->targets[t].paired, 1);
+    }
+    // Spread by default: the quarter-turn target's blocks, the layout's first, are spread among
+    // the vertical slices' blocks.
+    EXPECT_EQ(params->spread_blocks, params->targets[1].block_begin);
+    EXPECT_EQ(axial.block_begin, 0);
+    cuda::BackprojectTuning first;
+    first.quarter_turns = cuda::QuarterTurnPlacement::kFirst;
+    cuda::LaunchSequence first_sequence;
+    ASSERT_EQ(cuda::Backprojector(beam, detector, first, kDevice).append(jobs, first_sequence), 1);
+    EXPECT_EQ(
+        params_of<cuda::detail::kLargeLaunchRecords>(*first_sequence.kernel(0))->spread_blocks, 0);
+  }
+}
+
+// layout_block runs every block of the layout exactly once, the first `spread` of them evenly
+// apart (each gap within one block of total / spread) and the rest in their order.
+TEST(BackprojectorHost, SpreadBlocksRunEveryLayoutBlockOnce) {
+  for (const auto& [spread, total] :
+       std::vector<std::pair<int, int>>{{0, 7}, {1, 1}, {3, 3}, {1, 10}, {37, 1000}, {500, 777}}) {
+    SCOPED_TRACE(std::to_string(spread) + " of " + std::to_string(total));
+    std::vector<int> runs(total, 0);
+    std::vector<int> spread_positions;
+    int last_other = -1;
+    for (int position = 0; position < total; ++position) {
+      const int block = cuda::detail::layout_block(position, spread, total);
+      ASSERT_GE(block, 0);
+      ASSERT_LT(block, total);
+      ++runs[block];
+      if (block < spread) {
+        EXPECT_EQ(block, static_cast<int>(spread_positions.size()));  // in their order
+        spread_positions.push_back(position);
+      } else {
+        EXPECT_GT(block, last_other);
+        last_other = block;
+      }
+    }
+    for (int block = 0; block < total; ++block)
+      EXPECT_EQ(runs[block], 1) << "block " << block;
+    const double gap = spread > 0 ? static_cast<double>(total) / spread : 0.0;
+    for (std::size_t n = 1; n < spread_positions.size(); ++n) {
+      EXPECT_LE(std::abs(spread_positions[n] - spread_positions[n - 1] - gap), 1.0)
+          << "between spread blocks " << n - 1 << " and " << n;
     }
   }
 }
