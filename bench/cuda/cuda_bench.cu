@@ -126,6 +126,12 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
                                                quarter_turns_first);
     const double quarter_first_ms =
         median_ms([&](cudaStream_t s) { quarter_first_bp.run(jobs, s); }, reps, timing_stream());
+    // The automatic tuning with each launch waiting for the previous one to finish.
+    BackprojectTuning in_turn = automatic;
+    in_turn.start_launches_early = false;
+    const cuda::Backprojector in_turn_bp(scene.beam, scene.spec.detector, in_turn);
+    const double in_turn_ms =
+        median_ms([&](cudaStream_t s) { in_turn_bp.run(jobs, s); }, reps, timing_stream());
     // The automatic tuning's launches prepared once and only enqueued while timed (as a CUDA
     // graph replay times KernelKit's kernels), and the host's preparation timed apart.
     cuda::LaunchSequence prepared;
@@ -188,6 +194,7 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
         .set("interleaved ms", interleaved_ms)
         .set("auto 32x4 ms", auto_ms)
         .set("auto quarter turns first ms", quarter_first_ms)
+        .set("auto launches in turn ms", in_turn_ms)
         .set("auto interleaved ms", auto_interleaved_ms)
         .set("auto one after another ms", auto_one_by_one_ms)
         .set("auto prepared ms", prepared_ms)

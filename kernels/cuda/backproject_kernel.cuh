@@ -244,6 +244,23 @@ __device__ __forceinline__ void stage_records(const LaunchParams<kMaxRecords>& p
   __syncthreads();
 }
 
+// A recompute's launches after its first start early (KernelLaunch::start_early: programmatic
+// dependent launch), while the previous launch's last blocks still run. Every block lets the next
+// launch start once all of this launch's blocks have started, and waits for the previous launch to
+// finish (its writes visible) before it reads or writes its target: the previous launch may have
+// written that target. Both are no-ops in a launch that does not start early.
+__device__ __forceinline__ void let_next_launch_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_previous_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // One block's tile: blockDim.x x (blockDim.y * kRows) thread rows of one plane of one target;
 // each thread takes kRows points spaced blockDim.y rows apart (coalesced writes per row). The
 // detector coordinates are affine in the grid indices, so each thread evaluates them once per
@@ -283,6 +300,7 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
   // An accumulating launch loads the points' values first, so that their latency passes while the
   // samples are fetched instead of after them (kept apart from the sums, which are added to them
   // last, as a plain accumulation would).
+  if (target.accumulate) wait_for_previous_launch();
   float prior[kRows];
   float acc[kRows];
   float mirror_prior[kRows];  // kPaired only (unused arrays cost nothing)
@@ -308,6 +326,7 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
     }
   }
   if (!inside) return;
+  if (!target.accumulate) wait_for_previous_launch();
 
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
@@ -429,6 +448,7 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
     return target.data + static_cast<std::size_t>(tj) * static_cast<std::size_t>(target.width) +
            static_cast<std::size_t>(ti);
   };
+  if (target.accumulate) wait_for_previous_launch();
   float prior[4][kRows];
   float acc[4][kRows];
 #pragma unroll
@@ -456,6 +476,7 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
     }
   }
   if (!inside) return;
+  if (!target.accumulate) wait_for_previous_launch();
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
 #pragma unroll
@@ -481,6 +502,7 @@ __host__ __device__ __forceinline__ int layout_block(int position, int spread, i
 // thread (a paired target's threads take half as many rows, each with its mirror row).
 template <bool kCone, SampleKind kSample, int kPoints, int kMaxRecords, bool kQuarterTurns>
 __device__ __forceinline__ void backproject_block(const LaunchParams<kMaxRecords>& params) {
+  let_next_launch_start();
   __shared__ DeviceRecord staged[kStagedRecords];
   const int block =
       layout_block(static_cast<int>(blockIdx.x), params.spread_blocks, static_cast<int>(gridDim.x));

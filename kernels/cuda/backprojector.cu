@@ -443,7 +443,7 @@ void check_job(const BackprojectJob& job) {
 
 template <int kMaxRecords>
 void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
-            const BackprojectTuning& tuning, LaunchSequence& sequence) {
+            const BackprojectTuning& tuning, bool start_early, LaunchSequence& sequence) {
   // Quarter-turn targets first in the layout: their blocks run longest (four points per row and two
   // sources per record), and launched first they leave the other targets' shorter blocks to fill in
   // around them instead of running alone at the end. Spread (QuarterTurnPlacement), the kernel
@@ -512,6 +512,7 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   kernel_launch.set_grid(dim3(static_cast<unsigned>(blocks)));
+  kernel_launch.set_start_early(start_early);
   sequence.add(std::move(kernel_launch));
 }
 
@@ -759,19 +760,24 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
   const BackprojectTuning tuning = resolve_tuning(tuning_, jobs, paths, detector_, device_);
 
   int launches = 0;
+  const std::size_t kernels_before = sequence.kernel_count();
   std::vector<Piece> pieces;
   std::size_t records = 0;
   auto flush = [&]() {
     if (pieces.empty()) return;
+    // The first launch waits for whatever the stream ran before (the store's writes); later ones
+    // follow one of this call's launches, so they may start during its last blocks and wait for it
+    // only to touch their targets.
+    const bool early = sequence.kernel_count() > kernels_before && tuning.start_launches_early;
     switch (max_records) {
       case detail::kSmallLaunchRecords:
-        launch<detail::kSmallLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        launch<detail::kSmallLaunchRecords>(pieces, beam_, detector_, tuning, early, sequence);
         break;
       case detail::kBatchLaunchRecords:
-        launch<detail::kBatchLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        launch<detail::kBatchLaunchRecords>(pieces, beam_, detector_, tuning, early, sequence);
         break;
       default:
-        launch<detail::kLargeLaunchRecords>(pieces, beam_, detector_, tuning, sequence);
+        launch<detail::kLargeLaunchRecords>(pieces, beam_, detector_, tuning, early, sequence);
         break;
     }
     ++launches;

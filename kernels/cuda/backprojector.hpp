@@ -61,6 +61,9 @@ struct BackprojectTuning {
   // in L2 gains nothing: docs/performance.md).
   TargetInterleaving interleave = TargetInterleaving::kAutomatic;
   QuarterTurnPlacement quarter_turns = QuarterTurnPlacement::kSpread;
+  // Whether a call's launches after its first start while the previous one's last blocks still
+  // run (KernelLaunch::set_start_early), instead of after it has finished.
+  bool start_launches_early = true;
 };
 // Empty when valid, else why not.
 std::string validate(const BackprojectTuning& tuning);

@@ -20,8 +20,22 @@ cudaKernelNodeParams KernelLaunch::node_params() const {
 }
 
 void KernelLaunch::enqueue(cudaStream_t stream) const {
-  SLICESTREAM_CUDA_CHECK(
-      cudaLaunchKernel(function_, grid_, block_, const_cast<void**>(args_.data()), 0, stream));
+  if (!start_early_) {
+    SLICESTREAM_CUDA_CHECK(
+        cudaLaunchKernel(function_, grid_, block_, const_cast<void**>(args_.data()), 0, stream));
+    return;
+  }
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid_;
+  config.blockDim = block_;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  SLICESTREAM_CUDA_CHECK(cudaLaunchKernelExC(&config, function_, const_cast<void**>(args_.data())));
 }
 
 void LaunchSequence::add(KernelLaunch launch) {
@@ -92,13 +106,14 @@ std::vector<LaunchSequence::StepShape> LaunchSequence::shape() const {
   for (const Step& step : steps_) {
     switch (step.kind) {
       case Kind::kKernel:
-        shape.push_back({step.kind, step.kernel->function(), cudaMemcpyDefault, 0});
+        shape.push_back({step.kind, step.kernel->function(), cudaMemcpyDefault, 0,
+                         step.kernel->starts_early()});
         break;
       case Kind::kCopy:
-        shape.push_back({step.kind, nullptr, step.copy_kind, step.bytes});
+        shape.push_back({step.kind, nullptr, step.copy_kind, step.bytes, false});
         break;
       case Kind::kFixed:
-        shape.push_back({step.kind, step.key, cudaMemcpyDefault, 0});
+        shape.push_back({step.kind, step.key, cudaMemcpyDefault, 0, false});
         break;
     }
   }

@@ -72,6 +72,12 @@ class KernelLaunch {
     return *std::launder(reinterpret_cast<P*>(storage_.get()));
   }
   void set_grid(dim3 grid) { grid_ = grid; }
+  // Lets the launch start while the previous kernel on its stream still runs (programmatic
+  // dependent launch: its blocks begin once every block of that kernel has signalled that they may,
+  // griddepcontrol.launch_dependents). Only for kernels that wait for the previous one
+  // (griddepcontrol.wait) before they touch anything it may write.
+  void set_start_early(bool early) { start_early_ = early; }
+  bool starts_early() const { return start_early_; }
 
   KernelLaunch(KernelLaunch&&) noexcept = default;
   KernelLaunch& operator=(KernelLaunch&&) noexcept = default;
@@ -87,7 +93,7 @@ class KernelLaunch {
   // Kernel node parameters pointing into this launch's argument storage (valid while it lives;
   // the driver copies them).
   cudaKernelNodeParams node_params() const;
-  void enqueue(cudaStream_t stream) const;  // cudaLaunchKernel, checked
+  void enqueue(cudaStream_t stream) const;  // cudaLaunchKernel(Ex), checked
 
  private:
   static constexpr std::size_t kStorageAlignment = alignof(std::max_align_t);
@@ -113,6 +119,7 @@ class KernelLaunch {
   std::size_t size_ = 0;
   std::unique_ptr<unsigned char[]> storage_;
   std::vector<void*> args_;
+  bool start_early_ = false;
 };
 
 class LaunchSequence {
@@ -142,8 +149,10 @@ class LaunchSequence {
     const void* what;
     cudaMemcpyKind copy_kind;
     std::size_t bytes;
+    bool starts_early;  // a kernel's: graph capture makes its edge a programmatic one
     bool operator==(const StepShape& o) const {
-      return kind == o.kind && what == o.what && copy_kind == o.copy_kind && bytes == o.bytes;
+      return kind == o.kind && what == o.what && copy_kind == o.copy_kind && bytes == o.bytes &&
+             starts_early == o.starts_early;
     }
   };
   std::vector<StepShape> shape() const;

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/backproject_cpu.hpp"
@@ -379,15 +381,21 @@ void check_plane_ranges_and_many_sources(RandomSource& random, cuda::ProjectionS
   jobs[2].data = slice_target.data();
   jobs[2].accumulate = true;
   jobs[2].sources = sources_for(f, some, scale);
-  for (int points : {1, 4, 8}) {
-    SCOPED_TRACE("points per thread " + std::to_string(points));
+  // Launches that start early (during the previous one's last blocks) wait for it before they
+  // touch their targets: later launches add to what earlier ones wrote.
+  const cuda::Stream stream;
+  for (const auto& [points, early] :
+       std::vector<std::pair<int, bool>>{{1, true}, {4, true}, {8, true}, {4, false}}) {
+    SCOPED_TRACE("points per thread " + std::to_string(points) + (early ? ", early" : ""));
     SLICESTREAM_CUDA_CHECK(cudaMemcpy(volume_target.data(), volume_initial.data(),
                                       volume_target.bytes(), cudaMemcpyHostToDevice));
     cuda::BackprojectTuning tuning;
     tuning.points_per_thread = points;
     tuning.interpolation = interpolation_of(storage);
+    tuning.start_launches_early = early;
     cuda::Backprojector backprojector(BeamKind::kCone, detector, tuning);
-    EXPECT_GE(backprojector.run(jobs, nullptr), 3);
+    EXPECT_GE(backprojector.run(jobs, stream.get()), 3);
+    SLICESTREAM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     EXPECT_LE(
         test::relative_error(test::to_host(volume_target.data(), volume.points()), volume_expected),
         tolerance_of(storage));

@@ -221,6 +221,29 @@ TEST(BackprojectorHost, AxialSlicePairsSourcesAQuarterTurnApart) {
   }
 }
 
+// A call's launches after its first start early (during the previous launch's last blocks), unless
+// the tuning says otherwise; the first never does, since it follows whatever the stream ran before.
+TEST(BackprojectorHost, LaunchesAfterTheFirstStartEarly) {
+  const DetectorShape detector{36, 52};
+  FakeStore store;
+  std::vector<cuda::BackprojectJob> jobs =
+      default_slice_jobs(BeamKind::kParallel, detector, FakeStore::kSlots, store);
+  cuda::BackprojectJob again = jobs[0];  // the same target once more: a launch of its own
+  again.accumulate = true;
+  jobs.push_back(again);
+  for (bool early : {true, false}) {
+    cuda::BackprojectTuning tuning;
+    tuning.start_launches_early = early;
+    cuda::LaunchSequence sequence;
+    sequence.add_fixed(&store, [](cudaStream_t) {});  // what the stream ran before
+    ASSERT_EQ(
+        cuda::Backprojector(BeamKind::kParallel, detector, tuning, kDevice).append(jobs, sequence),
+        2);
+    EXPECT_FALSE(sequence.kernel(1)->starts_early());
+    EXPECT_EQ(sequence.kernel(2)->starts_early(), early);
+  }
+}
+
 // layout_block runs every block of the layout exactly once, the first `spread` of them evenly
 // apart (each gap within one block of total / spread) and the rest in their order.
 TEST(BackprojectorHost, SpreadBlocksRunEveryLayoutBlockOnce) {
