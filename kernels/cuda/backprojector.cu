@@ -450,6 +450,9 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
   // takes them evenly through the launch instead.
   const auto others = std::stable_partition(
       pieces.begin(), pieces.end(), [](const Piece& piece) { return piece.quarter != nullptr; });
+  // Pieces that add to what an earlier launch wrote last: in a launch that starts early their
+  // blocks wait for the previous launch to finish before they start.
+  std::stable_partition(others, pieces.end(), [](const Piece& piece) { return !piece.accumulate; });
   const SampleKind kind = sample_kind(pieces, tuning.interpolation);
   const dim3 block(static_cast<unsigned>(tuning.block_x), static_cast<unsigned>(tuning.block_y));
   KernelLaunch kernel_launch = KernelLaunch::in_place(
@@ -789,7 +792,38 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
     return std::any_of(pieces.begin(), pieces.end(),
                        [&](const Piece& piece) { return piece.job->data == job.data; });
   };
+  const auto records_of = [&](std::size_t n) {
+    return paths.quarters[n].run != 0 ? paths.quarters[n].pairs() : jobs[n].sources.size();
+  };
+  // Records [first, first + count) of job n into the current launch. Only the first piece of a
+  // job may overwrite; later pieces add to it.
+  const auto place = [&](std::size_t n, std::size_t first, std::size_t count) {
+    const QuarterTurns* quarter = paths.quarters[n].run != 0 ? &paths.quarters[n] : nullptr;
+    pieces.push_back({&jobs[n], first, count, jobs[n].accumulate || first > 0, paths.pairings[n],
+                      paths.centre_lines[n], quarter});
+    records += count;
+  };
+  // Later jobs that fit whole into the current launch, each taken ahead of job n only if no job
+  // from n on before it writes the same target (each target's jobs keep their order).
+  std::vector<bool> placed(jobs.size(), false);
+  const auto fill_with_later = [&](std::size_t n) {
+    for (std::size_t m = n + 1; m < jobs.size(); ++m) {
+      if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch)) return;
+      const std::size_t count = records_of(m);
+      if (placed[m] || count == 0 || records + count > max_records || writes_same_target(jobs[m])) {
+        continue;
+      }
+      const bool behind_same_target =
+          std::any_of(jobs.begin() + static_cast<std::ptrdiff_t>(n),
+                      jobs.begin() + static_cast<std::ptrdiff_t>(m),
+                      [&](const BackprojectJob& earlier) { return earlier.data == jobs[m].data; });
+      if (behind_same_target) continue;
+      place(m, 0, count);
+      placed[m] = true;
+    }
+  };
   for (std::size_t n = 0; n < jobs.size(); ++n) {
+    if (placed[n]) continue;
     const BackprojectJob& job = jobs[n];
     if (job.sources.empty()) {
       if (job.accumulate) continue;  // += 0
@@ -800,8 +834,14 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
       pieces.push_back({&job, 0, 0, false});
       continue;
     }
-    const QuarterTurns* quarter = paths.quarters[n].run != 0 ? &paths.quarters[n] : nullptr;
-    const std::size_t record_count = quarter != nullptr ? quarter->pairs() : job.sources.size();
+    const std::size_t record_count = records_of(n);
+    // A job that fits into one launch is not split across two: a later piece of it would add to
+    // what the earlier launch wrote and so wait for that launch to finish instead of starting
+    // during its last blocks. Later jobs that fit take the room it leaves.
+    if (record_count <= max_records && records + record_count > max_records) {
+      fill_with_later(n);
+      flush();
+    }
     std::size_t first = 0;
     while (first < record_count) {
       if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch) ||
@@ -809,10 +849,7 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
         flush();
       }
       const std::size_t count = std::min(record_count - first, max_records - records);
-      // Only the first piece of a job may overwrite; later pieces add to it.
-      pieces.push_back({&job, first, count, job.accumulate || first > 0, paths.pairings[n],
-                        paths.centre_lines[n], quarter});
-      records += count;
+      place(n, first, count);
       first += count;
     }
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -242,6 +243,47 @@ TEST(BackprojectorHost, LaunchesAfterTheFirstStartEarly) {
     EXPECT_FALSE(sequence.kernel(1)->starts_early());
     EXPECT_EQ(sequence.kernel(2)->starts_early(), early);
   }
+}
+
+// Jobs that fit into one launch are not split across two; later jobs that fit whole take the room
+// an earlier one leaves, but never ahead of an earlier job writing the same target.
+TEST(BackprojectorHost, JobsThatFitALaunchAreNotSplit) {
+  const DetectorShape detector{36, 52};
+  FakeStore store;
+  std::vector<cuda::BackprojectJob> slices =
+      default_slice_jobs(BeamKind::kParallel, detector, FakeStore::kSlots, store);
+  const auto with_sources = [](cuda::BackprojectJob job, std::size_t count) {
+    const std::vector<cuda::BackprojectSource> sources = job.sources;
+    job.sources.clear();
+    for (std::size_t s = 0; s < count; ++s)
+      job.sources.push_back(sources[s % sources.size()]);
+    return job;
+  };
+  cuda::BackprojectJob y_again = with_sources(slices[1], 100);
+  y_again.accumulate = true;
+  // x 320 and y 320 records do not share a launch of 480; z (100) joins x, y's second job (100)
+  // waits behind y.
+  const std::vector<cuda::BackprojectJob> jobs = {with_sources(slices[0], 320),
+                                                  with_sources(slices[1], 320),
+                                                  with_sources(slices[2], 100), y_again};
+  cuda::LaunchSequence sequence;
+  ASSERT_EQ(cuda::Backprojector(BeamKind::kParallel, detector, cuda::BackprojectTuning{}, kDevice)
+                .append(jobs, sequence),
+            3);
+  // Per launch: (target, records, accumulates).
+  using Targets = std::vector<std::tuple<const float*, int, int>>;
+  const auto targets_of = [&](std::size_t step) {
+    const auto* params = params_of<cuda::detail::kLargeLaunchRecords>(*sequence.kernel(step));
+    Targets targets;
+    for (int t = 0; t < params->target_count; ++t) {
+      const cuda::detail::DeviceTarget& target = params->targets[t];
+      targets.emplace_back(target.data, target.record_end - target.record_begin, target.accumulate);
+    }
+    return targets;
+  };
+  EXPECT_EQ(targets_of(0), (Targets{{jobs[0].data, 320, 0}, {jobs[2].data, 100, 0}}));
+  EXPECT_EQ(targets_of(1), (Targets{{jobs[1].data, 320, 0}}));
+  EXPECT_EQ(targets_of(2), (Targets{{jobs[3].data, 100, 1}}));
 }
 
 // layout_block runs every block of the layout exactly once, the first `spread` of them evenly
