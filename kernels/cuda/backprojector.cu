@@ -691,6 +691,82 @@ struct JobPaths {
   std::vector<QuarterTurns> quarters;  // of centre-line jobs
 };
 
+// Records [first, first + count) of job `job` in one launch.
+struct PlannedPiece {
+  std::size_t job;
+  std::size_t first;
+  std::size_t count;
+};
+using LaunchPlan = std::vector<std::vector<PlannedPiece>>;
+
+// Which launch takes which records of `jobs` (records[n] of job n), at most max_records and
+// kMaxTargetsPerLaunch targets per launch, never two pieces on one target in one launch (they
+// would race). Filling (keep_whole false): every launch filled up, a job split where it reaches
+// the end of one. keep_whole: a job that fits into one launch is not split across two (its later
+// piece would add to what the earlier launch wrote, so it would have to wait for that launch
+// instead of starting during its last blocks); later jobs that fit take the room it leaves, each
+// ahead of it only if no job from it on before them writes the same target (each target's jobs keep
+// their order). Jobs larger than a launch are split either way.
+LaunchPlan plan_launches(const std::vector<BackprojectJob>& jobs,
+                         const std::vector<std::size_t>& records, std::size_t max_records,
+                         bool keep_whole) {
+  LaunchPlan plan(1);
+  std::size_t used = 0;
+  const auto next_launch = [&]() {
+    if (plan.back().empty()) return;
+    plan.emplace_back();
+    used = 0;
+  };
+  const auto full = [&]() {
+    return plan.back().size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch);
+  };
+  const auto writes_same_target = [&](std::size_t n) {
+    return std::any_of(plan.back().begin(), plan.back().end(),
+                       [&](const PlannedPiece& p) { return jobs[p.job].data == jobs[n].data; });
+  };
+  const auto add = [&](std::size_t n, std::size_t first, std::size_t count) {
+    plan.back().push_back({n, first, count});
+    used += count;
+  };
+  std::vector<bool> placed(jobs.size(), false);
+  const auto fill_with_later = [&](std::size_t n) {
+    for (std::size_t m = n + 1; m < jobs.size() && !full(); ++m) {
+      if (placed[m] || records[m] == 0 || used + records[m] > max_records ||
+          writes_same_target(m)) {
+        continue;
+      }
+      const auto from = jobs.begin() + static_cast<std::ptrdiff_t>(n);
+      const auto to = jobs.begin() + static_cast<std::ptrdiff_t>(m);
+      if (std::any_of(from, to, [&](const BackprojectJob& j) { return j.data == jobs[m].data; })) {
+        continue;
+      }
+      add(m, 0, records[m]);
+      placed[m] = true;
+    }
+  };
+  for (std::size_t n = 0; n < jobs.size(); ++n) {
+    if (placed[n]) continue;
+    if (records[n] == 0) {
+      if (jobs[n].accumulate) continue;  // += 0
+      if (full() || writes_same_target(n)) next_launch();
+      add(n, 0, 0);
+      continue;
+    }
+    if (keep_whole && records[n] <= max_records && used + records[n] > max_records) {
+      fill_with_later(n);
+      next_launch();
+    }
+    for (std::size_t first = 0; first < records[n];) {
+      if (full() || used == max_records || writes_same_target(n)) next_launch();
+      const std::size_t count = std::min(records[n] - first, max_records - used);
+      add(n, first, count);
+      first += count;
+    }
+  }
+  if (plan.back().empty()) plan.pop_back();
+  return plan;
+}
+
 // Records per launch for `jobs`: per-frame updates (few sources) take the kernel with the small
 // parameter block (launching it copies ~1 KB of parameters instead of ~31 KB), batched updates the
 // medium one, full recomputes the large one.
@@ -762,12 +838,31 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
       paths_of(jobs, detector_, tuning_.interpolation, takes_quarter_turns(beam_, max_records));
   const BackprojectTuning tuning = resolve_tuning(tuning_, jobs, paths, detector_, device_);
 
-  int launches = 0;
+  std::vector<std::size_t> records(jobs.size());
+  for (std::size_t n = 0; n < jobs.size(); ++n)
+    records[n] = paths.quarters[n].run != 0 ? paths.quarters[n].pairs() : jobs[n].sources.size();
+  // Jobs kept whole where that takes no more launches than filling every launch.
+  LaunchPlan plan = plan_launches(jobs, records, max_records, true);
+  if (plan.size() > 1) {
+    LaunchPlan filled = plan_launches(jobs, records, max_records, false);
+    if (filled.size() < plan.size()) plan = std::move(filled);
+  }
+
   const std::size_t kernels_before = sequence.kernel_count();
-  std::vector<Piece> pieces;
-  std::size_t records = 0;
-  auto flush = [&]() {
-    if (pieces.empty()) return;
+  for (const std::vector<PlannedPiece>& planned : plan) {
+    std::vector<Piece> pieces;
+    for (const PlannedPiece& pp : planned) {
+      const BackprojectJob& job = jobs[pp.job];
+      if (job.sources.empty()) {
+        pieces.push_back({&job, 0, 0, false});  // zeroes the target
+        continue;
+      }
+      const QuarterTurns* quarter =
+          paths.quarters[pp.job].run != 0 ? &paths.quarters[pp.job] : nullptr;
+      // Only the first piece of a job may overwrite; later pieces add to it.
+      pieces.push_back({&job, pp.first, pp.count, job.accumulate || pp.first > 0,
+                        paths.pairings[pp.job], paths.centre_lines[pp.job], quarter});
+    }
     // The first launch waits for whatever the stream ran before (the store's writes); later ones
     // follow one of this call's launches, so they may start during its last blocks and wait for it
     // only to touch their targets.
@@ -783,78 +878,8 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
         launch<detail::kLargeLaunchRecords>(pieces, beam_, detector_, tuning, early, sequence);
         break;
     }
-    ++launches;
-    pieces.clear();
-    records = 0;
-  };
-  // Two pieces writing the same target in one launch would race: the second waits.
-  auto writes_same_target = [&](const BackprojectJob& job) {
-    return std::any_of(pieces.begin(), pieces.end(),
-                       [&](const Piece& piece) { return piece.job->data == job.data; });
-  };
-  const auto records_of = [&](std::size_t n) {
-    return paths.quarters[n].run != 0 ? paths.quarters[n].pairs() : jobs[n].sources.size();
-  };
-  // Records [first, first + count) of job n into the current launch. Only the first piece of a
-  // job may overwrite; later pieces add to it.
-  const auto place = [&](std::size_t n, std::size_t first, std::size_t count) {
-    const QuarterTurns* quarter = paths.quarters[n].run != 0 ? &paths.quarters[n] : nullptr;
-    pieces.push_back({&jobs[n], first, count, jobs[n].accumulate || first > 0, paths.pairings[n],
-                      paths.centre_lines[n], quarter});
-    records += count;
-  };
-  // Later jobs that fit whole into the current launch, each taken ahead of job n only if no job
-  // from n on before it writes the same target (each target's jobs keep their order).
-  std::vector<bool> placed(jobs.size(), false);
-  const auto fill_with_later = [&](std::size_t n) {
-    for (std::size_t m = n + 1; m < jobs.size(); ++m) {
-      if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch)) return;
-      const std::size_t count = records_of(m);
-      if (placed[m] || count == 0 || records + count > max_records || writes_same_target(jobs[m])) {
-        continue;
-      }
-      const bool behind_same_target =
-          std::any_of(jobs.begin() + static_cast<std::ptrdiff_t>(n),
-                      jobs.begin() + static_cast<std::ptrdiff_t>(m),
-                      [&](const BackprojectJob& earlier) { return earlier.data == jobs[m].data; });
-      if (behind_same_target) continue;
-      place(m, 0, count);
-      placed[m] = true;
-    }
-  };
-  for (std::size_t n = 0; n < jobs.size(); ++n) {
-    if (placed[n]) continue;
-    const BackprojectJob& job = jobs[n];
-    if (job.sources.empty()) {
-      if (job.accumulate) continue;  // += 0
-      if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch) ||
-          writes_same_target(job)) {
-        flush();
-      }
-      pieces.push_back({&job, 0, 0, false});
-      continue;
-    }
-    const std::size_t record_count = records_of(n);
-    // A job that fits into one launch is not split across two: a later piece of it would add to
-    // what the earlier launch wrote and so wait for that launch to finish instead of starting
-    // during its last blocks. Later jobs that fit take the room it leaves.
-    if (record_count <= max_records && records + record_count > max_records) {
-      fill_with_later(n);
-      flush();
-    }
-    std::size_t first = 0;
-    while (first < record_count) {
-      if (pieces.size() == static_cast<std::size_t>(detail::kMaxTargetsPerLaunch) ||
-          records == max_records || writes_same_target(job)) {
-        flush();
-      }
-      const std::size_t count = std::min(record_count - first, max_records - records);
-      place(n, first, count);
-      first += count;
-    }
   }
-  flush();
-  return launches;
+  return static_cast<int>(plan.size());
 }
 
 }  // namespace slicestream::cuda

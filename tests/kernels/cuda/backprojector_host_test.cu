@@ -284,6 +284,17 @@ TEST(BackprojectorHost, JobsThatFitALaunchAreNotSplit) {
   EXPECT_EQ(targets_of(0), (Targets{{jobs[0].data, 320, 0}, {jobs[2].data, 100, 0}}));
   EXPECT_EQ(targets_of(1), (Targets{{jobs[1].data, 320, 0}}));
   EXPECT_EQ(targets_of(2), (Targets{{jobs[3].data, 100, 1}}));
+
+  // Three jobs of 320 whole would take three launches, filled two: y is split, and its second
+  // piece, which adds to the first launch's sums, comes last in the second launch.
+  const std::vector<cuda::BackprojectJob> three = {
+      with_sources(slices[0], 320), with_sources(slices[1], 320), with_sources(slices[2], 320)};
+  sequence = cuda::LaunchSequence();
+  ASSERT_EQ(cuda::Backprojector(BeamKind::kParallel, detector, cuda::BackprojectTuning{}, kDevice)
+                .append(three, sequence),
+            2);
+  EXPECT_EQ(targets_of(0), (Targets{{three[0].data, 320, 0}, {three[1].data, 160, 0}}));
+  EXPECT_EQ(targets_of(1), (Targets{{three[2].data, 320, 0}, {three[1].data, 160, 1}}));
 }
 
 // layout_block runs every block of the layout exactly once, the first `spread` of them evenly
