@@ -681,6 +681,31 @@ void profile_batched(Scene& scene, int batch) {
   }
 }
 
+// For a profiler (ncu): the full recompute of the three slices with the automatic tuning and the
+// default storage, and then each slice alone, after an unprofiled warm-up of each, between
+// cudaProfilerStart/Stop.
+void profile_recompute(Scene& scene) {
+  const cuda::ProjectionStorage storage = cuda::ProjectionStorage::kTextureHalfMirrored;
+  const std::vector<cuda::BackprojectJob> jobs =
+      scene.full_recompute_jobs(angular_weight(scene.spec.projections), scene.store(storage));
+  const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
+                                          {32, 4, 0, interpolation_of(storage)});
+  cuda::Stream stream;
+  std::vector<std::vector<cuda::BackprojectJob>> runs = {jobs};
+  for (const cuda::BackprojectJob& job : jobs)
+    runs.push_back({job});
+  for (const auto& run : runs) {
+    backprojector.run(run, stream.get());
+    stream.synchronize();
+    SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
+    backprojector.run(run, stream.get());
+    stream.synchronize();
+    SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
+  }
+  std::printf("profiled: %s %s full recompute, then each slice alone\n", scene.spec.name.c_str(),
+              to_string(scene.beam));
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"CUDA backend benchmark"};
   std::string setups_arg = "flexray,highspeed,tomobank";
@@ -706,6 +731,10 @@ int run(int argc, char** argv) {
                  "only run one batched incremental update of this many projections per cone "
                  "set-up, twice (for ncu: the second launches are the warm ones)")
       ->check(CLI::Range(1, kMaxBenchBatch));
+  bool profile_full = false;
+  app.add_flag("--profile-recompute", profile_full,
+               "only run the full recompute and each slice alone once per cone set-up, warm (for "
+               "ncu --profile-from-start off)");
   CLI11_PARSE(app, argc, argv);
 
   const std::string reason = cuda::device_unavailable_reason(0);
@@ -717,6 +746,14 @@ int run(int argc, char** argv) {
   std::printf("device: %s, %d SMs, compute %d.%d, %.1f GiB\n", device.name.c_str(),
               device.multiprocessors, device.compute_major, device.compute_minor,
               static_cast<double>(device.memory_total_bytes) / (1 << 30));
+  if (profile_full) {
+    for (const SetupSpec& spec : kernelkit_setups()) {
+      if (setups_arg.find(spec.name) == std::string::npos) continue;
+      std::unique_ptr<Scene> scene = make_scene(spec, BeamKind::kCone);
+      profile_recompute(*scene);
+    }
+    return 0;
+  }
   if (profile_batch > 0) {
     for (const SetupSpec& spec : kernelkit_setups()) {
       if (setups_arg.find(spec.name) == std::string::npos) continue;
