@@ -189,14 +189,6 @@ __device__ __forceinline__ float reciprocal(float x) {
   return r;
 }
 
-// 1 / den for a point in front of the source, 0 behind it (or for NaN). The reciprocal is taken
-// either way and selected: a branch around it would separate one source's fetch from the next
-// one's, so that they could not be in flight together.
-__device__ __forceinline__ float inverse_depth(float den) {
-  const float r = reciprocal(den);
-  return den > 0.0f ? r : 0.0f;
-}
-
 // Adds source `rec`'s contribution to a thread's kPoints points, spaced `stride` rows apart (and,
 // kPaired, to their mirror images in `mirror`).
 template <bool kCone, SampleKind kSample, int kPoints, bool kPaired>
@@ -214,7 +206,7 @@ __device__ __forceinline__ void add_source(const DeviceRecord& rec, float fi, fl
     for (int q = 0; q < kPoints; ++q) {
       const float fq = static_cast<float>(q);
       const float den = fmaf(fq, dd, d0);
-      const float inv = inverse_depth(den);
+      const float inv = den > 0.0f ? reciprocal(den) : 0.0f;  // behind the source: 0
       const float col = fmaf(fq, dc, c0) * inv;
       const float row = fmaf(fq, dr, r0) * inv;
       accumulate<kSample, kPaired>(rec, col, row, rec.weight * inv * inv, rows, cols, acc[q],
@@ -267,11 +259,6 @@ __device__ __forceinline__ void wait_for_previous_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-}
-
-// Sources a thread with kRows rows works on at once: about four fetches in flight.
-__host__ __device__ constexpr int sources_in_flight(int rows) {
-  return rows >= 4 ? 1 : 4 / rows;
 }
 
 // One block's tile: blockDim.x x (blockDim.y * kRows) thread rows of one plane of one target;
@@ -333,10 +320,6 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
     const int count = min(kStagedRecords, target.record_end - first);
     stage_records(params, first, count, staged);
     if (!inside) continue;
-      // Each source's samples depend on a fetch; with few rows per thread the loop is unrolled so
-      // that several sources' fetches are in flight at once (one at a time, a thread would wait a
-      // fetch's whole latency per source).
-#pragma unroll(sources_in_flight(kRows))
     for (int r = 0; r < count; ++r) {
       add_source<kCone, kSample, kRows, kPaired>(staged[r], fi, fj, fk, stride, params.rows,
                                                  params.cols, acc, mirror_acc);
@@ -406,7 +389,7 @@ __device__ __forceinline__ void add_turned_pair(const DeviceRecord& rec, int par
     float weight = rec.weight;
     if constexpr (kCone) {
       const float den = fmaf(fq, dd, d0);
-      const float inv = inverse_depth(den);
+      const float inv = den > 0.0f ? reciprocal(den) : 0.0f;  // behind the source: 0
       col *= inv;
       weight *= inv * inv;
     }
