@@ -244,7 +244,7 @@ __device__ __forceinline__ void stage_records(const LaunchParams<kMaxRecords>& p
   __syncthreads();
 }
 
-// A recompute's launches after its first start early (KernelLaunch::start_early: programmatic
+// A recompute's launches after its first start early (KernelLaunch::set_start_early: programmatic
 // dependent launch), while the previous launch's last blocks still run. Every block lets the next
 // launch start once all of this launch's blocks have started, and waits for the previous launch to
 // finish (its writes visible) before it reads or writes its target: the previous launch may have
