@@ -516,6 +516,7 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   kernel_launch.set_grid(dim3(static_cast<unsigned>(blocks)));
   kernel_launch.set_start_early(start_early);
+  params.starts_early = start_early ? 1 : 0;
   sequence.add(std::move(kernel_launch));
 }
 
@@ -629,6 +630,28 @@ Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const Backpr
 
 namespace {
 
+// Blocks that all of `jobs` take in launches of tuning `t` (points_per_thread resolved).
+long long blocks_of(const std::vector<BackprojectJob>& jobs,
+                    const std::vector<MirrorPairing>& pairings,
+                    const std::vector<QuarterTurns>& quarters, const BackprojectTuning& t) {
+  long long blocks = 0;
+  for (std::size_t n = 0; n < jobs.size(); ++n) {
+    const BackprojectJob& job = jobs[n];
+    if (quarters[n].run != 0) {  // rows per thread fixed
+      int tiles_x = 0;
+      int tiles_y = 0;
+      quarter_turn_tiles(job.grid, t, tiles_x, tiles_y);
+      blocks += static_cast<long long>(tiles_x) * tiles_y;
+      continue;
+    }
+    const bool paired = pairings[n] != MirrorPairing::kNone;
+    blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
+              row_tiles(job.grid.height, t.block_y, t.points_per_thread, paired) *
+              (job.plane_end - job.plane_begin);
+  }
+  return blocks;
+}
+
 // The tuning with points_per_thread resolved for jobs paired as `pairings` says. Many points per
 // thread amortise the per-source set-up (docs/performance.md), but too few blocks leave
 // multiprocessors idle: take the largest that keeps six blocks per multiprocessor. A launch with
@@ -645,25 +668,8 @@ BackprojectTuning resolve_points(BackprojectTuning t, const std::vector<Backproj
   });
   for (int points : {8, 4, 2}) {
     if (any_paired && points > 4) continue;
-    long long blocks = 0;
-    for (std::size_t n = 0; n < jobs.size(); ++n) {
-      const BackprojectJob& job = jobs[n];
-      if (quarters[n].run != 0) {  // rows per thread fixed
-        int tiles_x = 0;
-        int tiles_y = 0;
-        quarter_turn_tiles(job.grid, t, tiles_x, tiles_y);
-        blocks += static_cast<long long>(tiles_x) * tiles_y;
-        continue;
-      }
-      const bool paired = pairings[n] != MirrorPairing::kNone;
-      blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
-                row_tiles(job.grid.height, t.block_y, points, paired) *
-                (job.plane_end - job.plane_begin);
-    }
-    if (blocks >= wanted) {
-      t.points_per_thread = points;
-      return t;
-    }
+    t.points_per_thread = points;
+    if (blocks_of(jobs, pairings, quarters, t) >= wanted) return t;
   }
   t.points_per_thread = 1;
   return t;
@@ -767,6 +773,23 @@ LaunchPlan plan_launches(const std::vector<BackprojectJob>& jobs,
   return plan;
 }
 
+// A launch whose blocks each run one after another through all its sources keeps multiprocessors
+// idle when it has fewer than this many blocks per multiprocessor (about one wave).
+constexpr long long kSplitBelowBlocksPerMultiprocessor = 8;
+
+// One launch's pieces in two: each piece's first half of records, then its second half (which adds
+// to the first).
+LaunchPlan in_halves(const std::vector<PlannedPiece>& pieces) {
+  LaunchPlan plan(2);
+  for (const PlannedPiece& piece : pieces) {
+    const std::size_t half = (piece.count + 1) / 2;
+    plan[0].push_back({piece.job, piece.first, half});
+    if (piece.count > half) plan[1].push_back({piece.job, piece.first + half, piece.count - half});
+  }
+  if (plan[1].empty()) plan.pop_back();
+  return plan;
+}
+
 // Records per launch for `jobs`: per-frame updates (few sources) take the kernel with the small
 // parameter block (launching it copies ~1 KB of parameters instead of ~31 KB), batched updates the
 // medium one, full recomputes the large one.
@@ -846,6 +869,12 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
   if (plan.size() > 1) {
     LaunchPlan filled = plan_launches(jobs, records, max_records, false);
     if (filled.size() < plan.size()) plan = std::move(filled);
+  } else if (plan.size() == 1 &&
+             max_records == static_cast<std::size_t>(detail::kLargeLaunchRecords) &&
+             tuning.start_launches_early && tuning.split_small_recomputes &&
+             blocks_of(jobs, paths.pairings, paths.quarters, tuning) <
+                 kSplitBelowBlocksPerMultiprocessor * device_.multiprocessors) {
+    plan = in_halves(plan.front());
   }
 
   const std::size_t kernels_before = sequence.kernel_count();
