@@ -773,23 +773,6 @@ LaunchPlan plan_launches(const std::vector<BackprojectJob>& jobs,
   return plan;
 }
 
-// A launch whose blocks each run one after another through all its sources keeps multiprocessors
-// idle when it has fewer than this many blocks per multiprocessor (about one wave).
-constexpr long long kSplitBelowBlocksPerMultiprocessor = 8;
-
-// One launch's pieces in two: each piece's first half of records, then its second half (which adds
-// to the first).
-LaunchPlan in_halves(const std::vector<PlannedPiece>& pieces) {
-  LaunchPlan plan(2);
-  for (const PlannedPiece& piece : pieces) {
-    const std::size_t half = (piece.count + 1) / 2;
-    plan[0].push_back({piece.job, piece.first, half});
-    if (piece.count > half) plan[1].push_back({piece.job, piece.first + half, piece.count - half});
-  }
-  if (plan[1].empty()) plan.pop_back();
-  return plan;
-}
-
 // Records per launch for `jobs`: per-frame updates (few sources) take the kernel with the small
 // parameter block (launching it copies ~1 KB of parameters instead of ~31 KB), batched updates the
 // medium one, full recomputes the large one.
@@ -869,12 +852,6 @@ int Backprojector::append(const std::vector<BackprojectJob>& jobs, LaunchSequenc
   if (plan.size() > 1) {
     LaunchPlan filled = plan_launches(jobs, records, max_records, false);
     if (filled.size() < plan.size()) plan = std::move(filled);
-  } else if (plan.size() == 1 &&
-             max_records == static_cast<std::size_t>(detail::kLargeLaunchRecords) &&
-             tuning.start_launches_early && tuning.split_small_recomputes &&
-             blocks_of(jobs, paths.pairings, paths.quarters, tuning) <
-                 kSplitBelowBlocksPerMultiprocessor * device_.multiprocessors) {
-    plan = in_halves(plan.front());
   }
 
   const std::size_t kernels_before = sequence.kernel_count();

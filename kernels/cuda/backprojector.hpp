@@ -64,10 +64,6 @@ struct BackprojectTuning {
   // Whether a call's launches after its first start while the previous one's last blocks still
   // run (KernelLaunch::set_start_early), instead of after it has finished.
   bool start_launches_early = true;
-  // Whether a full recompute whose one launch would leave multiprocessors idle (fewer than eight
-  // blocks each) takes its sources in two launches instead, the second starting early: twice the
-  // blocks, each working through half the sources (with start_launches_early only).
-  bool split_small_recomputes = true;
 };
 // Empty when valid, else why not.
 std::string validate(const BackprojectTuning& tuning);

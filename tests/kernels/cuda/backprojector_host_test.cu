@@ -124,14 +124,6 @@ std::vector<cuda::BackprojectJob> default_slice_jobs(BeamKind beam, DetectorShap
   return jobs;
 }
 
-// The default tuning without splitting small recomputes: the tests of one launch's records use
-// grids far smaller than a real slice.
-cuda::BackprojectTuning one_launch() {
-  cuda::BackprojectTuning tuning;
-  tuning.split_small_recomputes = false;
-  return tuning;
-}
-
 TEST(BackprojectorHost, LaunchRecordsHoldTheMapsRelativeToEachGrid) {
   for (BeamKind beam : {BeamKind::kCone, BeamKind::kParallel}) {
     SCOPED_TRACE(to_string(beam));
@@ -141,7 +133,7 @@ TEST(BackprojectorHost, LaunchRecordsHoldTheMapsRelativeToEachGrid) {
     for (int projections : {20, 150}) {
       const std::vector<cuda::BackprojectJob> jobs =
           default_slice_jobs(beam, detector, projections, store);
-      const cuda::Backprojector backprojector(beam, detector, one_launch(), kDevice);
+      const cuda::Backprojector backprojector(beam, detector, cuda::BackprojectTuning{}, kDevice);
       cuda::LaunchSequence sequence;
       ASSERT_EQ(backprojector.append(jobs, sequence), 1);
       const cuda::KernelLaunch* launch = sequence.kernel(0);
@@ -184,7 +176,7 @@ TEST(BackprojectorHost, AxialSlicePairsSourcesAQuarterTurnApart) {
         default_slice_jobs(beam, detector, projections, store, 48, 48);
     EXPECT_FALSE(cuda::pairs_quarter_turns(jobs[0], detector));
     EXPECT_TRUE(cuda::pairs_quarter_turns(jobs[2], detector));
-    const cuda::Backprojector backprojector(beam, detector, one_launch(), kDevice);
+    const cuda::Backprojector backprojector(beam, detector, cuda::BackprojectTuning{}, kDevice);
     cuda::LaunchSequence sequence;
     ASSERT_EQ(backprojector.append(jobs, sequence), 1);
     const auto* params = params_of<cuda::detail::kLargeLaunchRecords>(*sequence.kernel(0));
@@ -221,7 +213,7 @@ TEST(BackprojectorHost, AxialSlicePairsSourcesAQuarterTurnApart) {
     // the vertical slices' blocks.
     EXPECT_EQ(params->spread_blocks, params->targets[1].block_begin);
     EXPECT_EQ(axial.block_begin, 0);
-    cuda::BackprojectTuning first = one_launch();
+    cuda::BackprojectTuning first;
     first.quarter_turns = cuda::QuarterTurnPlacement::kFirst;
     cuda::LaunchSequence first_sequence;
     ASSERT_EQ(cuda::Backprojector(beam, detector, first, kDevice).append(jobs, first_sequence), 1);
@@ -250,6 +242,10 @@ TEST(BackprojectorHost, LaunchesAfterTheFirstStartEarly) {
         2);
     EXPECT_FALSE(sequence.kernel(1)->starts_early());
     EXPECT_EQ(sequence.kernel(2)->starts_early(), early);
+    // The kernel knows too: an early launch loads the values it adds to last, after the wait.
+    EXPECT_EQ(params_of<cuda::detail::kLargeLaunchRecords>(*sequence.kernel(1))->starts_early, 0);
+    EXPECT_EQ(params_of<cuda::detail::kLargeLaunchRecords>(*sequence.kernel(2))->starts_early,
+              early ? 1 : 0);
   }
 }
 
@@ -303,58 +299,6 @@ TEST(BackprojectorHost, JobsThatFitALaunchAreNotSplit) {
             2);
   EXPECT_EQ(targets_of(0), (Targets{{three[0].data, 320, 0}, {three[1].data, 160, 0}}));
   EXPECT_EQ(targets_of(1), (Targets{{three[2].data, 320, 0}, {three[1].data, 160, 1}}));
-}
-
-// A full recompute whose one launch would have fewer than eight blocks per multiprocessor takes
-// each target's sources in two launches: the first halves, then the second halves adding to them in
-// a launch that starts early (and so loads the values it adds to last).
-TEST(BackprojectorHost, SmallRecomputesTakeTheirSourcesInTwoLaunches) {
-  const DetectorShape detector{36, 52};
-  FakeStore store;
-  const std::vector<cuda::BackprojectJob> jobs =
-      default_slice_jobs(BeamKind::kCone, detector, 75, store);  // odd: no quarter-turn pairs
-  cuda::LaunchSequence split;
-  ASSERT_EQ(cuda::Backprojector(BeamKind::kCone, detector, cuda::BackprojectTuning{}, kDevice)
-                .append(jobs, split),
-            2);
-  const auto* first = params_of<cuda::detail::kLargeLaunchRecords>(*split.kernel(0));
-  const auto* second = params_of<cuda::detail::kLargeLaunchRecords>(*split.kernel(1));
-  ASSERT_EQ(first->target_count, 3);
-  ASSERT_EQ(second->target_count, 3);
-  EXPECT_FALSE(split.kernel(0)->starts_early());
-  EXPECT_TRUE(split.kernel(1)->starts_early());
-  EXPECT_EQ(first->starts_early, 0);
-  EXPECT_EQ(second->starts_early, 1);
-  for (int t = 0; t < 3; ++t) {
-    EXPECT_EQ(first->targets[t].record_end - first->targets[t].record_begin, 38);
-    EXPECT_EQ(second->targets[t].record_end - second->targets[t].record_begin, 37);
-    EXPECT_EQ(first->targets[t].accumulate, 0);
-    EXPECT_EQ(second->targets[t].accumulate, 1);
-    EXPECT_EQ(first->targets[t].data, second->targets[t].data);
-  }
-  // The second launch's records are the sources after the first's: its first record is source 38's
-  // map relative to the same grid, as the first launch's record 38 would be without the split.
-  cuda::LaunchSequence whole;
-  ASSERT_EQ(
-      cuda::Backprojector(BeamKind::kCone, detector, one_launch(), kDevice).append(jobs, whole), 1);
-  const auto* one = params_of<cuda::detail::kLargeLaunchRecords>(*whole.kernel(0));
-  for (int t = 0; t < 3; ++t) {
-    const cuda::detail::DeviceTarget* in_one = nullptr;
-    for (int u = 0; u < one->target_count; ++u) {
-      if (one->targets[u].data == second->targets[t].data) in_one = &one->targets[u];
-    }
-    ASSERT_NE(in_one, nullptr);
-    EXPECT_EQ(std::memcmp(&one->records[in_one->record_begin + 38],
-                          &second->records[second->targets[t].record_begin],
-                          sizeof(cuda::detail::DeviceRecord)),
-              0);
-  }
-  // Launches that cannot start early are not split.
-  cuda::BackprojectTuning in_turn;
-  in_turn.start_launches_early = false;
-  cuda::LaunchSequence unsplit;
-  EXPECT_EQ(cuda::Backprojector(BeamKind::kCone, detector, in_turn, kDevice).append(jobs, unsplit),
-            1);
 }
 
 // layout_block runs every block of the layout exactly once, the first `spread` of them evenly
