@@ -81,9 +81,6 @@ struct LaunchParams {
   // The first spread_blocks blocks of the layout (the quarter-turn targets') are spread evenly
   // through the launch (layout_block); 0: the launch runs the layout in order.
   int spread_blocks;
-  // 1 where the launch starts early (KernelLaunch::set_start_early): the values it adds to may
-  // still be being written by the previous launch.
-  int starts_early;
 };
 
 static_assert(sizeof(LaunchParams<kLargeLaunchRecords>) <= 32764,
@@ -250,9 +247,8 @@ __device__ __forceinline__ void stage_records(const LaunchParams<kMaxRecords>& p
 // A recompute's launches after its first start early (KernelLaunch::set_start_early: programmatic
 // dependent launch), while the previous launch's last blocks still run. Every block lets the next
 // launch start once all of this launch's blocks have started, and waits for the previous launch to
-// finish (its writes visible) before it reads or writes its target (LaunchParams::starts_early):
-// the previous launch may have written that target. Both are no-ops in a launch that does not start
-// early.
+// finish (its writes visible) before it reads or writes its target: the previous launch may have
+// written that target. Both are no-ops in a launch that does not start early.
 __device__ __forceinline__ void let_next_launch_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -303,26 +299,21 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
   };
   // An accumulating launch loads the points' values first, so that their latency passes while the
   // samples are fetched instead of after them (kept apart from the sums, which are added to them
-  // last, as a plain accumulation would); one that starts early loads them last, once the previous
-  // launch, which may write them, has finished.
-  const bool prior_first = target.accumulate && params.starts_early == 0;
+  // last, as a plain accumulation would).
+  if (target.accumulate) wait_for_previous_launch();
   float prior[kRows];
   float acc[kRows];
   float mirror_prior[kRows];  // kPaired only (unused arrays cost nothing)
   float mirror_acc[kRows];
-  const auto load_prior = [&](bool load) {
-#pragma unroll
-    for (int q = 0; q < kRows; ++q) {
-      const bool loaded = load && inside && slot(q) < covered;
-      prior[q] = loaded ? *point_at(row(q)) : 0.0f;
-      if constexpr (kPaired) mirror_prior[q] = loaded ? *point_at(mirror_row(q)) : 0.0f;
-    }
-  };
-  load_prior(prior_first);
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
+    const bool loaded = inside && target.accumulate && slot(q) < covered;
+    prior[q] = loaded ? *point_at(row(q)) : 0.0f;
     acc[q] = 0.0f;
-    mirror_acc[q] = 0.0f;
+    if constexpr (kPaired) {
+      mirror_prior[q] = loaded ? *point_at(mirror_row(q)) : 0.0f;
+      mirror_acc[q] = 0.0f;
+    }
   }
 
   for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
@@ -335,8 +326,7 @@ __device__ __forceinline__ void backproject_tile(const LaunchParams<kMaxRecords>
     }
   }
   if (!inside) return;
-  wait_for_previous_launch();
-  if (target.accumulate && !prior_first) load_prior(true);
+  if (!target.accumulate) wait_for_previous_launch();
 
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
@@ -458,26 +448,17 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
     return target.data + static_cast<std::size_t>(tj) * static_cast<std::size_t>(target.width) +
            static_cast<std::size_t>(ti);
   };
-  // The points' values first (as backproject_tile), or last in a launch that starts early.
-  const bool prior_first = target.accumulate && params.starts_early == 0;
+  if (target.accumulate) wait_for_previous_launch();
   float prior[4][kRows];
   float acc[4][kRows];
-  const auto load_prior = [&](bool load) {
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-#pragma unroll
-      for (int q = 0; q < kRows; ++q) {
-        const bool loaded = load && inside && j0 + q * stride < half;
-        prior[k][q] = loaded ? *point_at(k, q) : 0.0f;
-      }
-    }
-  };
-  load_prior(prior_first);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
 #pragma unroll
-    for (int q = 0; q < kRows; ++q)
+    for (int q = 0; q < kRows; ++q) {
+      const bool loaded = inside && target.accumulate && j0 + q * stride < half;
+      prior[k][q] = loaded ? *point_at(k, q) : 0.0f;
       acc[k][q] = 0.0f;
+    }
   }
   for (int first = target.record_begin; first < target.record_end; first += kStagedRecords) {
     const int count = min(kStagedRecords, target.record_end - first);
@@ -495,8 +476,7 @@ __device__ __forceinline__ void backproject_quarter_turn_tile(
     }
   }
   if (!inside) return;
-  wait_for_previous_launch();
-  if (target.accumulate && !prior_first) load_prior(true);
+  if (!target.accumulate) wait_for_previous_launch();
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
 #pragma unroll

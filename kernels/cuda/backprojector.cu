@@ -516,7 +516,6 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
   kernel_launch.set_grid(dim3(static_cast<unsigned>(blocks)));
   kernel_launch.set_start_early(start_early);
-  params.starts_early = start_early ? 1 : 0;
   sequence.add(std::move(kernel_launch));
 }
 
