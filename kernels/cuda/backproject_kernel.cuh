@@ -189,14 +189,6 @@ __device__ __forceinline__ float reciprocal(float x) {
   return r;
 }
 
-// 1 / den for a point in front of the source, 0 behind it (or for NaN), taken without a branch:
-// in the quarter-turn tile, whose registers are capped, a branch around each reciprocal made the
-// compiler keep more values in local memory across the branches.
-__device__ __forceinline__ float inverse_depth(float den) {
-  const float r = reciprocal(den);
-  return den > 0.0f ? r : 0.0f;
-}
-
 // Adds source `rec`'s contribution to a thread's kPoints points, spaced `stride` rows apart (and,
 // kPaired, to their mirror images in `mirror`).
 template <bool kCone, SampleKind kSample, int kPoints, bool kPaired>
@@ -397,7 +389,7 @@ __device__ __forceinline__ void add_turned_pair(const DeviceRecord& rec, int par
     float weight = rec.weight;
     if constexpr (kCone) {
       const float den = fmaf(fq, dd, d0);
-      const float inv = inverse_depth(den);
+      const float inv = den > 0.0f ? reciprocal(den) : 0.0f;  // behind the source: 0
       col *= inv;
       weight *= inv * inv;
     }
