@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -115,23 +116,23 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
     cuda::Backprojector interleaved_bp(scene.beam, scene.spec.detector, interleaved);
     const double interleaved_ms =
         median_ms([&](cudaStream_t s) { interleaved_bp.run(jobs, s); }, reps, timing_stream());
-    BackprojectTuning automatic{32, 4, 0, interp};
+    const BackprojectTuning automatic{32, 4, 0, interp};
     cuda::Backprojector auto_bp(scene.beam, scene.spec.detector, automatic);
     const double auto_ms =
         median_ms([&](cudaStream_t s) { auto_bp.run(jobs, s); }, reps, timing_stream());
-    // The automatic tuning with quarter-turn pairs' blocks all first instead of spread.
-    BackprojectTuning quarter_turns_first = automatic;
-    quarter_turns_first.quarter_turns = cuda::QuarterTurnPlacement::kFirst;
-    const cuda::Backprojector quarter_first_bp(scene.beam, scene.spec.detector,
-                                               quarter_turns_first);
-    const double quarter_first_ms =
-        median_ms([&](cudaStream_t s) { quarter_first_bp.run(jobs, s); }, reps, timing_stream());
-    // The automatic tuning with each launch waiting for the previous one to finish.
-    BackprojectTuning in_turn = automatic;
-    in_turn.start_launches_early = false;
-    const cuda::Backprojector in_turn_bp(scene.beam, scene.spec.detector, in_turn);
+    // The automatic tuning with one choice changed by `change`.
+    const auto auto_variant_ms = [&](const auto& change) {
+      BackprojectTuning variant = automatic;
+      change(variant);
+      const cuda::Backprojector variant_bp(scene.beam, scene.spec.detector, variant);
+      return median_ms([&](cudaStream_t s) { variant_bp.run(jobs, s); }, reps, timing_stream());
+    };
+    // Quarter-turn pairs' blocks all first instead of spread; each launch waiting for the previous
+    // one to finish.
+    const double quarter_first_ms = auto_variant_ms(
+        [](BackprojectTuning& t) { t.quarter_turns = cuda::QuarterTurnPlacement::kFirst; });
     const double in_turn_ms =
-        median_ms([&](cudaStream_t s) { in_turn_bp.run(jobs, s); }, reps, timing_stream());
+        auto_variant_ms([](BackprojectTuning& t) { t.start_launches_early = false; });
     // The automatic tuning's launches prepared once and only enqueued while timed (as a CUDA
     // graph replay times KernelKit's kernels), and the host's preparation timed apart.
     cuda::LaunchSequence prepared;
@@ -161,14 +162,10 @@ void full_recompute(Scene& scene, bool quick, int reps, Report& report) {
           updated_replayer.launch(sequence, s);
         },
         reps, timing_stream());
-    automatic.interleave = cuda::TargetInterleaving::kAlways;
-    const cuda::Backprojector auto_interleaved_bp(scene.beam, scene.spec.detector, automatic);
-    const double auto_interleaved_ms =
-        median_ms([&](cudaStream_t s) { auto_interleaved_bp.run(jobs, s); }, reps, timing_stream());
-    automatic.interleave = cuda::TargetInterleaving::kNever;
-    const cuda::Backprojector auto_one_by_one_bp(scene.beam, scene.spec.detector, automatic);
-    const double auto_one_by_one_ms =
-        median_ms([&](cudaStream_t s) { auto_one_by_one_bp.run(jobs, s); }, reps, timing_stream());
+    const double auto_interleaved_ms = auto_variant_ms(
+        [](BackprojectTuning& t) { t.interleave = cuda::TargetInterleaving::kAlways; });
+    const double auto_one_by_one_ms = auto_variant_ms(
+        [](BackprojectTuning& t) { t.interleave = cuda::TargetInterleaving::kNever; });
     const double update_ms = median_ms(
         [&](cudaStream_t s) {
           for (int p = 0; p < n; ++p)
@@ -658,9 +655,19 @@ void filter_transforms_by_width(const SetupSpec& spec, int reps, Report& report)
   }
 }
 
+// Runs `work` twice on `stream`: a warm-up, then between cudaProfilerStart/Stop (ncu
+// --profile-from-start off captures the warm run only).
+void profile_warm(const std::function<void(cudaStream_t)>& work, cuda::Stream& stream) {
+  for (int run = 0; run < 2; ++run) {
+    if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
+    work(stream.get());
+    stream.synchronize();
+    if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
+  }
+}
+
 // For a profiler (ncu): one batched incremental update of `batch` projections (the backend's
-// default storage) run twice, the first as a warm-up, the second between
-// cudaProfilerStart/Stop.
+// default storage), warm (profile_warm).
 void profile_batched(Scene& scene, int batch) {
   for (const cuda::ProjectionStorage storage :
        {cuda::ProjectionStorage::kTextureHalf, cuda::ProjectionStorage::kTextureHalfMirrored}) {
@@ -668,22 +675,19 @@ void profile_batched(Scene& scene, int batch) {
     const cuda::Backprojector backprojector(scene.beam, scene.spec.detector,
                                             {32, 4, 0, interpolation_of(storage)});
     cuda::Stream stream;
-    for (int run = 0; run < 2; ++run) {
-      // ncu --profile-from-start off captures the second (warm) update of each storage only.
-      if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
-      scene.store(storage).replace_slots(update.replacements(0, batch), stream.get());
-      backprojector.run(update.jobs(0, batch), stream.get());
-      stream.synchronize();
-      if (run == 1) SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
-    }
+    profile_warm(
+        [&](cudaStream_t s) {
+          scene.store(storage).replace_slots(update.replacements(0, batch), s);
+          backprojector.run(update.jobs(0, batch), s);
+        },
+        stream);
     std::printf("profiled: %s %s, %s, batch %d\n", scene.spec.name.c_str(), to_string(scene.beam),
                 cuda::to_string(storage), batch);
   }
 }
 
 // For a profiler (ncu): the full recompute of the three slices with the automatic tuning and the
-// default storage, and then each slice alone, after an unprofiled warm-up of each, between
-// cudaProfilerStart/Stop.
+// default storage, and then each slice alone, each warm (profile_warm).
 void profile_recompute(Scene& scene) {
   const cuda::ProjectionStorage storage = cuda::ProjectionStorage::kTextureHalfMirrored;
   const std::vector<cuda::BackprojectJob> jobs =
@@ -694,14 +698,8 @@ void profile_recompute(Scene& scene) {
   std::vector<std::vector<cuda::BackprojectJob>> runs = {jobs};
   for (const cuda::BackprojectJob& job : jobs)
     runs.push_back({job});
-  for (const auto& run : runs) {
-    backprojector.run(run, stream.get());
-    stream.synchronize();
-    SLICESTREAM_CUDA_CHECK(cudaProfilerStart());
-    backprojector.run(run, stream.get());
-    stream.synchronize();
-    SLICESTREAM_CUDA_CHECK(cudaProfilerStop());
-  }
+  for (const auto& run : runs)
+    profile_warm([&](cudaStream_t s) { backprojector.run(run, s); }, stream);
   std::printf("profiled: %s %s full recompute, then each slice alone\n", scene.spec.name.c_str(),
               to_string(scene.beam));
 }
@@ -746,19 +744,15 @@ int run(int argc, char** argv) {
   std::printf("device: %s, %d SMs, compute %d.%d, %.1f GiB\n", device.name.c_str(),
               device.multiprocessors, device.compute_major, device.compute_minor,
               static_cast<double>(device.memory_total_bytes) / (1 << 30));
-  if (profile_full) {
+  if (profile_full || profile_batch > 0) {
     for (const SetupSpec& spec : kernelkit_setups()) {
       if (setups_arg.find(spec.name) == std::string::npos) continue;
       std::unique_ptr<Scene> scene = make_scene(spec, BeamKind::kCone);
-      profile_recompute(*scene);
-    }
-    return 0;
-  }
-  if (profile_batch > 0) {
-    for (const SetupSpec& spec : kernelkit_setups()) {
-      if (setups_arg.find(spec.name) == std::string::npos) continue;
-      std::unique_ptr<Scene> scene = make_scene(spec, BeamKind::kCone);
-      profile_batched(*scene, profile_batch);
+      if (profile_full) {
+        profile_recompute(*scene);
+      } else {
+        profile_batched(*scene, profile_batch);
+      }
     }
     return 0;
   }

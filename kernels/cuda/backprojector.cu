@@ -506,11 +506,12 @@ void launch(std::vector<Piece> pieces, BeamKind beam, DetectorShape detector,
       params.targets[m].group_size = static_cast<int>(end - p);
     }
     blocks += piece_blocks[p] * static_cast<long long>(end - p);
-    if (end == static_cast<std::size_t>(others - pieces.begin()) &&
-        tuning.quarter_turns == QuarterTurnPlacement::kSpread && end < pieces.size()) {
-      params.spread_blocks = static_cast<int>(blocks);
-    }
     p = end;
+  }
+  // Spread: the quarter-turn targets' blocks, the layout's first up to the first other target's.
+  const std::size_t lead = static_cast<std::size_t>(others - pieces.begin());
+  if (tuning.quarter_turns == QuarterTurnPlacement::kSpread && lead > 0 && lead < pieces.size()) {
+    params.spread_blocks = params.targets[lead].block_begin;
   }
   if (blocks <= 0) return;
   if (blocks > 0x7fffffffLL) throw CudaError("backprojection grid too large for one launch");
@@ -629,24 +630,17 @@ Backprojector::Backprojector(BeamKind beam, DetectorShape detector, const Backpr
 
 namespace {
 
-// Blocks that all of `jobs` take in launches of tuning `t` (points_per_thread resolved).
+// Blocks that all of `jobs` take in launches of tuning `t` (points_per_thread resolved), tiled as
+// their launches tile them (make_target).
 long long blocks_of(const std::vector<BackprojectJob>& jobs,
                     const std::vector<MirrorPairing>& pairings,
                     const std::vector<QuarterTurns>& quarters, const BackprojectTuning& t) {
   long long blocks = 0;
   for (std::size_t n = 0; n < jobs.size(); ++n) {
-    const BackprojectJob& job = jobs[n];
-    if (quarters[n].run != 0) {  // rows per thread fixed
-      int tiles_x = 0;
-      int tiles_y = 0;
-      quarter_turn_tiles(job.grid, t, tiles_x, tiles_y);
-      blocks += static_cast<long long>(tiles_x) * tiles_y;
-      continue;
-    }
-    const bool paired = pairings[n] != MirrorPairing::kNone;
-    blocks += ((job.grid.width + t.block_x - 1) / t.block_x) *
-              row_tiles(job.grid.height, t.block_y, t.points_per_thread, paired) *
-              (job.plane_end - job.plane_begin);
+    const QuarterTurns* quarter = quarters[n].run != 0 ? &quarters[n] : nullptr;
+    const DeviceTarget target = make_target(jobs[n], t, pairings[n], false, quarter);
+    blocks += static_cast<long long>(target.tiles_x) * target.tiles_y *
+              (jobs[n].plane_end - jobs[n].plane_begin);
   }
   return blocks;
 }
